@@ -1,0 +1,110 @@
+# trainplane - build, run, test, bench.
+#
+#   make            build build/trainplane-server
+#   make run        install what is missing, build, start on embedded PostgreSQL
+#   make test       the whole suite (unit, integration, interop, openapi lint)
+#   make test SANITIZE=1   the same under AddressSanitizer + UBSan (build/san/)
+#   make bench      throughput figures as ratios against same-run baselines
+#   make fuzz       fuzz the request validator (libFuzzer), FUZZ_SECONDS=600
+
+CC       ?= cc
+PKGS     := libmicrohttpd jansson yaml-0.1 libpq
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+
+BUILD    := build
+OPT      := -O2
+ifneq ($(SANITIZE),)
+BUILD    := build/san
+OPT      := -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined
+LDSAN    := -fsanitize=address,undefined
+endif
+
+CFLAGS   += -std=c11 -D_GNU_SOURCE $(OPT) -g -Wall -Wextra -Werror -Wshadow \
+            -Wstrict-prototypes -Wmissing-prototypes -Wno-missing-field-initializers \
+            -MMD -MP -Ilib -Istore -Iserver $(PKG_CFLAGS)
+LDFLAGS  += $(LDSAN)
+LDLIBS   += $(PKG_LIBS) -lpthread -lm
+
+LIB_SRC    := $(wildcard lib/*.c) $(wildcard store/*.c) $(filter-out server/main.c,$(wildcard server/*.c))
+LIB_OBJ    := $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/schema_sql.o
+SERVER_OBJ := $(BUILD)/server/main.o
+UNIT_SRC   := $(wildcard tests/unit/test_*.c)
+UNIT_BIN   := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+
+SERVER := $(BUILD)/trainplane-server
+
+.PHONY: all deps run test test-unit test-integration lint-openapi bench fuzz clean node-deps
+all: $(SERVER)
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c -o $@ $<
+
+$(BUILD)/gen/schema_sql.c: $(sort $(wildcard schema/*.sql)) tools/embed_sql.sh
+	@mkdir -p $(dir $@)
+	sh tools/embed_sql.sh $(sort $(wildcard schema/*.sql)) > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/gen/schema_sql.o: $(BUILD)/gen/schema_sql.c
+	$(CC) $(CFLAGS) -c -o $@ $<
+
+$(BUILD)/libtrainplane.a: $(LIB_OBJ)
+	rm -f $@ && ar rcs $@ $^
+
+$(SERVER): $(SERVER_OBJ) $(BUILD)/libtrainplane.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libtrainplane.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libtrainplane.a $(LDLIBS) -lcmocka
+
+# --- set-up -----------------------------------------------------------------
+DEB_PKGS := build-essential pkg-config libmicrohttpd-dev libjansson-dev libyaml-dev \
+            libpq-dev postgresql libcmocka-dev libcurl4-openssl-dev nodejs npm wrk \
+            clang libclang-rt-14-dev
+deps:
+	@missing=""; for p in $(DEB_PKGS); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || \
+	  { command -v $$p >/dev/null 2>&1 && [ $$p = nodejs -o $$p = npm ] || missing="$$missing $$p"; }; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    echo "installing:$$missing"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+	  else \
+	    echo "missing packages; run: sudo apt-get install -y$$missing"; exit 1; \
+	  fi; \
+	fi
+
+node_modules/.package-lock.json: package.json package-lock.json
+	npm ci --no-audit --no-fund --loglevel=error
+node-deps: node_modules/.package-lock.json
+
+# --- run ----------------------------------------------------------------------
+run: deps
+	@$(MAKE) --no-print-directory all
+	./tools/run.sh $(SERVER)
+
+# --- tests --------------------------------------------------------------------
+test: deps
+	@$(MAKE) --no-print-directory all $(UNIT_BIN) node-deps
+	@$(MAKE) --no-print-directory test-unit test-integration lint-openapi
+
+test-unit: $(UNIT_BIN)
+	@fail=0; for t in $(UNIT_BIN); do echo "== $$t"; $$t || fail=1; done; exit $$fail
+
+test-integration: $(SERVER) node-deps
+	TRAINPLANE_SERVER_BIN=$(abspath $(SERVER)) TRAINPLANE_SANITIZED=$(if $(SANITIZE),1,) \
+	  node --test --test-concurrency=1 tests/integration/
+
+lint-openapi: node-deps
+	npx --no-install redocly lint --config tests/redocly.yaml openapi.yaml
+
+bench: deps
+	@$(MAKE) --no-print-directory all node-deps
+	./tools/bench.sh $(SERVER)
+
+clean:
+	rm -rf build
+
+-include $(shell find build -name '*.d' 2>/dev/null)

@@ -1,0 +1,37 @@
+/*
+ * wire.h - the scalar encodings of Google's JSON APIs (proto3 JSON mapping).
+ *
+ *   int64      a JSON number or a decimal string on input; a string on output
+ *   Duration   "3600s", "1.5s": seconds with up to 9 fractional digits
+ *   Timestamp  RFC 3339 in UTC, 0, 3, 6 or 9 fractional digits
+ *   bytes      standard base64 with padding (etags); page tokens use base64url
+ */
+#ifndef TP_WIRE_H
+#define TP_WIRE_H
+
+#include <jansson.h>
+#include <stdbool.h>
+
+#include "common.h"
+
+/* A JSON integer, or a string holding a decimal int64. 0 or -1. */
+int wire_int64_get(const json_t *v, int64_t *out) MUST_CHECK;
+/* Decimal int64 from a whole string (optional leading '-'). 0 or -1. */
+int wire_int64_parse(const char *s, int64_t *out) MUST_CHECK;
+
+/* Parses a google-duration into nanoseconds. 0 or -1 (syntax, range). */
+int wire_duration_parse(const char *s, int64_t *nanos) MUST_CHECK;
+/* Canonical form: "7200s", "1.500s", "0.000001s". buf >= 32 bytes. */
+void wire_duration_format(int64_t nanos, char *buf, size_t len);
+
+/* RFC 3339 UTC for microseconds since the epoch. buf >= 40 bytes. */
+void wire_time_format(int64_t usec, char *buf, size_t len);
+/* Parses RFC 3339 (any offset, optional fraction). 0 or -1. */
+int wire_time_parse(const char *s, int64_t *usec) MUST_CHECK;
+
+/* Base64 (url=false: standard alphabet, padded; url=true: -_ unpadded). */
+char *wire_base64_encode(const void *data, size_t len, bool url);	/* caller frees */
+/* Decodes into out (capacity cap). Returns bytes written, or -1 on bad input. */
+long wire_base64_decode(const char *s, void *out, size_t cap, bool url);
+
+#endif

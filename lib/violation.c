@@ -1,4 +1,3 @@
-#define _GNU_SOURCE
 #include "violation.h"
 
 #include <stdarg.h>

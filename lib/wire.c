@@ -1,4 +1,3 @@
-#define _GNU_SOURCE
 #include "wire.h"
 
 #include <ctype.h>

@@ -1,0 +1,403 @@
+#include "http.h"
+
+#include <arpa/inet.h>
+#include <microhttpd.h>
+#include <netdb.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "log.h"
+
+struct http_server {
+	struct MHD_Daemon *daemon;
+	struct server *srv;
+	int port;
+};
+
+const char *req_query(struct request *req, const char *name)
+{
+	return MHD_lookup_connection_value(req->conn, MHD_GET_ARGUMENT_KIND, name);
+}
+
+const char *req_header(struct request *req, const char *name)
+{
+	return MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND, name);
+}
+
+static void send_text(struct request *req, int status, char *text, size_t len)
+{
+	struct MHD_Response *resp;
+
+	if (req->replied) {
+		free(text);
+		return;
+	}
+	req->replied = true;
+	req->status = status;
+	resp = MHD_create_response_from_buffer(len, text, MHD_RESPMEM_MUST_FREE);
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
+				"application/json; charset=UTF-8");
+	if (status == 405) {
+		/* Tell the client what this path does take. */
+		struct strbuf allow = STRBUF_INIT;
+		for (size_t i = 0; i < routes_count; i++) {
+			char *params[ROUTE_MAX_PARAMS] = { 0 };
+			bool known;
+			const struct route *r = route_match(routes[i].method, req->path, params, &known);
+			for (int k = 0; k < ROUTE_MAX_PARAMS; k++)
+				free(params[k]);
+			if (r && !strstr(sb_str(&allow), r->method))
+				sb_addf(&allow, "%s%s", allow.len ? ", " : "", r->method);
+		}
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, sb_str(&allow));
+		sb_release(&allow);
+	}
+	MHD_queue_response(req->conn, (unsigned)status, resp);
+	MHD_destroy_response(resp);
+}
+
+void reply_json_text(struct request *req, int status, char *text, size_t len)
+{
+	send_text(req, status, text, len);
+}
+
+void reply_json(struct request *req, int status, json_t *body)
+{
+	char *text = json_dumps(body, JSON_COMPACT);
+	json_decref(body);
+	send_text(req, status, text, strlen(text));
+}
+
+void reply_error_full(struct request *req, enum api_code code, int http, json_t *details,
+		      const char *message)
+{
+	json_t *body = api_error_json(code, http, message, details);
+	int status = http ? http : api_code_http(code);
+
+	if (status >= 500)
+		log_error("%s %s -> %d %s: %s", req->method, req->path, status,
+			  api_code_name(code), message);
+	else
+		log_debug("%s %s -> %d %s: %s", req->method, req->path, status,
+			  api_code_name(code), message);
+	reply_json(req, status, body);
+}
+
+void reply_error(struct request *req, enum api_code code, const char *fmt, ...)
+{
+	va_list ap;
+	char *message;
+
+	va_start(ap, fmt);
+	if (vasprintf(&message, fmt, ap) < 0)
+		abort();
+	va_end(ap);
+	reply_error_full(req, code, 0, NULL, message);
+	free(message);
+}
+
+void reply_violations(struct request *req, const struct violations *vs, const char *message)
+{
+	reply_error_full(req, API_INVALID_ARGUMENT, 0, api_bad_request_details(vs), message);
+}
+
+void reply_store_error(struct request *req, enum store_rc rc)
+{
+	switch (rc) {
+	case STORE_UNAVAILABLE:
+		reply_error(req, API_UNAVAILABLE,
+			    "The service is currently unavailable: the database cannot be reached. "
+			    "Retry the request.");
+		break;
+	case STORE_NOT_FOUND:
+		reply_error(req, API_NOT_FOUND, "The requested resource was not found.");
+		break;
+	default:
+		reply_error(req, API_INTERNAL, "Internal error encountered.");
+	}
+}
+
+/* --- routing ----------------------------------------------------------- */
+
+/*
+ * Matches one pattern segment against one path segment. A pattern segment
+ * is a literal, or "{var}" optionally followed by a literal suffix such as
+ * ":cancel". A variable in the last segment without a suffix does not take
+ * a ':' so that "jobs/x:unknownVerb" is not taken for the job "x:unknownVerb".
+ */
+static bool match_segment(const char *pat, size_t plen, const char *seg, size_t slen,
+			  bool last, char **param)
+{
+	if (plen && pat[0] == '{') {
+		const char *close = memchr(pat, '}', plen);
+		const char *suffix = close + 1;
+		size_t sufflen = plen - (size_t)(suffix - pat);
+		if (slen <= sufflen || memcmp(seg + slen - sufflen, suffix, sufflen))
+			return false;
+		size_t vlen = slen - sufflen;
+		if (last && !sufflen && memchr(seg, ':', vlen))
+			return false;
+		*param = xstrndup(seg, vlen);
+		return true;
+	}
+	return plen == slen && !memcmp(pat, seg, slen);
+}
+
+const struct route *route_match(const char *method, const char *path,
+				char *params[ROUTE_MAX_PARAMS], bool *path_known)
+{
+	*path_known = false;
+	for (size_t i = 0; i < routes_count; i++) {
+		const char *p = routes[i].pattern, *s = path;
+		char *got[ROUTE_MAX_PARAMS] = { 0 };
+		int ngot = 0;
+		bool ok = true;
+
+		while (ok && *p && *s) {
+			if (*p != '/' || *s != '/') {
+				ok = false;
+				break;
+			}
+			p++;
+			s++;
+			size_t plen = strcspn(p, "/"), slen = strcspn(s, "/");
+			char *param = NULL;
+			bool last = !p[plen];
+			if (!match_segment(p, plen, s, slen, last, &param) ||
+			    (param && ngot == ROUTE_MAX_PARAMS)) {
+				free(param);
+				ok = false;
+				break;
+			}
+			if (param)
+				got[ngot++] = param;
+			p += plen;
+			s += slen;
+		}
+		ok = ok && !*p && !*s;
+		if (ok && !strcmp(routes[i].method, method)) {
+			memcpy(params, got, sizeof(got));
+			return &routes[i];
+		}
+		if (ok)
+			*path_known = true;
+		for (int k = 0; k < ngot; k++)
+			free(got[k]);
+	}
+	return NULL;
+}
+
+static bool is_json_content_type(const char *ct)
+{
+	size_t n = strlen("application/json");
+	if (strncasecmp(ct, "application/json", n))
+		return false;
+	return !ct[n] || ct[n] == ';' || ct[n] == ' ';
+}
+
+/* Parses the body of a takes_body route; replies and returns -1 on error. */
+static int parse_body_or_reply(struct request *req)
+{
+	const char *ct = req_header(req, MHD_HTTP_HEADER_CONTENT_TYPE);
+	json_error_t jerr;
+
+	if (!req->body.len) {
+		/* An empty body is an empty message (curl users often send none). */
+		req->json = json_object();
+		return 0;
+	}
+	if (ct && !is_json_content_type(ct)) {
+		char msg[320];
+		snprintf(msg, sizeof(msg),
+			 "Invalid JSON payload received. Content-Type '%.128s' is not supported: "
+			 "send the body as application/json (curl: -H 'Content-Type: "
+			 "application/json').", ct);
+		reply_error_full(req, API_INVALID_ARGUMENT, 415, NULL, msg);
+		return -1;
+	}
+	req->json = json_loadb(req->body.buf, req->body.len, JSON_REJECT_DUPLICATES, &jerr);
+	if (!req->json) {
+		reply_error(req, API_INVALID_ARGUMENT,
+			    "Invalid JSON payload received. %s at line %d, column %d.", jerr.text,
+			    jerr.line, jerr.column);
+		return -1;
+	}
+	if (!json_is_object(req->json)) {
+		reply_error(req, API_INVALID_ARGUMENT,
+			    "Invalid JSON payload received. Expected an object at the top level.");
+		return -1;
+	}
+	return 0;
+}
+
+static void dispatch(struct request *req)
+{
+	bool path_known;
+
+	req->route = route_match(req->method, req->path, req->params, &path_known);
+	if (!req->route) {
+		if (path_known)
+			reply_error_full(req, API_UNIMPLEMENTED, 405, NULL,
+					 "The method is not allowed for this URL.");
+		else
+			reply_error(req, API_NOT_FOUND,
+				    "The requested URL %s was not found on this server.", req->path);
+		return;
+	}
+	if (req->too_large) {
+		char msg[96];
+		snprintf(msg, sizeof(msg), "Request payload size exceeds the limit: %zu bytes.",
+			 req->srv->max_body);
+		reply_error_full(req, API_INVALID_ARGUMENT, 413, NULL, msg);
+		return;
+	}
+	if (req->route->takes_body && parse_body_or_reply(req))
+		return;
+	req->route->handler(req);
+	if (!req->replied) {
+		log_error("handler for %s %s sent no reply", req->method, req->path);
+		reply_error(req, API_INTERNAL, "Internal error encountered.");
+	}
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
+				  const char *method, const char *version,
+				  const char *upload_data, size_t *upload_data_size, void **ctx)
+{
+	struct http_server *h = cls;
+	struct request *req = *ctx;
+
+	(void)version;
+	if (!req) {
+		req = xcalloc(1, sizeof(*req));
+		req->srv = h->srv;
+		req->conn = conn;
+		req->method = method;
+		req->path = xstrdup(url);
+		req->start_us = mono_usec();
+		*ctx = req;
+		/* Refuse an announced oversized body before reading it. */
+		const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
+							     MHD_HTTP_HEADER_CONTENT_LENGTH);
+		if (cl && strtoull(cl, NULL, 10) > h->srv->max_body)
+			req->too_large = true;
+		return MHD_YES;
+	}
+	if (*upload_data_size) {
+		if (!req->too_large && req->body.len + *upload_data_size > h->srv->max_body) {
+			req->too_large = true;
+			sb_release(&req->body);
+		}
+		if (!req->too_large)
+			sb_add(&req->body, upload_data, *upload_data_size);
+		*upload_data_size = 0;
+		return MHD_YES;
+	}
+	if (!req->replied)
+		dispatch(req);
+	return MHD_YES;
+}
+
+static void on_completed(void *cls, struct MHD_Connection *conn, void **ctx,
+			 enum MHD_RequestTerminationCode toe)
+{
+	struct request *req = *ctx;
+
+	(void)cls;
+	(void)conn;
+	if (!req)
+		return;
+	if (toe != MHD_REQUEST_TERMINATED_COMPLETED_OK)
+		log_debug("%s %s terminated early (%d)", req->method, req->path, (int)toe);
+	log_debug("%s %s %d %.3fms", req->method, req->path, req->status,
+		  (double)(mono_usec() - req->start_us) / 1000.0);
+	for (int i = 0; i < ROUTE_MAX_PARAMS; i++)
+		free(req->params[i]);
+	json_decref(req->json);
+	sb_release(&req->body);
+	free(req->path);
+	free(req);
+	*ctx = NULL;
+}
+
+static void on_mhd_log(void *cls, const char *fmt, va_list ap)
+{
+	char line[512];
+	size_t n;
+
+	(void)cls;
+	vsnprintf(line, sizeof(line), fmt, ap);
+	n = strlen(line);
+	while (n && line[n - 1] == '\n')
+		line[--n] = '\0';
+	log_warn("http: %s", line);
+}
+
+struct http_server *http_start(struct server *srv, const char *listen, int threads,
+			       char *err, size_t errlen)
+{
+	struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
+				  .ai_flags = AI_NUMERICSERV | AI_PASSIVE };
+	struct addrinfo *ai = NULL;
+	char host[256];
+	const char *port;
+	const char *colon = strrchr(listen, ':');
+	struct http_server *h;
+	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG | MHD_USE_EPOLL;
+
+	if (!colon || colon == listen || (size_t)(colon - listen) >= sizeof(host)) {
+		snprintf(err, errlen, "listen address '%s' is not host:port", listen);
+		return NULL;
+	}
+	port = colon + 1;
+	if (listen[0] == '[' && colon[-1] == ']')
+		snprintf(host, sizeof(host), "%.*s", (int)(colon - listen - 2), listen + 1);
+	else
+		snprintf(host, sizeof(host), "%.*s", (int)(colon - listen), listen);
+	int gai = getaddrinfo(host, port, &hints, &ai);
+	if (gai) {
+		snprintf(err, errlen, "listen address '%s': %s", listen, gai_strerror(gai));
+		return NULL;
+	}
+	if (ai->ai_family == AF_INET6)
+		flags |= MHD_USE_IPv6;
+
+	h = xcalloc(1, sizeof(*h));
+	h->srv = srv;
+	h->daemon = MHD_start_daemon(
+		flags, 0, NULL, NULL, on_request, h,
+		MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, NULL,
+		MHD_OPTION_SOCK_ADDR, ai->ai_addr,
+		MHD_OPTION_THREAD_POOL_SIZE, (unsigned)threads,
+		MHD_OPTION_CONNECTION_LIMIT, (unsigned)4096,
+		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)120,
+		MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned)1024,
+		MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL,
+		MHD_OPTION_END);
+	freeaddrinfo(ai);
+	if (!h->daemon) {
+		snprintf(err, errlen, "cannot listen on %s (address in use or not permitted?)",
+			 listen);
+		free(h);
+		return NULL;
+	}
+	const union MHD_DaemonInfo *info = MHD_get_daemon_info(h->daemon, MHD_DAEMON_INFO_BIND_PORT);
+	h->port = info ? info->port : atoi(port);
+	return h;
+}
+
+int http_port(struct http_server *h)
+{
+	return h->port;
+}
+
+void http_stop(struct http_server *h)
+{
+	if (!h)
+		return;
+	MHD_stop_daemon(h->daemon);
+	free(h);
+}

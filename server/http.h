@@ -1,0 +1,100 @@
+/*
+ * http.h - the HTTP front: libmicrohttpd with a thread pool, request
+ * bodies, the route table, and the replies every handler uses.
+ *
+ * Checks common to every route run once in the router before dispatch:
+ * path and method, body size (413), content type, JSON syntax for routes
+ * that take a body. Every reply is JSON with
+ * "Content-Type: application/json; charset=UTF-8"; every error is Google's
+ * envelope (api_error.h).
+ */
+#ifndef TP_HTTP_H
+#define TP_HTTP_H
+
+#include <jansson.h>
+#include <stdbool.h>
+
+#include "api_error.h"
+#include "store.h"
+#include "strbuf.h"
+
+struct catalog;
+
+/* What handlers share; owned by main(). */
+struct server {
+	struct store *store;
+	const struct catalog *catalog;
+	size_t max_body;	/* bytes */
+};
+
+#define ROUTE_MAX_PARAMS 4
+
+struct request;
+typedef void (*route_handler)(struct request *req);
+
+struct route {
+	const char *method;
+	const char *pattern;	/* "/v1/projects/{projectsId}/jobs/{jobsId}:cancel" */
+	route_handler handler;
+	const char *operation_id;	/* as in openapi.yaml */
+	bool takes_body;	/* parse the body as a JSON object before dispatch */
+};
+
+extern const struct route routes[];
+extern const size_t routes_count;
+
+struct request {
+	struct server *srv;
+	struct MHD_Connection *conn;
+	const char *method;
+	char *path;
+	struct strbuf body;
+	bool too_large;
+	bool replied;
+	const struct route *route;
+	char *params[ROUTE_MAX_PARAMS];	/* path variables, in pattern order */
+	json_t *json;		/* the parsed body for takes_body routes, else NULL */
+	int status;		/* the HTTP status sent */
+	int64_t start_us;
+};
+
+/* A query parameter, or NULL when absent. Borrowed for the request's life. */
+const char *req_query(struct request *req, const char *name);
+const char *req_header(struct request *req, const char *name);
+
+/* Replies with JSON (body stolen). */
+void reply_json(struct request *req, int status, json_t *body);
+/* Replies with JSON text already serialised (text is taken over and freed). */
+void reply_json_text(struct request *req, int status, char *text, size_t len);
+/* Replies with Google's error envelope. */
+void reply_error(struct request *req, enum api_code code, const char *fmt, ...)
+	PRINTF_LIKE(3, 4);
+/* The same with an explicit HTTP status and details (stolen, may be NULL). */
+void reply_error_full(struct request *req, enum api_code code, int http, json_t *details,
+		      const char *message);
+/* INVALID_ARGUMENT with a BadRequest detail listing vs; message as given. */
+void reply_violations(struct request *req, const struct violations *vs, const char *message);
+/* Maps a store failure (never STORE_OK) to the right API error. */
+void reply_store_error(struct request *req, enum store_rc rc);
+
+/*
+ * Matches method and path against the route table. Returns the route and
+ * fills params (newly allocated strings), or NULL; *path_known tells
+ * whether some route had this path with another method.
+ */
+const struct route *route_match(const char *method, const char *path,
+				char *params[ROUTE_MAX_PARAMS], bool *path_known);
+
+struct http_server;
+/*
+ * Starts listening on listen ("host:port", "[v6]:port"; port 0 picks one)
+ * with threads worker threads. Returns NULL with err on failure.
+ */
+struct http_server *http_start(struct server *srv, const char *listen, int threads,
+			       char *err, size_t errlen);
+/* The port actually bound. */
+int http_port(struct http_server *h);
+/* Stops accepting, finishes in-flight requests, frees. NULL is a no-op. */
+void http_stop(struct http_server *h);
+
+#endif

@@ -1,0 +1,176 @@
+/*
+ * trainplane-server: the API, the store and (later) the scheduler.
+ *
+ *   trainplane-server [--config FILE]   run
+ *   trainplane-server --routes          print the route table and exit
+ *   trainplane-server --check-config    load config and catalog, then exit
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "catalog.h"
+#include "config.h"
+#include "embedded.h"
+#include "http.h"
+#include "log.h"
+#include "store.h"
+
+struct server_config {
+	char *catalog;
+	char *database_url;
+	int db_pool_size;
+	int db_wait_seconds;
+	int http_threads;
+	char *listen;
+	char *log_level;
+	int max_body_bytes;
+	char *postgres_bin_dir;
+	char *state_dir;
+};
+
+static const char *check_log_level(const char *v)
+{
+	enum log_level l;
+	return log_level_parse(v, &l) ? "must be debug, info, warn or error" : NULL;
+}
+
+#define KEY(name, type, def, min, max, check) \
+	{ #name, type, offsetof(struct server_config, name), def, min, max, check }
+/* Alphabetical; each is also TRAINPLANE_<NAME>. */
+static const struct config_key server_keys[] = {
+	KEY(catalog, CONFIG_STRING, "deploy/catalog.yaml", 0, 0, NULL),
+	KEY(database_url, CONFIG_STRING, NULL, 0, 0, NULL),
+	KEY(db_pool_size, CONFIG_INT, "16", 1, 1000, NULL),
+	KEY(db_wait_seconds, CONFIG_INT, "30", 0, 3600, NULL),
+	KEY(http_threads, CONFIG_INT, "16", 1, 1024, NULL),
+	KEY(listen, CONFIG_STRING, "127.0.0.1:8080", 0, 0, NULL),
+	KEY(log_level, CONFIG_STRING, "info", 0, 0, check_log_level),
+	KEY(max_body_bytes, CONFIG_INT, "1048576", 1024, 64 << 20, NULL),
+	KEY(postgres_bin_dir, CONFIG_STRING, NULL, 0, 0, NULL),
+	KEY(state_dir, CONFIG_STRING, "./var", 0, 0, NULL),
+};
+
+static void usage(FILE *f)
+{
+	fputs("usage: trainplane-server [--config FILE] [--routes] [--check-config]\n"
+	      "Configuration keys (YAML file or TRAINPLANE_<KEY> environment variables):\n", f);
+	for (size_t i = 0; i < ARRAY_SIZE(server_keys); i++)
+		fprintf(f, "  %-18s default %s\n", server_keys[i].name,
+			server_keys[i].def ? server_keys[i].def : "(unset)");
+}
+
+static void print_routes(void)
+{
+	for (size_t i = 0; i < routes_count; i++)
+		printf("%s %s %s\n", routes[i].method, routes[i].pattern, routes[i].operation_id);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "config", required_argument, NULL, 'c' },
+		{ "routes", no_argument, NULL, 'r' },
+		{ "check-config", no_argument, NULL, 'k' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct server_config cfg = { 0 };
+	const char *config_path = getenv("TRAINPLANE_CONFIG");
+	bool check_only = false;
+	char err[2048];
+	struct catalog *cat = NULL;
+	struct pg_embedded *pg = NULL;
+	struct store *st = NULL;
+	struct http_server *http = NULL;
+	char *conninfo = NULL;
+	int rc = 1, c;
+
+	while ((c = getopt_long(argc, argv, "c:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'c': config_path = optarg; break;
+		case 'r': print_routes(); return 0;
+		case 'k': check_only = true; break;
+		case 'h': usage(stdout); return 0;
+		default: usage(stderr); return 2;
+		}
+	}
+	if (optind < argc) {
+		usage(stderr);
+		return 2;
+	}
+	if (config_load(server_keys, ARRAY_SIZE(server_keys), &cfg, config_path, "TRAINPLANE_",
+			err, sizeof(err))) {
+		fprintf(stderr, "trainplane-server: bad configuration: %s\n", err);
+		goto out;
+	}
+	enum log_level level;
+	if (!log_level_parse(cfg.log_level, &level))
+		log_set_level(level);
+	if (catalog_load(cfg.catalog, &cat, err, sizeof(err))) {
+		fprintf(stderr, "trainplane-server: bad catalog: %s\n", err);
+		goto out;
+	}
+	if (check_only) {
+		printf("configuration and catalog are valid\n");
+		rc = 0;
+		goto out;
+	}
+
+	/* Signals are taken synchronously by this thread; block them before
+	 * any thread starts so that workers never see them. */
+	sigset_t sigs;
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGINT);
+	sigaddset(&sigs, SIGTERM);
+	sigaddset(&sigs, SIGHUP);
+	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	if (cfg.database_url && *cfg.database_url) {
+		conninfo = xstrdup(cfg.database_url);
+	} else if (pg_embedded_start(cfg.state_dir, cfg.postgres_bin_dir, &pg, &conninfo, err,
+				     sizeof(err))) {
+		log_error("embedded database: %s", err);
+		goto out;
+	}
+	if (store_open(conninfo, cfg.db_pool_size, cfg.db_wait_seconds, &st, err, sizeof(err))) {
+		log_error("%s", err);
+		goto out;
+	}
+	struct server srv = { .store = st, .catalog = cat, .max_body = (size_t)cfg.max_body_bytes };
+	http = http_start(&srv, cfg.listen, cfg.http_threads, err, sizeof(err));
+	if (!http) {
+		log_error("%s", err);
+		goto out;
+	}
+	log_info("trainplane-server listening on http://%.*s:%d/ (database: %s)",
+		 (int)(strrchr(cfg.listen, ':') - cfg.listen), cfg.listen, http_port(http),
+		 pg ? "embedded" : "external");
+
+	for (;;) {
+		int sig;
+		if (sigwait(&sigs, &sig))
+			continue;
+		if (sig == SIGHUP) {
+			log_info("SIGHUP: nothing to reload yet");
+			continue;
+		}
+		log_info("%s: shutting down", strsignal(sig));
+		break;
+	}
+	rc = 0;
+out:
+	http_stop(http);
+	store_close(st);
+	pg_embedded_stop(pg);
+	free(conninfo);
+	catalog_free(cat);
+	config_free(server_keys, ARRAY_SIZE(server_keys), &cfg);
+	return rc;
+}

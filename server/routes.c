@@ -1,0 +1,43 @@
+/*
+ * routes.c - every route the server serves, as data. openapi.yaml must list
+ * exactly these (tests/integration/openapi.test.mjs compares them through
+ * `trainplane-server --routes`).
+ */
+#include "api_ml.h"
+#include "http.h"
+
+static void health_live(struct request *req)
+{
+	reply_json(req, 200, json_pack("{s:s}", "status", "ok"));
+}
+
+static void health_ready(struct request *req)
+{
+	enum store_rc rc = store_ping(req->srv->store);
+	if (rc == STORE_OK)
+		reply_json(req, 200, json_pack("{s:s}", "status", "ready"));
+	else
+		reply_error(req, API_UNAVAILABLE, "The database cannot be reached: %s.",
+			    store_rc_name(rc));
+}
+
+#define JOBS "/v1/projects/{projectsId}/jobs"
+#define JOB JOBS "/{jobsId}"
+
+const struct route routes[] = {
+	{ "GET", "/healthz", health_live, "healthz", false },
+	{ "GET", "/readyz", health_ready, "readyz", false },
+	{ "GET", "/v1/projects/{projectsId}:getConfig", api_ml_get_config,
+	  "ml.projects.getConfig", false },
+	{ "POST", JOBS, api_ml_jobs_create, "ml.projects.jobs.create", true },
+	{ "GET", JOBS, api_ml_jobs_list, "ml.projects.jobs.list", false },
+	{ "GET", JOB, api_ml_jobs_get, "ml.projects.jobs.get", false },
+	{ "PATCH", JOB, api_ml_jobs_patch, "ml.projects.jobs.patch", true },
+	{ "POST", JOB ":cancel", api_ml_jobs_cancel, "ml.projects.jobs.cancel", true },
+	{ "GET", "/v1/projects/{projectsId}/locations", api_ml_locations_list,
+	  "ml.projects.locations.list", false },
+	{ "GET", "/v1/projects/{projectsId}/locations/{locationsId}", api_ml_locations_get,
+	  "ml.projects.locations.get", false },
+};
+
+const size_t routes_count = sizeof(routes) / sizeof(routes[0]);

@@ -1,0 +1,266 @@
+#include "store.h"
+
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "migrate.h"
+
+struct store_conn {
+	struct store *owner;
+	PGconn *pg;		/* NULL until first use */
+	uint64_t prepared;	/* bit per store_stmt.id prepared on pg */
+	bool broken;		/* reset before the next use */
+};
+
+struct store {
+	char *conninfo;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	struct store_conn *conns;
+	struct store_conn **free;	/* stack of idle connections */
+	int size, nfree;
+	unsigned long reconnects, errors;
+};
+
+static const char *const rc_names[] = {
+	"ok", "not found", "conflict", "stale", "unavailable", "error",
+};
+
+const char *store_rc_name(enum store_rc rc)
+{
+	return rc < ARRAY_SIZE(rc_names) ? rc_names[rc] : "?";
+}
+
+static PGconn *connect_db(const char *conninfo)
+{
+	/* conninfo may be a URI or key=value; later keywords override it. */
+	static const char *const keys[] = { "dbname", "connect_timeout", "application_name", NULL };
+	const char *vals[] = { conninfo, "5", "trainplane-server", NULL };
+	return PQconnectdbParams(keys, vals, 1);
+}
+
+static void chomp_copy(char *dst, size_t len, const char *msg)
+{
+	snprintf(dst, len, "%s", msg);
+	size_t n = strlen(dst);
+	while (n && (dst[n - 1] == '\n' || dst[n - 1] == ' '))
+		dst[--n] = '\0';
+}
+
+int store_open(const char *conninfo, int pool_size, int wait_seconds, struct store **out,
+	       char *err, size_t errlen)
+{
+	PGconn *pg = NULL;
+	int64_t deadline = mono_usec() + (int64_t)wait_seconds * 1000000;
+
+	for (;;) {
+		pg = connect_db(conninfo);
+		if (PQstatus(pg) == CONNECTION_OK)
+			break;
+		if (mono_usec() >= deadline) {
+			snprintf(err, errlen, "cannot connect to the database: ");
+			size_t n = strlen(err);
+			chomp_copy(err + n, errlen - n, PQerrorMessage(pg));
+			PQfinish(pg);
+			return -1;
+		}
+		PQfinish(pg);
+		usleep(200 * 1000);
+	}
+	if (migrate_apply(pg, err, errlen)) {
+		PQfinish(pg);
+		return -1;
+	}
+
+	struct store *st = xcalloc(1, sizeof(*st));
+	st->conninfo = xstrdup(conninfo);
+	pthread_mutex_init(&st->mu, NULL);
+	pthread_cond_init(&st->cv, NULL);
+	st->size = pool_size;
+	st->conns = xcalloc((size_t)pool_size, sizeof(*st->conns));
+	st->free = xcalloc((size_t)pool_size, sizeof(*st->free));
+	st->conns[0].pg = pg;	/* the migration connection joins the pool */
+	for (int i = pool_size - 1; i >= 0; i--)
+		st->free[st->nfree++] = &st->conns[i];
+	*out = st;
+	return 0;
+}
+
+void store_close(struct store *st)
+{
+	if (!st)
+		return;
+	for (int i = 0; i < st->size; i++)
+		if (st->conns[i].pg)
+			PQfinish(st->conns[i].pg);
+	pthread_mutex_destroy(&st->mu);
+	pthread_cond_destroy(&st->cv);
+	free(st->conns);
+	free(st->free);
+	free(st->conninfo);
+	free(st);
+}
+
+/*
+ * Makes c usable: connects, or resets a connection that broke. An idle
+ * connection whose socket is readable has been told something by the
+ * server, usually a FATAL before a restart; consuming it here lets us
+ * reset before sending a write whose fate we could not know afterwards.
+ * Called without the pool lock.
+ */
+static void conn_ready(struct store *st, struct store_conn *c)
+{
+	if (c->pg && !c->broken && PQstatus(c->pg) == CONNECTION_OK) {
+		struct pollfd p = { .fd = PQsocket(c->pg), .events = POLLIN };
+		if (poll(&p, 1, 0) <= 0)
+			return;
+		if (PQconsumeInput(c->pg) && PQstatus(c->pg) == CONNECTION_OK)
+			return;
+		c->broken = true;
+	}
+	if (c->pg) {
+		PQreset(c->pg);
+		__atomic_add_fetch(&st->reconnects, 1, __ATOMIC_RELAXED);
+	} else {
+		c->pg = connect_db(st->conninfo);
+	}
+	c->prepared = 0;
+	c->broken = PQstatus(c->pg) != CONNECTION_OK;
+	if (c->broken)
+		log_warn("database connection failed: %s", PQerrorMessage(c->pg));
+}
+
+struct store_conn *store_acquire(struct store *st)
+{
+	struct store_conn *c;
+
+	pthread_mutex_lock(&st->mu);
+	while (!st->nfree)
+		pthread_cond_wait(&st->cv, &st->mu);
+	c = st->free[--st->nfree];
+	pthread_mutex_unlock(&st->mu);
+	c->owner = st;
+	return c;
+}
+
+void store_release(struct store *st, struct store_conn *c)
+{
+	if (!c)
+		return;
+	pthread_mutex_lock(&st->mu);
+	st->free[st->nfree++] = c;
+	pthread_cond_signal(&st->cv);
+	pthread_mutex_unlock(&st->mu);
+}
+
+static bool lost_connection(PGconn *pg, const PGresult *res)
+{
+	const char *state;
+
+	if (PQstatus(pg) != CONNECTION_OK)
+		return true;
+	state = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
+	if (!state)
+		return !res;
+	/* 08: connection exception; 57P01-03: admin shutdown, crash, starting up. */
+	return !strncmp(state, "08", 2) || !strcmp(state, "57P01") ||
+	       !strcmp(state, "57P02") || !strcmp(state, "57P03");
+}
+
+static enum store_rc classify(struct store_conn *c, const PGresult *res, const char *what)
+{
+	const char *state = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
+
+	if (lost_connection(c->pg, res)) {
+		c->broken = true;
+		return STORE_UNAVAILABLE;
+	}
+	if (state && !strcmp(state, "23505"))
+		return STORE_CONFLICT;
+	__atomic_add_fetch(&c->owner->errors, 1, __ATOMIC_RELAXED);
+	log_error("database error in %s: %s%s", what, state ? state : "",
+		  res ? PQresultErrorMessage(res) : PQerrorMessage(c->pg));
+	return STORE_ERROR;
+}
+
+static PGresult *run(struct store_conn *c, const struct store_stmt *stmt, const char *sql,
+		     bool readonly, int nparams, const char *const *params, enum store_rc *rc)
+{
+	for (int attempt = 0;; attempt++) {
+		PGresult *res;
+		bool sent = false;
+
+		conn_ready(c->owner, c);
+		if (c->broken) {
+			*rc = STORE_UNAVAILABLE;
+			return NULL;
+		}
+		if (stmt && !(c->prepared & (UINT64_C(1) << stmt->id))) {
+			res = PQprepare(c->pg, stmt->name, stmt->sql, nparams, NULL);
+			if (PQresultStatus(res) != PGRES_COMMAND_OK) {
+				*rc = classify(c, res, stmt->name);
+				PQclear(res);
+				/* Nothing ran: safe to retry even a write. */
+				if (*rc == STORE_UNAVAILABLE && attempt == 0)
+					continue;
+				return NULL;
+			}
+			PQclear(res);
+			c->prepared |= UINT64_C(1) << stmt->id;
+		}
+		if (stmt)
+			res = PQexecPrepared(c->pg, stmt->name, nparams, params, NULL, NULL, 0);
+		else
+			res = PQexecParams(c->pg, sql, nparams, NULL, params, NULL, NULL, 0);
+		sent = true;
+		ExecStatusType status = PQresultStatus(res);
+		if (status == PGRES_TUPLES_OK || status == PGRES_COMMAND_OK) {
+			*rc = STORE_OK;
+			return res;
+		}
+		*rc = classify(c, res, stmt ? stmt->name : "query");
+		PQclear(res);
+		if (*rc == STORE_UNAVAILABLE && sent && readonly && attempt == 0)
+			continue;
+		return NULL;
+	}
+}
+
+PGresult *store_exec(struct store_conn *c, const struct store_stmt *stmt, int nparams,
+		     const char *const *params, enum store_rc *rc)
+{
+	return run(c, stmt, stmt->sql, stmt->readonly, nparams, params, rc);
+}
+
+PGresult *store_exec_sql(struct store_conn *c, const char *sql, bool readonly, int nparams,
+			 const char *const *params, enum store_rc *rc)
+{
+	return run(c, NULL, sql, readonly, nparams, params, rc);
+}
+
+enum store_rc store_ping(struct store *st)
+{
+	static const struct store_stmt ping = { 0, "ping", "SELECT 1", true };
+	struct store_conn *c = store_acquire(st);
+	enum store_rc rc;
+	PGresult *res = store_exec(c, &ping, 0, NULL, &rc);
+
+	PQclear(res);
+	store_release(st, c);
+	return rc;
+}
+
+void store_stats(struct store *st, struct store_stats *out)
+{
+	pthread_mutex_lock(&st->mu);
+	out->pool_size = st->size;
+	out->in_use = st->size - st->nfree;
+	pthread_mutex_unlock(&st->mu);
+	out->reconnects = __atomic_load_n(&st->reconnects, __ATOMIC_RELAXED);
+	out->errors = __atomic_load_n(&st->errors, __ATOMIC_RELAXED);
+}

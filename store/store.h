@@ -1,0 +1,76 @@
+/*
+ * store.h - the PostgreSQL connection pool and the statement runner.
+ *
+ * Every SQL statement of trainplane lives in store/. Statements are
+ * parameterised and prepared once per connection on first use. A pooled
+ * connection that broke (server restart, network) is reset the next time
+ * it is taken; read-only statements are retried once on a fresh
+ * connection, writes are reported as STORE_UNAVAILABLE because whether
+ * they committed is unknown.
+ */
+#ifndef TP_STORE_H
+#define TP_STORE_H
+
+#include <libpq-fe.h>
+#include <stdbool.h>
+
+#include "common.h"
+
+enum store_rc {
+	STORE_OK = 0,
+	STORE_NOT_FOUND,	/* no such row */
+	STORE_CONFLICT,		/* unique violation: the row already exists */
+	STORE_STALE,		/* optimistic concurrency: version mismatch */
+	STORE_UNAVAILABLE,	/* the database cannot be reached right now */
+	STORE_ERROR,		/* anything else: a bug or a broken database */
+};
+
+const char *store_rc_name(enum store_rc rc);
+
+/* A statement known to the runner; see store_exec(). */
+struct store_stmt {
+	unsigned id;		/* unique, < STORE_MAX_STMTS: bit in the prepared mask */
+	const char *name;
+	const char *sql;
+	bool readonly;		/* safe to retry after a lost connection */
+};
+#define STORE_MAX_STMTS 64
+
+struct store;
+struct store_conn;
+
+/*
+ * Connects (retrying for up to wait_seconds while the database is not up
+ * yet), applies the migrations, and returns a pool of pool_size
+ * connections opened on demand. On failure writes err and returns -1.
+ */
+int store_open(const char *conninfo, int pool_size, int wait_seconds, struct store **out,
+	       char *err, size_t errlen) MUST_CHECK;
+void store_close(struct store *st);	/* NULL is a no-op */
+
+/* Takes a connection, waiting while all are busy. Never NULL. */
+struct store_conn *store_acquire(struct store *st);
+void store_release(struct store *st, struct store_conn *c);
+
+/*
+ * Runs a registered statement with text parameters (NULL = SQL NULL).
+ * Returns the result (caller PQclear()s) with *rc = STORE_OK, or NULL and
+ * *rc set (STORE_CONFLICT, STORE_UNAVAILABLE, STORE_ERROR).
+ */
+PGresult *store_exec(struct store_conn *c, const struct store_stmt *stmt, int nparams,
+		     const char *const *params, enum store_rc *rc) MUST_CHECK;
+/* The same for SQL built at run time (never with user text inside it). */
+PGresult *store_exec_sql(struct store_conn *c, const char *sql, bool readonly, int nparams,
+			 const char *const *params, enum store_rc *rc) MUST_CHECK;
+
+/* SELECT 1 on a pooled connection: STORE_OK when the database answers. */
+enum store_rc store_ping(struct store *st);
+
+/* Counters for /metrics and tests. */
+struct store_stats {
+	int pool_size, in_use;
+	unsigned long reconnects, errors;
+};
+void store_stats(struct store *st, struct store_stats *out);
+
+#endif

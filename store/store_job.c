@@ -1,0 +1,199 @@
+#include "store_job.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "strbuf.h"
+
+struct job_rows {
+	PGresult *res;
+};
+
+/* Keep in step with job_rows_get(). */
+#define JOB_COLS \
+	"id, project, api, job_id, region, spec::text, state, error_message, labels::text, " \
+	"output::text, version, cancel_requested, " \
+	"(extract(epoch from create_time) * 1000000)::int8, " \
+	"(extract(epoch from start_time) * 1000000)::int8, " \
+	"(extract(epoch from end_time) * 1000000)::int8, " \
+	"(extract(epoch from update_time) * 1000000)::int8"
+
+#define KEY_MATCH "api = $1 AND project = $2 AND job_id = $3"
+
+/* Statement ids: 0 is store.c's ping; each id is one bit of a mask. */
+static const struct store_stmt stmt_insert = {
+	1, "job_insert",
+	"INSERT INTO jobs (api, project, job_id, region, spec, labels, state) "
+	"VALUES ($1, $2, $3, $4, $5, $6, 'QUEUED') "
+	"ON CONFLICT (project, api, job_id) DO NOTHING RETURNING " JOB_COLS,
+	false,
+};
+static const struct store_stmt stmt_get = {
+	2, "job_get", "SELECT " JOB_COLS " FROM jobs WHERE " KEY_MATCH, true,
+};
+static const struct store_stmt stmt_cancel = {
+	3, "job_cancel",
+	"UPDATE jobs SET cancel_requested = true, error_message = $4, "
+	" state = CASE WHEN state = 'QUEUED' THEN 'CANCELLED' ELSE 'CANCELLING' END, "
+	" end_time = CASE WHEN state = 'QUEUED' THEN now() ELSE end_time END "
+	"WHERE " KEY_MATCH " AND state IN ('QUEUED', 'PREPARING', 'RUNNING') "
+	"RETURNING " JOB_COLS,
+	false,
+};
+static const struct store_stmt stmt_set_labels = {
+	4, "job_set_labels",
+	"UPDATE jobs SET labels = $4 WHERE " KEY_MATCH
+	" AND ($5::int8 IS NULL OR version = $5::int8) RETURNING " JOB_COLS,
+	false,
+};
+
+size_t job_rows_count(const struct job_rows *rows)
+{
+	return rows ? (size_t)PQntuples(rows->res) : 0;
+}
+
+static int64_t col_int64(const PGresult *res, int row, int col)
+{
+	return PQgetisnull(res, row, col) ? 0 : strtoll(PQgetvalue(res, row, col), NULL, 10);
+}
+
+void job_rows_get(const struct job_rows *rows, size_t i, struct job *out)
+{
+	const PGresult *r = rows->res;
+	int row = (int)i;
+
+	out->id = col_int64(r, row, 0);
+	out->project = PQgetvalue(r, row, 1);
+	out->api = PQgetvalue(r, row, 2);
+	out->job_id = PQgetvalue(r, row, 3);
+	out->region = PQgetvalue(r, row, 4);
+	out->spec_json = PQgetvalue(r, row, 5);
+	out->state = PQgetvalue(r, row, 6);
+	out->error_message = PQgetvalue(r, row, 7);
+	out->labels_json = PQgetvalue(r, row, 8);
+	out->output_json = PQgetvalue(r, row, 9);
+	out->version = col_int64(r, row, 10);
+	out->cancel_requested = PQgetvalue(r, row, 11)[0] == 't';
+	out->create_us = col_int64(r, row, 12);
+	out->start_us = col_int64(r, row, 13);
+	out->end_us = col_int64(r, row, 14);
+	out->update_us = col_int64(r, row, 15);
+}
+
+void job_rows_free(struct job_rows *rows)
+{
+	if (!rows)
+		return;
+	PQclear(rows->res);
+	free(rows);
+}
+
+static struct job_rows *wrap(PGresult *res)
+{
+	struct job_rows *rows = xmalloc(sizeof(*rows));
+	rows->res = res;
+	return rows;
+}
+
+/* Runs stmt; STORE_NOT_FOUND when it returned no row. */
+static enum store_rc exec_rows(struct store *st, const struct store_stmt *stmt, int n,
+			       const char *const *params, struct job_rows **out)
+{
+	struct store_conn *c = store_acquire(st);
+	enum store_rc rc;
+	PGresult *res = store_exec(c, stmt, n, params, &rc);
+
+	store_release(st, c);
+	*out = NULL;
+	if (rc != STORE_OK)
+		return rc;
+	if (PQntuples(res) == 0) {
+		PQclear(res);
+		return STORE_NOT_FOUND;
+	}
+	*out = wrap(res);
+	return STORE_OK;
+}
+
+enum store_rc store_job_insert(struct store *st, const struct job_key *key, const char *region,
+			       const char *spec_json, const char *labels_json,
+			       struct job_rows **out)
+{
+	const char *params[] = { key->api, key->project, key->job_id, region, spec_json,
+				 labels_json };
+	enum store_rc rc = exec_rows(st, &stmt_insert, 6, params, out);
+	/* ON CONFLICT DO NOTHING returned no row: the id is taken. */
+	return rc == STORE_NOT_FOUND ? STORE_CONFLICT : rc;
+}
+
+enum store_rc store_job_get(struct store *st, const struct job_key *key, struct job_rows **out)
+{
+	const char *params[] = { key->api, key->project, key->job_id };
+	return exec_rows(st, &stmt_get, 3, params, out);
+}
+
+enum store_rc store_job_list(struct store *st, const char *api, const char *project,
+			     int64_t before_id, int limit, const char *where, int nwhere,
+			     const char *const *where_params, struct job_rows **out)
+{
+	struct strbuf sql = STRBUF_INIT;
+	const char **params = xcalloc((size_t)nwhere + 3, sizeof(*params));
+	char before[32];
+	struct store_conn *c;
+	enum store_rc rc;
+	PGresult *res;
+
+	snprintf(before, sizeof(before), "%lld", (long long)(before_id > 0 ? before_id : INT64_MAX));
+	params[0] = api;
+	params[1] = project;
+	params[2] = before;
+	for (int i = 0; i < nwhere; i++)
+		params[3 + i] = where_params[i];
+	sb_addstr(&sql, "SELECT " JOB_COLS " FROM jobs WHERE api = $1 AND project = $2 AND id < $3");
+	if (where && *where)
+		sb_addf(&sql, " AND (%s)", where);
+	sb_addf(&sql, " ORDER BY id DESC LIMIT %d", limit);
+
+	c = store_acquire(st);
+	res = store_exec_sql(c, sb_str(&sql), true, nwhere + 3, params, &rc);
+	store_release(st, c);
+	sb_release(&sql);
+	free(params);
+	*out = rc == STORE_OK ? wrap(res) : NULL;
+	return rc;
+}
+
+enum store_rc store_job_cancel(struct store *st, const struct job_key *key,
+			       const char *message, bool *changed, struct job_rows **out)
+{
+	const char *params[] = { key->api, key->project, key->job_id, message };
+	enum store_rc rc = exec_rows(st, &stmt_cancel, 4, params, out);
+
+	*changed = rc == STORE_OK;
+	if (rc == STORE_NOT_FOUND)	/* absent, or not cancellable: which? */
+		rc = store_job_get(st, key, out);
+	return rc;
+}
+
+enum store_rc store_job_set_labels(struct store *st, const struct job_key *key,
+				   int64_t expect_version, const char *labels_json,
+				   struct job_rows **out)
+{
+	char version[32];
+	const char *params[] = { key->api, key->project, key->job_id, labels_json,
+				 expect_version < 0 ? NULL : version };
+	enum store_rc rc;
+
+	snprintf(version, sizeof(version), "%lld", (long long)expect_version);
+	rc = exec_rows(st, &stmt_set_labels, 5, params, out);
+	if (rc == STORE_NOT_FOUND && expect_version >= 0) {
+		/* Absent, or present with another version? */
+		struct job_rows *cur = NULL;
+		rc = store_job_get(st, key, &cur);
+		job_rows_free(cur);
+		if (rc == STORE_OK)
+			rc = STORE_STALE;
+	}
+	return rc;
+}

@@ -1,0 +1,87 @@
+/*
+ * store_job.h - jobs of both APIs in PostgreSQL.
+ *
+ * Functions return rows as a struct job_rows that owns the database result;
+ * struct job fields borrow from it and stay valid until job_rows_free().
+ */
+#ifndef TP_STORE_JOB_H
+#define TP_STORE_JOB_H
+
+#include <stdbool.h>
+
+#include "store.h"
+
+/* Job states, as the ml v1 API names them (Vertex maps them to JOB_STATE_*). */
+#define JOB_QUEUED "QUEUED"
+#define JOB_PREPARING "PREPARING"
+#define JOB_RUNNING "RUNNING"
+#define JOB_SUCCEEDED "SUCCEEDED"
+#define JOB_FAILED "FAILED"
+#define JOB_CANCELLING "CANCELLING"
+#define JOB_CANCELLED "CANCELLED"
+
+struct job {
+	int64_t id;		/* surrogate key, increasing with creation */
+	const char *project;
+	const char *api;	/* "ml" or "vertex" */
+	const char *job_id;
+	const char *region;
+	const char *spec_json;	/* the normalised spec (jsonb text) */
+	const char *state;
+	const char *error_message;
+	const char *labels_json;
+	const char *output_json;
+	int64_t version;	/* bumped by every update; the etag's source */
+	bool cancel_requested;
+	int64_t create_us, start_us, end_us, update_us;	/* 0 when unset */
+};
+
+struct job_rows;
+size_t job_rows_count(const struct job_rows *rows);
+void job_rows_get(const struct job_rows *rows, size_t i, struct job *out);
+void job_rows_free(struct job_rows *rows);	/* NULL is a no-op */
+
+/* What a job is looked up by. */
+struct job_key {
+	const char *api;
+	const char *project;
+	const char *job_id;
+};
+
+/* Inserts a QUEUED job. STORE_CONFLICT when (project, api, job_id) exists. */
+enum store_rc store_job_insert(struct store *st, const struct job_key *key, const char *region,
+			       const char *spec_json, const char *labels_json,
+			       struct job_rows **out) MUST_CHECK;
+
+enum store_rc store_job_get(struct store *st, const struct job_key *key,
+			    struct job_rows **out) MUST_CHECK;
+
+/*
+ * One page of a project's jobs, newest first: jobs with id < before_id
+ * (0: from the newest), at most limit rows. where is an extra SQL
+ * condition over the jobs table using parameters $4.. (NULL: none), built
+ * by the caller from a parsed filter with every value as a parameter.
+ */
+enum store_rc store_job_list(struct store *st, const char *api, const char *project,
+			     int64_t before_id, int limit, const char *where, int nwhere,
+			     const char *const *where_params, struct job_rows **out) MUST_CHECK;
+
+/*
+ * Requests cancellation. A QUEUED job has nothing running and becomes
+ * CANCELLED at once; PREPARING or RUNNING become CANCELLING for the
+ * scheduler to finish. A job already final or CANCELLING is returned
+ * unchanged with *changed = false. STORE_NOT_FOUND if absent.
+ */
+enum store_rc store_job_cancel(struct store *st, const struct job_key *key,
+			       const char *message, bool *changed,
+			       struct job_rows **out) MUST_CHECK;
+
+/*
+ * Replaces the labels. expect_version < 0 skips the etag check; otherwise
+ * STORE_STALE when the job's version differs. STORE_NOT_FOUND if absent.
+ */
+enum store_rc store_job_set_labels(struct store *st, const struct job_key *key,
+				   int64_t expect_version, const char *labels_json,
+				   struct job_rows **out) MUST_CHECK;
+
+#endif

@@ -42,8 +42,12 @@ int wire_int64_get(const json_t *v, int64_t *out)
 	return -1;
 }
 
-/* The proto Duration range is +-315,576,000,000 seconds (10,000 years). */
-#define DURATION_MAX_SECONDS 315576000000LL
+/*
+ * The proto Duration range is +-315,576,000,000 s (10,000 years), more than
+ * int64 nanoseconds hold; we take up to 9,223,372,035 s (292 years), which
+ * no training schedule comes near, and refuse more.
+ */
+#define DURATION_MAX_SECONDS 9223372035LL
 
 int wire_duration_parse(const char *s, int64_t *nanos)
 {
@@ -76,7 +80,7 @@ int wire_duration_parse(const char *s, int64_t *nanos)
 		return -1;
 	for (int i = fdigits; i < 9; i++)
 		frac *= 10;
-	/* Fits: 315576000000 * 1e9 < 9.2e18. */
+	/* Fits: 9223372035 * 1e9 + 999999999 < INT64_MAX. */
 	*nanos = secs * 1000000000LL + frac;
 	if (neg)
 		*nanos = -*nanos;

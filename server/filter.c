@@ -72,9 +72,11 @@ static int add_param(struct parser *ps, char *value)
 	return ps->first_param + ps->nparams - 1;
 }
 
+/* Label keys may hold international characters: UTF-8 bytes are name bytes. */
 static bool name_char(char c)
 {
-	return isalnum((unsigned char)c) || c == '_' || c == '.' || c == '-';
+	return isalnum((unsigned char)c) || c == '_' || c == '.' || c == '-' ||
+	       (unsigned char)c >= 0x80;
 }
 
 /* A bare word or a quoted string; returns a new string or NULL. */

@@ -100,8 +100,12 @@ test-integration: $(SERVER) node-deps
 lint-openapi: node-deps
 	npx --no-install redocly lint --config tests/redocly.yaml openapi.yaml
 
+$(BUILD)/bench/static_server: bench/static_server.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $< $(LDLIBS)
+
 bench: deps
-	@$(MAKE) --no-print-directory all node-deps
+	@$(MAKE) --no-print-directory all $(BUILD)/bench/static_server
 	./tools/bench.sh $(SERVER)
 
 clean:

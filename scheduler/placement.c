@@ -1,0 +1,200 @@
+#include "placement.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static int popcount64(uint64_t v)
+{
+	return __builtin_popcountll(v);
+}
+
+/* The lowest n set bits of mask. */
+static uint64_t lowest_bits(uint64_t mask, int n)
+{
+	uint64_t out = 0;
+	while (n-- > 0 && mask) {
+		uint64_t bit = mask & -mask;
+		out |= bit;
+		mask &= ~bit;
+	}
+	return out;
+}
+
+static bool same(const char *a, const char *b)
+{
+	return a && b && !strcmp(a, b);
+}
+
+static bool fits(const struct place_node *n, const struct place_replica *r, const char *region,
+		 const char *zone)
+{
+	if (!n->schedulable || !same(n->region, region) || (zone && !same(n->zone, zone)))
+		return false;
+	if (n->free_vcpus < r->vcpus || n->free_memory_mb < r->memory_mb)
+		return false;
+	if (r->tpu)
+		return n->tpu_host && !n->tpu_busy;
+	if (r->accel_type && r->accel_count > 0)
+		return same(n->accel_type, r->accel_type) &&
+		       popcount64(n->free_gpus) >= r->accel_count;
+	return true;
+}
+
+/*
+ * Lower is better. Accelerator replicas go where the fewest matching GPUs
+ * stay free afterwards (best fit: whole nodes stay whole for big replicas).
+ * Plain replicas prefer nodes without accelerators, then the fullest node.
+ */
+static int64_t score(const struct place_node *n, const struct place_replica *r)
+{
+	if (r->tpu)
+		return n->free_vcpus;
+	if (r->accel_type && r->accel_count > 0)
+		return (int64_t)(popcount64(n->free_gpus) - r->accel_count) << 32 | (uint32_t)n->free_vcpus;
+	bool has_accel = (n->accel_type && n->gpus) || n->tpu_host;
+	return (int64_t)has_accel << 40 | (uint32_t)n->free_vcpus;
+}
+
+static void take(struct place_node *n, const struct place_replica *r, struct place_assignment *a,
+		 size_t index)
+{
+	a->node = index;
+	a->gpus = 0;
+	n->free_vcpus -= r->vcpus;
+	n->free_memory_mb -= r->memory_mb;
+	if (r->tpu)
+		n->tpu_busy = true;
+	else if (r->accel_type && r->accel_count > 0) {
+		a->gpus = lowest_bits(n->free_gpus, r->accel_count);
+		n->free_gpus &= ~a->gpus;
+	}
+}
+
+void place_release(struct place_node *nodes, const struct place_replica *r,
+		   const struct place_assignment *a)
+{
+	struct place_node *n = &nodes[a->node];
+	n->free_vcpus += r->vcpus;
+	n->free_memory_mb += r->memory_mb;
+	n->free_gpus |= a->gpus;
+	if (r->tpu)
+		n->tpu_busy = false;
+}
+
+/* Demand order: TPU, then most GPUs, then most vCPUs: hard replicas first. */
+static int64_t demand(const struct place_replica *r)
+{
+	return (int64_t)r->tpu << 50 | (int64_t)(r->accel_type ? r->accel_count : 0) << 32 |
+	       (uint32_t)r->vcpus;
+}
+
+/* Tries to place the job's replicas in zone (NULL: anywhere in the region). */
+static int place_in(struct place_node *nodes, size_t nnodes, const struct place_job *job,
+		    const char *zone, const size_t *order, struct place_assignment *out)
+{
+	size_t done;
+
+	for (done = 0; done < job->nreplicas; done++) {
+		size_t ri = order[done];
+		const struct place_replica *r = &job->replicas[ri];
+		size_t best = nnodes;
+		int64_t best_score = 0;
+		for (size_t i = 0; i < nnodes; i++) {
+			if (!fits(&nodes[i], r, job->region, zone))
+				continue;
+			int64_t s = score(&nodes[i], r);
+			if (best == nnodes || s < best_score) {
+				best = i;
+				best_score = s;
+			}
+		}
+		if (best == nnodes)
+			break;
+		take(&nodes[best], r, &out[ri], best);
+	}
+	if (done == job->nreplicas)
+		return 0;
+	while (done-- > 0)
+		place_release(nodes, &job->replicas[order[done]], &out[order[done]]);
+	return -1;
+}
+
+/* Does the job use accelerators of more than one type? Then it needs one zone. */
+static bool needs_one_zone(const struct place_job *job)
+{
+	const char *first = NULL;
+	for (size_t i = 0; i < job->nreplicas; i++) {
+		const struct place_replica *r = &job->replicas[i];
+		const char *t = r->tpu ? "TPU" : r->accel_count > 0 ? r->accel_type : NULL;
+		if (!t)
+			continue;
+		if (first && strcmp(first, t))
+			return true;
+		first = t;
+	}
+	return false;
+}
+
+static int by_demand(const void *a, const void *b, void *ctx)
+{
+	const struct place_job *job = ctx;
+	int64_t da = demand(&job->replicas[*(const size_t *)a]);
+	int64_t db = demand(&job->replicas[*(const size_t *)b]);
+	if (da != db)
+		return da > db ? -1 : 1;
+	return *(const size_t *)a < *(const size_t *)b ? -1 : 1;
+}
+
+int place_gang(struct place_node *nodes, size_t nnodes, const struct place_job *job,
+	       struct place_assignment *out)
+{
+	size_t *order = xmalloc(job->nreplicas * sizeof(*order));
+	int rc = -1;
+
+	for (size_t i = 0; i < job->nreplicas; i++)
+		order[i] = i;
+	if (job->nreplicas > 1)
+		qsort_r(order, job->nreplicas, sizeof(*order), by_demand, (void *)job);
+	if (!needs_one_zone(job)) {
+		rc = place_in(nodes, nnodes, job, NULL, order, out);
+	} else {
+		/* Try each zone of the region that has a schedulable node. */
+		for (size_t i = 0; i < nnodes && rc; i++) {
+			const char *zone = nodes[i].zone;
+			if (!same(nodes[i].region, job->region))
+				continue;
+			bool seen = false;
+			for (size_t k = 0; k < i && !seen; k++)
+				seen = same(nodes[k].region, job->region) && same(nodes[k].zone, zone);
+			if (!seen)
+				rc = place_in(nodes, nnodes, job, zone, order, out);
+		}
+	}
+	free(order);
+	return rc;
+}
+
+size_t place_queue(struct place_node *nodes, size_t nnodes, const struct place_job *jobs,
+		   size_t njobs, const int64_t *waited_usec, int64_t starve_usec,
+		   const size_t *offsets, struct place_assignment *out, bool *placed)
+{
+	const char **reserved = xcalloc(njobs + 1, sizeof(*reserved));
+	size_t nreserved = 0, nplaced = 0;
+
+	for (size_t j = 0; j < njobs; j++) {
+		bool blocked = false;
+		placed[j] = false;
+		for (size_t k = 0; k < nreserved && !blocked; k++)
+			blocked = same(reserved[k], jobs[j].region);
+		if (blocked)
+			continue;
+		if (!place_gang(nodes, nnodes, &jobs[j], out + offsets[j])) {
+			placed[j] = true;
+			nplaced++;
+		} else if (waited_usec[j] >= starve_usec) {
+			reserved[nreserved++] = jobs[j].region;
+		}
+	}
+	free(reserved);
+	return nplaced;
+}

@@ -1,0 +1,399 @@
+// Shared helpers for the integration tests: a private PostgreSQL per test
+// file, the server binary under test, and a small fetch wrapper.
+//
+// Everything runs as root on the CI machines, and initdb/postgres refuse
+// root, so the database runs as the `postgres` system user, with its data
+// directory owned by that user and its unix socket in a private temp dir.
+//
+// Every process started here is registered and killed (and every temp dir
+// removed) on process exit too, so a failing test never leaves a postgres or
+// a server behind.
+
+import { spawn, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import assert from 'node:assert/strict';
+
+export const SERVER_BIN = process.env.TRAINPLANE_SERVER_BIN;
+export const SANITIZED = process.env.TRAINPLANE_SANITIZED === '1';
+/** The repository root (tests/integration/../..). */
+export const REPO_ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../..');
+
+const IS_ROOT = typeof process.getuid === 'function' && process.getuid() === 0;
+
+// --- clean-up on exit --------------------------------------------------------
+
+const liveChildren = new Set();
+const liveDatabases = new Set();
+const liveDirs = new Set();
+
+process.on('exit', () => {
+  for (const child of liveChildren) {
+    try { child.kill('SIGKILL'); } catch { /* already gone */ }
+  }
+  for (const db of liveDatabases) db.stopSync();
+  for (const dir of liveDirs) fs.rmSync(dir, { recursive: true, force: true });
+});
+
+/** A fresh temp dir, traversable by the postgres user, removed on exit. */
+export function makeTempDir(prefix = 'tp-it-') {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  fs.chmodSync(dir, 0o755);
+  liveDirs.add(dir);
+  return dir;
+}
+
+export function removeTempDir(dir) {
+  fs.rmSync(dir, { recursive: true, force: true });
+  liveDirs.delete(dir);
+}
+
+// --- PostgreSQL ----------------------------------------------------------------
+
+/** The newest /usr/lib/postgresql/<N>/bin that has initdb and pg_ctl. */
+export function postgresBinDir() {
+  const root = '/usr/lib/postgresql';
+  const versions = fs.existsSync(root)
+    ? fs.readdirSync(root).filter((v) => /^\d+$/.test(v)).sort((a, b) => Number(b) - Number(a))
+    : [];
+  for (const v of versions) {
+    const bin = path.join(root, v, 'bin');
+    if (fs.existsSync(path.join(bin, 'initdb')) && fs.existsSync(path.join(bin, 'pg_ctl'))) return bin;
+  }
+  throw new Error('no PostgreSQL server in /usr/lib/postgresql/*/bin (apt-get install postgresql)');
+}
+
+function postgresIds() {
+  const r = spawnSync('id', ['-u', 'postgres'], { encoding: 'utf8' });
+  const g = spawnSync('id', ['-g', 'postgres'], { encoding: 'utf8' });
+  if (r.status !== 0 || g.status !== 0) throw new Error('running as root needs the postgres system user');
+  return { uid: Number(r.stdout.trim()), gid: Number(g.stdout.trim()) };
+}
+
+/** Runs a PostgreSQL tool as the postgres user (when root); throws on failure. */
+function runAsPostgres(argv, { check = true, timeout = 60_000 } = {}) {
+  const [cmd, args] = IS_ROOT ? ['runuser', ['-u', 'postgres', '--', ...argv]] : [argv[0], argv.slice(1)];
+  const r = spawnSync(cmd, args, { encoding: 'utf8', timeout });
+  if (check && r.status !== 0) {
+    throw new Error(`${argv.join(' ')} failed (${r.status ?? r.signal}):\n${r.stdout}\n${r.stderr}`);
+  }
+  return r;
+}
+
+/**
+ * Creates and starts a private PostgreSQL cluster in a temp dir. Returns
+ * { dir, url, stop(), start(), running, cleanup() }; `url` is a libpq
+ * conninfo for the unix socket in `dir`.
+ */
+export async function startPostgres({ dbname = 'trainplane' } = {}) {
+  const bin = postgresBinDir();
+  const dir = makeTempDir('tp-pg-');
+  const data = path.join(dir, 'data');
+  const log = path.join(dir, 'postgres.log');
+  fs.mkdirSync(data, { mode: 0o700 });
+  fs.writeFileSync(log, '');
+  if (IS_ROOT) {
+    const { uid, gid } = postgresIds();
+    fs.chownSync(dir, uid, gid);
+    fs.chownSync(data, uid, gid);
+    fs.chownSync(log, uid, gid);
+  }
+  runAsPostgres([path.join(bin, 'initdb'), '-D', data, '-U', 'postgres', '-A', 'trust',
+    '--no-sync', '-E', 'UTF8', '--locale=C']);
+
+  const opts = `-c listen_addresses='' -k ${dir} -c fsync=off -c synchronous_commit=off ` +
+    '-c full_page_writes=off -c max_connections=100';
+  const db = {
+    dir,
+    data,
+    log,
+    running: false,
+    url: `host=${dir} dbname=${dbname} user=postgres connect_timeout=5`,
+    /** Starts (or restarts) the cluster and waits until it accepts connections. */
+    start() {
+      runAsPostgres([path.join(bin, 'pg_ctl'), '-D', data, '-l', log, '-w', '-t', '60', '-o', opts, 'start']);
+      db.running = true;
+    },
+    /** Stops the cluster: mode 'fast' (clients disconnected) or 'immediate' (a crash). */
+    stop(mode = 'fast') {
+      runAsPostgres([path.join(bin, 'pg_ctl'), '-D', data, '-w', '-t', '60', '-m', mode, 'stop']);
+      db.running = false;
+    },
+    stopSync() {
+      if (!db.running) return;
+      runAsPostgres([path.join(bin, 'pg_ctl'), '-D', data, '-w', '-m', 'immediate', 'stop'], { check: false });
+      db.running = false;
+    },
+    /** Runs SQL through psql on the socket; returns stdout (unaligned, tuples only). */
+    psql(sql) {
+      const r = runAsPostgres([path.join(bin, 'psql'), '-h', dir, '-U', 'postgres', '-d', dbname,
+        '-v', 'ON_ERROR_STOP=1', '-X', '-A', '-t', '-c', sql]);
+      return r.stdout.trim();
+    },
+    async cleanup() {
+      db.stopSync();
+      liveDatabases.delete(db);
+      removeTempDir(dir);
+    },
+  };
+  liveDatabases.add(db);
+  db.start();
+  if (dbname !== 'postgres') {
+    runAsPostgres([path.join(bin, 'createdb'), '-h', dir, '-U', 'postgres', dbname]);
+  }
+  return db;
+}
+
+// --- the server ------------------------------------------------------------------
+
+const SANITIZER_REPORT = /(ERROR: (AddressSanitizer|LeakSanitizer|UndefinedBehaviorSanitizer)|SUMMARY: \w+Sanitizer|runtime error: )/;
+
+/** The sanitizer report in a server's stderr, or null. */
+export function sanitizerReport(text) {
+  const m = SANITIZER_REPORT.exec(text);
+  return m ? text.slice(Math.max(0, m.index - 200), m.index + 4000) : null;
+}
+
+function sanitizerEnv() {
+  return {
+    ASAN_OPTIONS: 'detect_leaks=1:abort_on_error=0:halt_on_error=1:detect_stack_use_after_return=0',
+    UBSAN_OPTIONS: 'print_stacktrace=1:halt_on_error=1',
+    LSAN_OPTIONS: 'exitcode=23',
+  };
+}
+
+/**
+ * Runs the server binary to completion (for --routes, bad config...).
+ * Returns { status, signal, stdout, stderr }.
+ */
+export function runServerSync(args, { env = {}, timeout = 30_000, cwd = REPO_ROOT } = {}) {
+  assert.ok(SERVER_BIN, 'TRAINPLANE_SERVER_BIN must name the server binary');
+  const r = spawnSync(SERVER_BIN, args, {
+    cwd,
+    encoding: 'utf8',
+    timeout,
+    env: { ...baseEnv(), ...sanitizerEnv(), ...env },
+  });
+  return { status: r.status, signal: r.signal, stdout: r.stdout, stderr: r.stderr };
+}
+
+/** The environment for a server: this one minus any TRAINPLANE_* setting. */
+function baseEnv() {
+  const env = {};
+  for (const [k, v] of Object.entries(process.env)) {
+    if (!k.startsWith('TRAINPLANE_')) env[k] = v;
+  }
+  return env;
+}
+
+/**
+ * Starts the server with `env` (TRAINPLANE_DATABASE_URL from `pg` when
+ * given), listening on an ephemeral port; waits for the "listening on" log
+ * line and, unless `ready: false`, for /readyz to answer 200.
+ *
+ * Returns { port, base, child, stderr(), stdout(), stop() }. stop() sends
+ * SIGTERM and asserts a clean exit (status 0, no sanitizer report).
+ */
+export async function startServer({ pg, env = {}, args = [], ready = true, cwd = REPO_ROOT,
+  startTimeoutMs = 60_000 } = {}) {
+  assert.ok(SERVER_BIN, 'TRAINPLANE_SERVER_BIN must name the server binary');
+  const fullEnv = {
+    ...baseEnv(),
+    ...(SANITIZED ? sanitizerEnv() : {}),
+    TRAINPLANE_LISTEN: '127.0.0.1:0',
+    TRAINPLANE_LOG_LEVEL: 'info',
+    TRAINPLANE_CATALOG: path.join(REPO_ROOT, 'deploy/catalog.yaml'),
+    TRAINPLANE_DB_POOL_SIZE: '4',
+    TRAINPLANE_HTTP_THREADS: '4',
+    ...(pg ? { TRAINPLANE_DATABASE_URL: pg.url } : {}),
+    ...env,
+  };
+  const child = spawn(SERVER_BIN, args, { cwd, env: fullEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+  liveChildren.add(child);
+  let out = '';
+  let err = '';
+  child.stdout.setEncoding('utf8');
+  child.stderr.setEncoding('utf8');
+  child.stdout.on('data', (d) => { out += d; });
+  child.stderr.on('data', (d) => { err += d; });
+  const exited = new Promise((resolve) => {
+    child.on('exit', (code, signal) => {
+      liveChildren.delete(child);
+      resolve({ code, signal });
+    });
+  });
+
+  const port = await new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      cleanup();
+      reject(new Error(`server did not start within ${startTimeoutMs} ms:\n${err}${out}`));
+    }, startTimeoutMs);
+    const look = () => {
+      const m = /listening on http:\/\/[^\s]*:(\d+)\//.exec(err + out);
+      if (m) {
+        cleanup();
+        resolve(Number(m[1]));
+      }
+    };
+    const onExit = ({ code, signal }) => {
+      cleanup();
+      reject(new Error(`server exited during start-up (${code ?? signal}):\n${err}${out}`));
+    };
+    function cleanup() {
+      clearTimeout(timer);
+      child.stderr.off('data', look);
+      child.stdout.off('data', look);
+    }
+    child.stderr.on('data', look);
+    child.stdout.on('data', look);
+    exited.then((r) => { if (!/listening on http/.test(err + out)) onExit(r); });
+  });
+
+  const server = {
+    port,
+    base: `http://127.0.0.1:${port}`,
+    child,
+    exited,
+    stderr: () => err,
+    stdout: () => out,
+    /** True while the process runs. */
+    alive: () => child.exitCode === null && child.signalCode === null,
+    /** SIGTERM; asserts exit status 0 within 20 s and no sanitizer report. */
+    async stop() {
+      if (server.alive()) child.kill('SIGTERM');
+      const timeout = new Promise((resolve) => setTimeout(() => resolve(null), 20_000).unref());
+      const r = await Promise.race([exited, timeout]);
+      if (!r) {
+        child.kill('SIGKILL');
+        await exited;
+        assert.fail(`server did not exit within 20 s of SIGTERM:\n${err.slice(-4000)}`);
+      }
+      const report = sanitizerReport(err);
+      assert.equal(report, null, `sanitizer report in the server's stderr:\n${report}`);
+      assert.deepEqual(r, { code: 0, signal: null },
+        `server exit after SIGTERM: ${JSON.stringify(r)}\n${err.slice(-4000)}`);
+    },
+    /** Kills without checks (for clean-up after a failure). */
+    kill() {
+      if (server.alive()) child.kill('SIGKILL');
+    },
+  };
+  if (ready) {
+    try {
+      await waitFor(async () => (await request(server.base, 'GET', '/readyz')).status === 200,
+        startTimeoutMs, 'server /readyz did not become 200');
+    } catch (e) {
+      server.kill();
+      throw new Error(`${e.message}\n${err}`);
+    }
+  }
+  return server;
+}
+
+// --- HTTP ---------------------------------------------------------------------------
+
+/**
+ * One request: `body` is JSON-encoded (content type application/json) unless
+ * it is a string or Buffer (sent as is; pass the content type in headers).
+ * Returns { status, headers, text, json } (json = null when not JSON).
+ */
+export async function request(base, method, urlPath, { body, headers = {}, timeoutMs = 15_000 } = {}) {
+  const h = { ...headers };
+  let payload;
+  if (body !== undefined) {
+    if (typeof body === 'string' || Buffer.isBuffer(body)) {
+      payload = body;
+    } else {
+      payload = JSON.stringify(body);
+      if (!Object.keys(h).some((k) => k.toLowerCase() === 'content-type')) h['Content-Type'] = 'application/json';
+    }
+  }
+  const res = await fetch(base + urlPath, {
+    method,
+    headers: h,
+    body: payload,
+    signal: AbortSignal.timeout(timeoutMs),
+  });
+  const text = await res.text();
+  let json = null;
+  try { json = JSON.parse(text); } catch { /* not JSON */ }
+  return { status: res.status, headers: res.headers, text, json };
+}
+
+/** A client bound to a server: c.get(path), c.post(path, body), ... */
+export function client(base) {
+  return {
+    request: (method, p, opts) => request(base, method, p, opts),
+    get: (p, opts) => request(base, 'GET', p, opts),
+    post: (p, body, opts = {}) => request(base, 'POST', p, { ...opts, body }),
+    patch: (p, body, opts = {}) => request(base, 'PATCH', p, { ...opts, body }),
+    del: (p, opts) => request(base, 'DELETE', p, opts),
+  };
+}
+
+/** Polls fn() until it returns truthy; throws `message` after timeoutMs. */
+export async function waitFor(fn, timeoutMs, message, intervalMs = 100) {
+  const deadline = Date.now() + timeoutMs;
+  let lastErr;
+  for (;;) {
+    try {
+      if (await fn()) return;
+    } catch (e) { lastErr = e; }
+    if (Date.now() > deadline) throw new Error(`${message}${lastErr ? `: ${lastErr.message}` : ''}`);
+    await new Promise((r) => setTimeout(r, intervalMs));
+  }
+}
+
+// --- assertions on Google's error envelope -----------------------------------------
+
+/**
+ * Asserts a Google error reply: HTTP `status`, error.code == status,
+ * error.status == `code`, JSON content type, and (optionally) the message
+ * matching `message` (string = exact, RegExp = match).
+ * Returns the error object.
+ */
+export function assertError(res, status, code, message) {
+  assert.equal(res.status, status, `HTTP status (body: ${res.text})`);
+  assert.match(res.headers.get('content-type') ?? '', /^application\/json; charset=UTF-8$/i);
+  assert.ok(res.json && typeof res.json.error === 'object', `error envelope expected: ${res.text}`);
+  const e = res.json.error;
+  assert.equal(e.code, status, 'error.code is the HTTP status');
+  assert.equal(e.status, code, `error.status (message: ${e.message})`);
+  assert.equal(typeof e.message, 'string');
+  if (typeof message === 'string') assert.equal(e.message, message);
+  else if (message instanceof RegExp) assert.match(e.message, message);
+  for (const d of e.details ?? []) assert.equal(typeof d['@type'], 'string', 'every detail has an @type');
+  return e;
+}
+
+/** The fieldViolations of the google.rpc.BadRequest detail of an error (asserted present). */
+export function fieldViolations(err) {
+  const d = (err.details ?? []).find((x) => x['@type'] === 'type.googleapis.com/google.rpc.BadRequest');
+  assert.ok(d, `a google.rpc.BadRequest detail expected: ${JSON.stringify(err)}`);
+  assert.ok(Array.isArray(d.fieldViolations) && d.fieldViolations.length > 0);
+  return d.fieldViolations;
+}
+
+/** True for a string that is valid standard base64 (with padding). */
+export function isBase64(s) {
+  return typeof s === 'string' && s.length > 0 && s.length % 4 === 0 && /^[A-Za-z0-9+/]*={0,2}$/.test(s) &&
+    Buffer.from(s, 'base64').toString('base64') === s;
+}
+
+/** A valid training input (custom container, BASIC tier). */
+export function trainingInput(extra = {}) {
+  return {
+    scaleTier: 'BASIC',
+    region: 'us-central1',
+    masterConfig: { imageUri: 'gcr.io/test/trainer:latest' },
+    ...extra,
+  };
+}
+
+let seq = 0;
+/** A unique, valid job id with a prefix. */
+export function jobId(prefix = 'job') {
+  seq += 1;
+  return `${prefix}_${process.pid}_${Date.now().toString(36)}_${seq}`;
+}

@@ -1,0 +1,128 @@
+#include "replica_env.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const role_names[] = { "master", "worker", "ps", "evaluator" };
+
+const char *replica_role_name(enum replica_role role)
+{
+	return role_names[role];
+}
+
+bool replica_env_use_chief(const json_t *ti)
+{
+	const json_t *master = json_object_get(ti, "masterConfig");
+	const char *image = json_string_value(json_object_get(master, "imageUri"));
+	const char *runtime = json_string_value(json_object_get(ti, "runtimeVersion"));
+	int major = 0, minor = 0;
+
+	if (image && *image)
+		return json_is_true(json_object_get(ti, "useChiefInTfConfig"));
+	if (!runtime || sscanf(runtime, "%d.%d", &major, &minor) < 1)
+		return true;	/* no runtime given: today's default runtime is 2.x */
+	return major > 2 || (major == 2 && minor >= 1);
+}
+
+static json_t *address(const struct replica_addr *r)
+{
+	char buf[320];
+	snprintf(buf, sizeof(buf), "%s:%d", r->host, r->port);
+	return json_string(buf);
+}
+
+/* cluster: role -> addresses ordered by index. */
+static json_t *cluster(const struct ml_cluster *c, const char *primary, bool evaluators)
+{
+	json_t *out = json_object();
+
+	for (int role = ROLE_MASTER; role <= ROLE_EVALUATOR; role++) {
+		if (role == ROLE_EVALUATOR && !evaluators)
+			continue;
+		const char *name = role == ROLE_MASTER ? primary : role_names[role];
+		json_t *list = json_array();
+		for (int index = 0;; index++) {
+			size_t found = c->nreplicas;
+			for (size_t i = 0; i < c->nreplicas && found == c->nreplicas; i++)
+				if ((int)c->replicas[i].role == role && c->replicas[i].index == index)
+					found = i;
+			if (found == c->nreplicas)
+				break;
+			json_array_append_new(list, address(&c->replicas[found]));
+		}
+		if (json_array_size(list))
+			json_object_set_new(out, name, list);
+		else
+			json_decref(list);
+	}
+	return out;
+}
+
+static json_t *document(const struct ml_cluster *c, size_t self, const char *primary,
+			bool evaluators, const char *trial)
+{
+	const struct replica_addr *me = &c->replicas[self];
+	json_t *task = json_pack("{s:s, s:i}", "type",
+				 me->role == ROLE_MASTER ? primary : role_names[me->role],
+				 "index", me->index);
+	if (trial)
+		json_object_set_new(task, "trial", json_string(trial));
+	if (c->cloud_id)
+		json_object_set_new(task, "cloud", json_string(c->cloud_id));
+	json_t *job = c->training_input ? json_incref((json_t *)c->training_input) : json_object();
+	return json_pack("{s:o, s:o, s:o, s:s}", "cluster", cluster(c, primary, evaluators),
+			 "task", task, "job", job, "environment", "cloud");
+}
+
+json_t *replica_env_tf_config(const struct ml_cluster *c, size_t self, const char *trial)
+{
+	const char *primary = replica_env_use_chief(c->training_input) ? "chief" : "master";
+	return document(c, self, primary, false, trial);
+}
+
+json_t *replica_env_cluster_spec(const struct ml_cluster *c, size_t self)
+{
+	return document(c, self, "master", true, NULL);
+}
+
+static void add(char ***env, size_t *n, char *kv)
+{
+	*env = xrealloc(*env, (*n + 2) * sizeof(**env));
+	(*env)[(*n)++] = kv;
+	(*env)[*n] = NULL;
+}
+
+static void add_json(char ***env, size_t *n, const char *key, json_t *v)
+{
+	char *text = json_dumps(v, JSON_COMPACT);
+	add(env, n, xasprintf("%s=%s", key, text));
+	free(text);
+	json_decref(v);
+}
+
+void replica_env_ml(const struct ml_cluster *c, size_t self, const char *trial,
+		    const char *gpu_list, char ***env, size_t *n)
+{
+	const struct replica_addr *me = &c->replicas[self], *master = NULL;
+	int workers = 0;
+
+	add_json(env, n, "TF_CONFIG", replica_env_tf_config(c, self, trial));
+	add_json(env, n, "CLUSTER_SPEC", replica_env_cluster_spec(c, self));
+	for (size_t i = 0; i < c->nreplicas; i++) {
+		if (c->replicas[i].role == ROLE_MASTER)
+			master = &c->replicas[i];
+		else if (c->replicas[i].role == ROLE_WORKER)
+			workers++;
+	}
+	/* PyTorch: rank 0 is the master, workers follow; ps and evaluators are
+	 * not part of the process group. */
+	if (master && (me->role == ROLE_MASTER || me->role == ROLE_WORKER)) {
+		add(env, n, xasprintf("MASTER_ADDR=%s", master->host));
+		add(env, n, xasprintf("MASTER_PORT=%d", master->port));
+		add(env, n, xasprintf("WORLD_SIZE=%d", 1 + workers));
+		add(env, n, xasprintf("RANK=%d", me->role == ROLE_MASTER ? 0 : 1 + me->index));
+	}
+	add(env, n, xasprintf("CUDA_VISIBLE_DEVICES=%s", gpu_list ? gpu_list : ""));
+	add(env, n, xasprintf("NVIDIA_VISIBLE_DEVICES=%s", gpu_list && *gpu_list ? gpu_list : "void"));
+}

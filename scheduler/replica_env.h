@@ -1,0 +1,61 @@
+/*
+ * replica_env.h - what each replica of an ml v1 job is told about its
+ * cluster, as AI Platform Training tells it (reference §4.1-§4.3):
+ *
+ *   TF_CONFIG     {"cluster": {chief|master, worker, ps} (never evaluators),
+ *                  "task": {"type", "index", "trial"?, "cloud"},
+ *                  "job": <TrainingInput>, "environment": "cloud"}
+ *   CLUSTER_SPEC  the same shape, with evaluators in the cluster and the
+ *                 primary always called "master" (custom containers)
+ *   MASTER_ADDR, MASTER_PORT, WORLD_SIZE, RANK   on master and workers
+ *
+ * Addresses are host:port pairs the scheduler reserved at placement, so
+ * every replica knows the whole cluster before any of them starts.
+ */
+#ifndef TP_REPLICA_ENV_H
+#define TP_REPLICA_ENV_H
+
+#include <jansson.h>
+#include <stdbool.h>
+
+#include "common.h"
+
+enum replica_role { ROLE_MASTER, ROLE_WORKER, ROLE_PS, ROLE_EVALUATOR };
+
+/* "master", "worker", "ps", "evaluator" */
+const char *replica_role_name(enum replica_role role);
+
+struct replica_addr {
+	enum replica_role role;
+	int index;
+	const char *host;
+	int port;
+};
+
+struct ml_cluster {
+	const struct replica_addr *replicas;	/* master first, any order after */
+	size_t nreplicas;
+	const json_t *training_input;	/* the job's normalised TrainingInput */
+	const char *cloud_id;	/* an id for task.cloud, e.g. the job id */
+};
+
+/*
+ * Does TF_CONFIG name the primary "chief"? Custom containers follow
+ * useChiefInTfConfig; runtime-version jobs use "chief" from runtime 2.1.
+ */
+bool replica_env_use_chief(const json_t *training_input);
+
+/* TF_CONFIG for replica self (index into replicas). New object. */
+json_t *replica_env_tf_config(const struct ml_cluster *c, size_t self, const char *trial);
+/* CLUSTER_SPEC for replica self. New object. */
+json_t *replica_env_cluster_spec(const struct ml_cluster *c, size_t self);
+
+/*
+ * The whole environment of replica self as "KEY=VALUE" strings appended to
+ * a NULL-terminated array (*env, *n updated; caller frees each and the
+ * array). gpu_list is the bound GPU indices ("0,1"), NULL when none.
+ */
+void replica_env_ml(const struct ml_cluster *c, size_t self, const char *trial,
+		    const char *gpu_list, char ***env, size_t *n);
+
+#endif

@@ -102,8 +102,11 @@ export async function startPostgres({ dbname = 'trainplane' } = {}) {
   runAsPostgres([path.join(bin, 'initdb'), '-D', data, '-U', 'postgres', '-A', 'trust',
     '--no-sync', '-E', 'UTF8', '--locale=C']);
 
-  const opts = `-c listen_addresses='' -k ${dir} -c fsync=off -c synchronous_commit=off ` +
-    '-c full_page_writes=off -c max_connections=100';
+  // fsync off is safe while the machine stays up (the page cache survives a
+  // postgres crash); synchronous_commit stays on so that a commit the server
+  // acknowledged survives an immediate stop.
+  const opts = `-c listen_addresses='' -k ${dir} -c fsync=off -c full_page_writes=off ` +
+    '-c max_connections=100';
   const db = {
     dir,
     data,
@@ -143,6 +146,17 @@ export async function startPostgres({ dbname = 'trainplane' } = {}) {
     runAsPostgres([path.join(bin, 'createdb'), '-h', dir, '-U', 'postgres', dbname]);
   }
   return db;
+}
+
+/** PIDs of postgres processes whose command line names dataDir (postmaster -D dataDir). */
+export function postgresProcessesFor(dataDir) {
+  const pids = [];
+  for (const pid of fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+    let cmd;
+    try { cmd = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0'); } catch { continue; }
+    if (/postgres$/.test(cmd[0] ?? '') && cmd.includes(dataDir)) pids.push(Number(pid));
+  }
+  return pids;
 }
 
 // --- the server ------------------------------------------------------------------

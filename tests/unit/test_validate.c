@@ -29,11 +29,30 @@ static size_t n_checks;	/* table cells and cases checked, reported at the end */
 /* ------------------------------------------------------------------------- */
 /* Helpers                                                                    */
 
+/* TP_DUMP_CORPUS=dir writes every test input there: the fuzz seed corpus. */
+static void dump_corpus(const char *text)
+{
+	static unsigned n;
+	const char *dir = getenv("TP_DUMP_CORPUS");
+	char path[512];
+	FILE *f;
+
+	if (!dir)
+		return;
+	snprintf(path, sizeof(path), "%s/test_validate_%04u.json", dir, n++);
+	f = fopen(path, "w");
+	if (f) {
+		fputs(text, f);
+		fclose(f);
+	}
+}
+
 static json_t *parse(const char *text)
 {
 	json_error_t jerr;
 	json_t *j = json_loads(text, JSON_DECODE_ANY, &jerr);
 
+	dump_corpus(text);
 	if (!j)
 		fail_msg("bad test JSON at %d:%d: %s\n%s", jerr.line, jerr.column, jerr.text, text);
 	return j;

@@ -264,7 +264,7 @@ static void check_machine_accelerator(struct ctx *c, const struct catalog_machin
 		return;
 	}
 	if (acc_count > CATALOG_MAX_COUNT || !(mask & (UINT64_C(1) << acc_count))) {
-		char counts[128];
+		char counts[256];
 		fmt_counts(mask, counts, sizeof(counts));
 		violations_add(c->out, count_field,
 			       "Accelerator count %lld is not supported for accelerator \"%s\" on "

@@ -254,6 +254,9 @@ describe('googleapis ml v1 client', () => {
 
     const cancelled = await ml.projects.jobs.list({ parent, filter: 'state:CANCELLED' });
     assert.deepEqual(cancelled.data.jobs.map((j) => j.jobId), ['interop_job_2']);
+    // A filter with spaces, as the client encodes it.
+    const both = await ml.projects.jobs.list({ parent, filter: 'jobId:interop_job_* AND NOT state:QUEUED' });
+    assert.deepEqual(both.data.jobs.map((j) => j.jobId), ['interop_job_2']);
 
     const err = await rejects(ml.projects.jobs.cancel({ name: `${parent}/jobs/interop_missing`, requestBody: {} }));
     assert.equal(err.status, 404);

@@ -513,6 +513,17 @@ describe('bad input', () => {
   });
 });
 
+describe('NUL bytes', () => {
+  it('a %00 in a path id is not cut off: the URL names no job', async () => {
+    // BUG: libmicrohttpd decodes %00 into the path and the server reads it as
+    // a C string, so GET /jobs/<id>%00anything answers the job <id> (200).
+    const job = await createOk(jobId('nul'));
+    const res = await c.get(jobPath(`${job.jobId}%00suffix`));
+    assert.ok(res.status === 404 || res.status === 400, `GET ${job.jobId}%00suffix -> ${res.status} ${res.text}`);
+    assert.ok(res.json?.error, res.text);
+  });
+});
+
 describe('projects.jobs.get', () => {
   it('an unknown job is 404 NOT_FOUND naming it', async () => {
     assertError(await c.get(jobPath('no_such_job')), 404, 'NOT_FOUND', 'Job projects/p/jobs/no_such_job was not found.');
@@ -642,6 +653,7 @@ describe('projects.jobs.list', () => {
       ['(labels.owner=alice OR labels.owner=bob) AND NOT state:CANCELLED', ['census_b', 'census_a']],
       ['NOT state:QUEUED', ['rnn_a']],
       ['-state:QUEUED', ['rnn_a']],
+      ['labels.owner=alice   AND\tstate:QUEUED', ['census_a']],
       ['state:QUEUED labels.owner=alice', ['census_a']],
       ['trainingInput.region=us-central1 AND jobId:other*', ['other_x']],
       ['createTime<"2000-01-01T00:00:00Z"', []],
@@ -673,6 +685,12 @@ describe('projects.jobs.list', () => {
       const res = await c.get(`${jobsPath(project)}?filter=${encodeURIComponent(`createTime>"${t2}"`)}`);
       assert.equal(res.status, 200, res.text);
       assert.deepEqual(ids(res.json.jobs), ['other_x', 'rnn_a']);
+    });
+
+    it('a form-encoded filter (+ for spaces) is read like %20', async () => {
+      const res = await c.get(`${jobsPath(project)}?filter=jobId:census*+AND+labels.owner%3Dbob`);
+      assert.equal(res.status, 200, res.text);
+      assert.deepEqual(ids(res.json.jobs), ['census_b']);
     });
 
     it('filter paging follows the filter across pages', async () => {

@@ -275,6 +275,56 @@ describe('projects.jobs.create', () => {
   });
 });
 
+describe('semantic validation through HTTP (catalog rules)', () => {
+  const img = { imageUri: 'gcr.io/test/trainer:latest' };
+  const cases = [
+    ['CUSTOM without masterType', { scaleTier: 'CUSTOM', region: 'us-central1', masterConfig: img },
+      ['training_input.master_type']],
+    ['workerCount outside CUSTOM', { scaleTier: 'BASIC', region: 'us-central1', masterConfig: img, workerCount: 2 },
+      ['training_input.worker_count']],
+    ['neither packages nor an image', { scaleTier: 'BASIC', region: 'us-central1' },
+      ['training_input.package_uris', 'training_input.python_module']],
+    ['an image and a runtimeVersion', { scaleTier: 'BASIC', region: 'us-central1', masterConfig: img, runtimeVersion: '2.4' },
+      ['training_input.runtime_version']],
+    ['a GPU the region does not offer', {
+      scaleTier: 'CUSTOM', region: 'europe-west3', masterType: 'n1-standard-4',
+      masterConfig: { ...img, acceleratorConfig: { type: 'NVIDIA_TESLA_T4', count: '1' } },
+    }, ['training_input.region']],
+    ['a GPU count the machine type does not take', {
+      scaleTier: 'CUSTOM', region: 'us-central1', masterType: 'n1-standard-4',
+      masterConfig: { ...img, acceleratorConfig: { type: 'NVIDIA_TESLA_T4', count: 3 } },
+    }, ['training_input.master_config.accelerator_config.count']],
+    ['an unknown machine type', { scaleTier: 'CUSTOM', region: 'us-central1', masterType: 'n9-huge', masterConfig: img },
+      ['training_input.master_type']],
+    ['maxWaitTime under 1800s', { scaleTier: 'BASIC', region: 'us-central1', masterConfig: img, scheduling: { maxWaitTime: '60s' } },
+      ['training_input.scheduling.max_wait_time']],
+    ['several problems at once, all reported', { scaleTier: 'CUSTOM', region: 'mars', masterConfig: img, workerCount: 2 },
+      ['training_input.master_type', 'training_input.worker_type', 'training_input.region']],
+  ];
+  for (const [name, ti, fields] of cases) {
+    it(name, async () => {
+      const e = assertError(await create({ jobId: jobId('sem'), trainingInput: ti }), 400, 'INVALID_ARGUMENT');
+      const got = fieldViolations(e).map((v) => v.field);
+      assert.deepEqual([...got].sort(), [...fields].sort());
+      const lines = e.message.split('\n');
+      assert.equal(lines.length, got.length, 'one message line per violation');
+      for (const f of fields) assert.ok(lines.some((l) => l.startsWith(`Field: ${f} Error: `)), `${f} in ${e.message}`);
+    });
+  }
+
+  it('a package job with a runtime and python version is valid', async () => {
+    const res = await create({
+      jobId: jobId('pkg'),
+      trainingInput: {
+        scaleTier: 'BASIC', region: 'us-central1', packageUris: ['gs://b/trainer-0.1.tar.gz'],
+        pythonModule: 'trainer.task', runtimeVersion: '2.4', pythonVersion: '3.7',
+      },
+    });
+    assert.equal(res.status, 200, res.text);
+    assert.deepEqual(res.json.trainingInput.packageUris, ['gs://b/trainer-0.1.tar.gz']);
+  });
+});
+
 describe('bad input', () => {
   it('malformed JSON is 400 INVALID_ARGUMENT "Invalid JSON payload received."', async () => {
     for (const text of ['{bad', '{"jobId": "a",}', '{"jobId": "a"', '"just a string"', '[1,2]', 'null', '{"a":1}{"b":2}']) {

@@ -104,8 +104,12 @@ $(BUILD)/bench/static_server: bench/static_server.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $< $(LDLIBS)
 
+$(BUILD)/bench/bench_validate: tools/bench_validate.c $(BUILD)/libtrainplane.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $< $(BUILD)/libtrainplane.a $(LDLIBS)
+
 bench: deps
-	@$(MAKE) --no-print-directory all $(BUILD)/bench/static_server
+	@$(MAKE) --no-print-directory all $(BUILD)/bench/static_server $(BUILD)/bench/bench_validate
 	./tools/bench.sh $(SERVER)
 
 clean:

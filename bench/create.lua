@@ -1,14 +1,19 @@
--- wrk: POST jobs.create with a fresh job id on every request.
+-- wrk: POST jobs.create with a fresh job id on every request. Each wrk
+-- thread has its own Lua state: setup() numbers the threads so ids never
+-- collide, and the run tag keeps runs against one database apart.
+local threads = 0
+local run = tostring(os.time())
+function setup(thread)
+  threads = threads + 1
+  thread:set("tid", threads)
+  thread:set("run", run)
+end
 local counter = 0
-local tag = tostring(math.random(1, 1e9))
 wrk.method = "POST"
 wrk.headers["Content-Type"] = "application/json"
-function setup(thread)
-  thread:set("tag", tostring(math.random(1, 1e9)))
-end
 function request()
   counter = counter + 1
-  local body = '{"jobId":"b' .. tag .. '_' .. counter .. '","trainingInput":{"scaleTier":"CUSTOM",' ..
+  local body = '{"jobId":"b' .. run .. '_' .. tid .. '_' .. counter .. '","trainingInput":{"scaleTier":"CUSTOM",' ..
     '"masterType":"n1-standard-8","workerType":"n1-standard-8","workerCount":"2",' ..
     '"masterConfig":{"imageUri":"localhost/trainer:latest","acceleratorConfig":{"count":"4","type":"NVIDIA_TESLA_T4"}},' ..
     '"workerConfig":{"acceleratorConfig":{"count":"4","type":"NVIDIA_TESLA_T4"}},' ..

@@ -8,7 +8,7 @@
 #   make fuzz       fuzz the request validator (libFuzzer), FUZZ_SECONDS=600
 
 CC       ?= cc
-PKGS     := libmicrohttpd jansson yaml-0.1 libpq
+PKGS     := libmicrohttpd jansson yaml-0.1 libpq libcurl
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 
@@ -22,20 +22,23 @@ endif
 
 CFLAGS   += -std=c11 -D_GNU_SOURCE $(OPT) -g -Wall -Wextra -Werror -Wshadow \
             -Wstrict-prototypes -Wmissing-prototypes -Wno-missing-field-initializers \
-            -MMD -MP -Ilib -Istore -Ischeduler -Iserver $(PKG_CFLAGS)
+            -MMD -MP -Ilib -Istore -Ischeduler -Iserver -Iagent $(PKG_CFLAGS)
 LDFLAGS  += $(LDSAN)
 LDLIBS   += $(PKG_LIBS) -lpthread -lm
 
 LIB_SRC    := $(wildcard lib/*.c) $(wildcard store/*.c) $(wildcard scheduler/*.c) $(filter-out server/main.c,$(wildcard server/*.c))
 LIB_OBJ    := $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/schema_sql.o
 SERVER_OBJ := $(BUILD)/server/main.o
+AGENT_SRC  := $(filter-out agent/main.c,$(wildcard agent/*.c))
+AGENT_OBJ  := $(AGENT_SRC:%.c=$(BUILD)/%.o)
 UNIT_SRC   := $(wildcard tests/unit/test_*.c)
 UNIT_BIN   := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 
 SERVER := $(BUILD)/trainplane-server
+AGENT  := $(BUILD)/trainplane-agent
 
 .PHONY: all deps run test test-unit test-integration lint-openapi bench fuzz clean node-deps
-all: $(SERVER)
+all: $(SERVER) $(if $(wildcard agent/main.c),$(AGENT))
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -51,17 +54,23 @@ $(BUILD)/gen/schema_sql.o: $(BUILD)/gen/schema_sql.c
 $(BUILD)/libtrainplane.a: $(LIB_OBJ)
 	rm -f $@ && ar rcs $@ $^
 
+$(BUILD)/libagent.a: $(AGENT_OBJ)
+	rm -f $@ && ar rcs $@ $^
+
 $(SERVER): $(SERVER_OBJ) $(BUILD)/libtrainplane.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libtrainplane.a
+$(AGENT): $(BUILD)/agent/main.o $(BUILD)/libagent.a $(BUILD)/libtrainplane.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libagent.a $(BUILD)/libtrainplane.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libtrainplane.a $(LDLIBS) -lcmocka
+	$(CC) $(CFLAGS) -Iagent $(LDFLAGS) -o $@ $< $(BUILD)/libagent.a $(BUILD)/libtrainplane.a $(LDLIBS) -lcmocka
 
 # --- set-up -----------------------------------------------------------------
 DEB_PKGS := build-essential pkg-config libmicrohttpd-dev libjansson-dev libyaml-dev \
             libpq-dev postgresql libcmocka-dev libcurl4-openssl-dev nodejs npm wrk \
-            clang libclang-rt-14-dev
+            clang libclang-rt-14-dev podman busybox-static
 deps:
 	@missing=""; for p in $(DEB_PKGS); do \
 	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || \
@@ -94,7 +103,7 @@ test-unit: $(UNIT_BIN)
 	@fail=0; for t in $(UNIT_BIN); do echo "== $$t"; $$t || fail=1; done; exit $$fail
 
 test-integration: $(SERVER) node-deps
-	TRAINPLANE_SERVER_BIN=$(abspath $(SERVER)) TRAINPLANE_SANITIZED=$(if $(SANITIZE),1,) \
+	TRAINPLANE_SERVER_BIN=$(abspath $(SERVER)) TRAINPLANE_AGENT_BIN=$(abspath $(AGENT)) TRAINPLANE_SANITIZED=$(if $(SANITIZE),1,) \
 	  node --test --test-concurrency=1 tests/integration/
 
 lint-openapi: node-deps

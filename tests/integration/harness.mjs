@@ -28,13 +28,24 @@ const liveChildren = new Set();
 const liveDatabases = new Set();
 const liveDirs = new Set();
 
-process.on('exit', () => {
+function cleanupEverything() {
   for (const child of liveChildren) {
     try { child.kill('SIGKILL'); } catch { /* already gone */ }
   }
   for (const db of liveDatabases) db.stopSync();
   for (const dir of liveDirs) fs.rmSync(dir, { recursive: true, force: true });
-});
+  liveChildren.clear();
+  liveDatabases.clear();
+  liveDirs.clear();
+}
+process.on('exit', cleanupEverything);
+// The test runner stops a test file with a signal on timeout or Ctrl-C.
+for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
+  process.once(sig, () => {
+    cleanupEverything();
+    process.exit(128 + (sig === 'SIGINT' ? 2 : sig === 'SIGTERM' ? 15 : 1));
+  });
+}
 
 /** A fresh temp dir, traversable by the postgres user, removed on exit. */
 export function makeTempDir(prefix = 'tp-it-') {

@@ -262,3 +262,72 @@ long wire_base64_decode(const char *s, void *out, size_t cap, bool url)
 		return -1;
 	return (long)n;
 }
+
+/* Length of the UTF-8 sequence at p (at most n bytes), or 0 if invalid. */
+static size_t utf8_seq(const unsigned char *p, size_t n)
+{
+	uint32_t cp;
+	size_t len;
+
+	if (p[0] < 0x80)
+		return 1;
+	if ((p[0] & 0xe0) == 0xc0) {
+		len = 2;
+		cp = p[0] & 0x1f;
+	} else if ((p[0] & 0xf0) == 0xe0) {
+		len = 3;
+		cp = p[0] & 0x0f;
+	} else if ((p[0] & 0xf8) == 0xf0) {
+		len = 4;
+		cp = p[0] & 0x07;
+	} else {
+		return 0;
+	}
+	if (len > n)
+		return 0;
+	for (size_t i = 1; i < len; i++) {
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (p[i] & 0x3f);
+	}
+	if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
+	    cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return len;
+}
+
+bool wire_utf8_valid(const char *s, size_t len)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	while (len) {
+		size_t n = utf8_seq(p, len);
+		if (!n)
+			return false;
+		p += n;
+		len -= n;
+	}
+	return true;
+}
+
+char *wire_utf8_sanitize(const char *s)
+{
+	size_t len = strlen(s);
+	const unsigned char *p = (const unsigned char *)s;
+	char *out = xmalloc(3 * len + 1), *o = out;
+
+	while (len) {
+		size_t n = utf8_seq(p, len);
+		if (n) {
+			memcpy(o, p, n);
+			o += n;
+		} else {
+			memcpy(o, "\xef\xbf\xbd", 3);
+			o += 3;
+			n = 1;
+		}
+		p += n;
+		len -= n;
+	}
+	*o = '\0';
+	return out;
+}

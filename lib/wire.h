@@ -34,4 +34,9 @@ char *wire_base64_encode(const void *data, size_t len, bool url);	/* caller free
 /* Decodes into out (capacity cap). Returns bytes written, or -1 on bad input. */
 long wire_base64_decode(const char *s, void *out, size_t cap, bool url);
 
+/* Is s (len bytes) well-formed UTF-8 (no overlongs, surrogates or > U+10FFFF)? */
+bool wire_utf8_valid(const char *s, size_t len);
+/* A copy of s with each invalid byte replaced by U+FFFD. Caller frees. */
+char *wire_utf8_sanitize(const char *s);
+
 #endif

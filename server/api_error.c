@@ -3,6 +3,7 @@
 #include <stdlib.h>
 
 #include "strbuf.h"
+#include "wire.h"
 
 static const struct {
 	const char *name;
@@ -42,7 +43,14 @@ json_t *api_error_json(enum api_code code, int http, const char *message, json_t
 	json_t *err = json_object();
 
 	json_object_set_new(err, "code", json_integer(http ? http : api_code_http(code)));
-	json_object_set_new(err, "message", json_string(message));
+	json_t *msg = json_string(message);
+	if (!msg) {
+		/* A message quoting the user's bytes must still be valid JSON. */
+		char *clean = wire_utf8_sanitize(message);
+		msg = json_string(clean);
+		free(clean);
+	}
+	json_object_set_new(err, "message", msg);
 	json_object_set_new(err, "status", json_string(api_code_name(code)));
 	if (details && json_array_size(details))
 		json_object_set_new(err, "details", details);

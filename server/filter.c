@@ -253,9 +253,10 @@ static void parse_unary(struct parser *ps)
 	}
 	skip_ws(ps);
 	if (keyword(ps, "NOT") || (*ps->p == '-' && ps->p++)) {
-		sb_addstr(&ps->sql, "NOT (");
+		/* A comparison on an absent label is NULL; NOT of it must be true. */
+		sb_addstr(&ps->sql, "NOT COALESCE((");
 		parse_unary(ps);
-		sb_addch(&ps->sql, ')');
+		sb_addstr(&ps->sql, "), false)");
 	} else if (*ps->p == '(') {
 		ps->p++;
 		sb_addch(&ps->sql, '(');
@@ -272,33 +273,57 @@ static void parse_unary(struct parser *ps)
 	ps->depth--;
 }
 
-static bool at_term_end(struct parser *ps)
+/* At the end of a sequence: end of input, ')', or the keyword AND. */
+static bool at_sequence_end(struct parser *ps)
 {
 	skip_ws(ps);
 	if (!*ps->p || *ps->p == ')')
 		return true;
 	const char *save = ps->p;
-	bool is_or = keyword(ps, "OR");
+	bool is_and = keyword(ps, "AND");
 	ps->p = save;
-	return is_or;
+	return is_and;
 }
 
-static void parse_and(struct parser *ps)
+/* factor: term {OR term}. OR binds tightest (AIP-160). */
+static void parse_factor(struct parser *ps)
 {
+	size_t start = ps->sql.len;
+	bool any_or = false;
+
 	parse_unary(ps);
-	while (!ps->failed && !at_term_end(ps)) {
-		(void)keyword(ps, "AND");
-		sb_addstr(&ps->sql, " AND ");
+	while (!ps->failed && keyword(ps, "OR")) {
+		sb_addstr(&ps->sql, " OR ");
 		parse_unary(ps);
+		any_or = true;
+	}
+	if (any_or && !ps->failed) {
+		/* Parenthesise the OR group so the AND around it binds as written. */
+		sb_grow(&ps->sql, 1);
+		memmove(ps->sql.buf + start + 1, ps->sql.buf + start, ps->sql.len - start + 1);
+		ps->sql.buf[start] = '(';
+		ps->sql.len++;
+		sb_addch(&ps->sql, ')');
 	}
 }
 
+/* sequence: factor {factor}: juxtaposition is AND. */
+static void parse_sequence(struct parser *ps)
+{
+	parse_factor(ps);
+	while (!ps->failed && !at_sequence_end(ps)) {
+		sb_addstr(&ps->sql, " AND ");
+		parse_factor(ps);
+	}
+}
+
+/* expression: sequence {AND sequence} */
 static void parse_or(struct parser *ps)
 {
-	parse_and(ps);
-	while (!ps->failed && keyword(ps, "OR")) {
-		sb_addstr(&ps->sql, " OR ");
-		parse_and(ps);
+	parse_sequence(ps);
+	while (!ps->failed && keyword(ps, "AND")) {
+		sb_addstr(&ps->sql, " AND ");
+		parse_sequence(ps);
 	}
 }
 

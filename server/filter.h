@@ -8,7 +8,9 @@
  *
  * Operators: ':' (has; a trailing '*' makes it a prefix match; 'x:*' means
  * x is set), '=', '!=', '<', '<=', '>', '>='. AND, OR, NOT, '-', parentheses,
- * juxtaposition is AND. Values are bare words or "quoted strings". Every
+ * juxtaposition is AND; as in AIP-160, OR binds tighter than AND, so
+ * 'a AND b OR c' means 'a AND (b OR c)'. Values are bare words or
+ * "quoted strings". Every
  * value becomes a SQL parameter; only column names from the field table
  * ever reach the SQL text.
  */

@@ -10,6 +10,7 @@
 #include <strings.h>
 
 #include "log.h"
+#include "wire.h"
 
 struct http_server {
 	struct MHD_Daemon *daemon;
@@ -233,9 +234,52 @@ static int parse_body_or_reply(struct request *req)
 	return 0;
 }
 
+/*
+ * Percent-decoding for the path and query values. "%00" stays as it is: a
+ * NUL would cut the C string short and "jobs/a%00b" would read job "a".
+ */
+static size_t unescape(void *cls, struct MHD_Connection *conn, char *s)
+{
+	static const char hex[] = "0123456789abcdef";
+	char *r = s, *w = s;
+
+	(void)cls;
+	(void)conn;
+	while (*r) {
+		const char *h1, *h2;
+		if (r[0] == '%' && r[1] && r[2] && (h1 = strchr(hex, r[1] | 0x20)) &&
+		    (h2 = strchr(hex, r[2] | 0x20)) && (h1 != hex || h2 != hex)) {
+			*w++ = (char)((h1 - hex) << 4 | (h2 - hex));
+			r += 3;
+		} else {
+			*w++ = *r++;
+		}
+	}
+	*w = '\0';
+	return (size_t)(w - s);
+}
+
+static enum MHD_Result check_arg_utf8(void *cls, enum MHD_ValueKind kind, const char *key,
+				      const char *value)
+{
+	bool *ok = cls;
+	(void)kind;
+	if (!wire_utf8_valid(key, strlen(key)) || (value && !wire_utf8_valid(value, strlen(value))))
+		*ok = false;
+	return *ok ? MHD_YES : MHD_NO;
+}
+
 static void dispatch(struct request *req)
 {
-	bool path_known;
+	bool path_known, args_ok = true;
+
+	/* Everything below may reach the database, which takes only UTF-8. */
+	MHD_get_connection_values(req->conn, MHD_GET_ARGUMENT_KIND, check_arg_utf8, &args_ok);
+	if (!wire_utf8_valid(req->path, strlen(req->path)) || !args_ok) {
+		reply_error(req, API_INVALID_ARGUMENT,
+			    "The request URL or a query parameter is not valid UTF-8.");
+		return;
+	}
 
 	req->route = route_match(req->method, req->path, req->params, &path_known);
 	if (!req->route) {
@@ -370,6 +414,7 @@ struct http_server *http_start(struct server *srv, const char *listen, int threa
 	h->daemon = MHD_start_daemon(
 		flags, 0, NULL, NULL, on_request, h,
 		MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, NULL,
+		MHD_OPTION_UNESCAPE_CALLBACK, unescape, NULL,
 		MHD_OPTION_SOCK_ADDR, ai->ai_addr,
 		MHD_OPTION_THREAD_POOL_SIZE, (unsigned)threads,
 		MHD_OPTION_CONNECTION_LIMIT, (unsigned)4096,

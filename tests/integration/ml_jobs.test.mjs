@@ -538,9 +538,8 @@ describe('bad input', () => {
   });
 
   it('invalid UTF-8 in the path or the filter is a 4xx with a message, never 500', async () => {
-    // BUG: server answers 500 INTERNAL for %FF in a path id or a filter value
-    // (PostgreSQL refuses the bytes), and an envelope without "message" when
-    // the bad bytes land in the message (jansson refuses non-UTF-8 strings).
+    // PostgreSQL refuses such bytes and jansson refuses them in messages: the
+    // server must check the URL before either sees it.
     const cases = [
       jobPath('a%FFb'),
       '/v1/projects/p%FF/jobs',
@@ -565,8 +564,7 @@ describe('bad input', () => {
 
 describe('NUL bytes', () => {
   it('a %00 in a path id is not cut off: the URL names no job', async () => {
-    // BUG: libmicrohttpd decodes %00 into the path and the server reads it as
-    // a C string, so GET /jobs/<id>%00anything answers the job <id> (200).
+    // Decoded, %00 would cut the C string and GET /jobs/<id>%00x read <id>.
     const job = await createOk(jobId('nul'));
     const res = await c.get(jobPath(`${job.jobId}%00suffix`));
     assert.ok(res.status === 404 || res.status === 400, `GET ${job.jobId}%00suffix -> ${res.status} ${res.text}`);
@@ -723,9 +721,8 @@ describe('projects.jobs.list', () => {
     }
 
     it('filter NOT labels.owner=alice includes jobs without an owner label', async () => {
-      // BUG: the server compiles this to NOT ((labels->>'owner') = 'alice'),
-      // which is NULL (so false) for jobs without the label; `!=` treats an
-      // absent label as "not equal" (IS DISTINCT FROM), NOT must agree.
+      // A comparison on an absent label is NULL in SQL; NOT of it must still
+      // include the job, as `!=` does.
       const res = await c.get(`${jobsPath(project)}?filter=${encodeURIComponent('NOT labels.owner=alice')}`);
       assert.equal(res.status, 200, res.text);
       assert.deepEqual(ids(res.json.jobs ?? []), ['other_x', 'census_b']);

@@ -45,12 +45,17 @@ static void operators_and_grouping(void **state)
 	(void)state;
 	expect_sql("", "", 0, NULL);
 	expect_sql("   ", "", 0, NULL);
-	expect_sql("state=QUEUED OR state = \"RUNNING\"", "state = $4 OR state = $5", 2,
+	expect_sql("state=QUEUED OR state = \"RUNNING\"", "(state = $4 OR state = $5)", 2,
 		   (const char *[]){ "QUEUED", "RUNNING" });
-	expect_sql("NOT state:FAILED", "NOT (state = $4)", 1, (const char *[]){ "FAILED" });
-	expect_sql("-state:FAILED", "NOT (state = $4)", 1, (const char *[]){ "FAILED" });
-	expect_sql("(state:A OR state:B) jobId:x", "(state = $4 OR state = $5) AND job_id = $6", 3,
+	expect_sql("NOT state:FAILED", "NOT COALESCE((state = $4), false)", 1, (const char *[]){ "FAILED" });
+	expect_sql("-state:FAILED", "NOT COALESCE((state = $4), false)", 1, (const char *[]){ "FAILED" });
+	expect_sql("(state:A OR state:B) jobId:x", "((state = $4 OR state = $5)) AND job_id = $6", 3,
 		   (const char *[]){ "A", "B", "x" });
+	/* AIP-160: OR binds tighter than AND and than juxtaposition. */
+	expect_sql("state:A AND state:B OR jobId:c", "state = $4 AND (state = $5 OR job_id = $6)", 3,
+		   (const char *[]){ "A", "B", "c" });
+	expect_sql("state:A jobId:b OR jobId:c", "state = $4 AND (job_id = $5 OR job_id = $6)", 3,
+		   (const char *[]){ "A", "b", "c" });
 	expect_sql("state!=A", "state IS DISTINCT FROM $4", 1, (const char *[]){ "A" });
 	expect_sql("createTime>=\"2021-05-18T10:00:00Z\"", "create_time >= $4::timestamptz", 1,
 		   (const char *[]){ "2021-05-18T10:00:00Z" });

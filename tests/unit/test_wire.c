@@ -122,6 +122,21 @@ static void base64_round_trips_both_alphabets(void **state)
 	assert_int_equal(wire_base64_decode("AAAAAAAAAAAAAAAAAAAAAAAA", back, 4, false), -1);
 }
 
+static void utf8_is_checked_and_sanitized(void **state)
+{
+	static const char *const good[] = { "", "abc", "ключ", "日本", "\xf0\x9f\x98\x80" };
+	static const char *const bad[] = { "\xff", "a\xc3", "\xc0\xaf", "\xed\xa0\x80",
+					   "\xf4\x90\x80\x80", "\xe2\x82" };
+	(void)state;
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++)
+		assert_true(wire_utf8_valid(good[i], strlen(good[i])));
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		assert_false(wire_utf8_valid(bad[i], strlen(bad[i])));
+	char *s = wire_utf8_sanitize("a\xff" "b");
+	assert_string_equal(s, "a\xef\xbf\xbd" "b");
+	free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -131,6 +146,7 @@ int main(void)
 		cmocka_unit_test(duration_refuses_bad_syntax),
 		cmocka_unit_test(time_round_trips_rfc3339),
 		cmocka_unit_test(base64_round_trips_both_alphabets),
+		cmocka_unit_test(utf8_is_checked_and_sanitized),
 	};
 	return cmocka_run_group_tests_name("wire", tests, NULL, NULL);
 }

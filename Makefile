@@ -121,6 +121,10 @@ bench: deps
 	@$(MAKE) --no-print-directory all $(BUILD)/bench/static_server $(BUILD)/bench/bench_validate
 	./tools/bench.sh $(SERVER)
 
+FUZZ_SECONDS ?= 600
+fuzz: deps
+	FUZZ_SECONDS=$(FUZZ_SECONDS) tools/fuzz.sh
+
 clean:
 	rm -rf build
 

@@ -32,7 +32,8 @@ int wire_int64_get(const json_t *v, int64_t *out)
 	if (json_is_real(v)) {
 		/* 4.0 is an integer in JSON's eyes; 4.5 is not. */
 		double d = json_real_value(v);
-		if (d != (double)(long long)d || d > 9.2e18 || d < -9.2e18)
+		/* Range first: casting an out-of-range double is undefined. */
+		if (!(d >= -9.2e18 && d <= 9.2e18) || d != (double)(long long)d)
 			return -1;
 		*out = (int64_t)d;
 		return 0;

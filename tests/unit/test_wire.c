@@ -37,10 +37,12 @@ static void int64_refuses_garbage(void **state)
 		assert_int_equal(wire_int64_get(s, &v), -1);
 		json_decref(s);
 	}
-	json_t *b = json_true(), *r = json_real(4.5);
+	json_t *b = json_true(), *r = json_real(4.5), *huge = json_real(1e300);
 	assert_int_equal(wire_int64_get(b, &v), -1);
 	assert_int_equal(wire_int64_get(r, &v), -1);
+	assert_int_equal(wire_int64_get(huge, &v), -1);	/* no UB on the way */
 	json_decref(r);
+	json_decref(huge);
 }
 
 static void duration_parses_and_formats_canonically(void **state)

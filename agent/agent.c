@@ -1,0 +1,544 @@
+/*
+ * agent.c - the node agent's loop: register, sync, reconcile.
+ */
+#include "agent.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "gpu.h"
+#include "http.h"
+#include "log.h"
+#include "runtime.h"
+
+#define BACKOFF_MIN_MS 100
+#define BACKOFF_MAX_MS 3000
+
+static int mkdirs(const char *path)
+{
+	char *p = xstrdup(path);
+	int rc = 0;
+	for (char *s = p + 1; *s; s++) {
+		if (*s != '/')
+			continue;
+		*s = '\0';
+		if (mkdir(p, 0755) && errno != EEXIST)
+			rc = -1;
+		*s = '/';
+	}
+	if (!rc && mkdir(p, 0755) && errno != EEXIST)
+		rc = -1;
+	free(p);
+	return rc;
+}
+
+static void new_incarnation(struct agent *a)
+{
+	unsigned char raw[8] = { 0 };
+	int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || read(fd, raw, sizeof(raw)) != (ssize_t)sizeof(raw)) {
+		int64_t t = now_usec() ^ ((int64_t)getpid() << 32);
+		memcpy(raw, &t, sizeof(raw));
+	}
+	if (fd >= 0)
+		close(fd);
+	for (size_t i = 0; i < sizeof(raw); i++)
+		snprintf(a->incarnation + 2 * i, 3, "%02x", raw[i]);
+	char *path = xasprintf("%s/incarnation", a->cfg->work_dir);
+	char *tmp = xasprintf("%s.tmp", path);
+	FILE *f = fopen(tmp, "w");
+	if (!f || fprintf(f, "%s\n", a->incarnation) < 0 || fclose(f) || rename(tmp, path))
+		log_warn("cannot save the incarnation in %s: %s", path, strerror(errno));
+	free(tmp);
+	free(path);
+}
+
+/* The incarnation survives agent restarts with the work dir (PROTOCOL.md). */
+static void load_incarnation(struct agent *a)
+{
+	char *path = xasprintf("%s/incarnation", a->cfg->work_dir);
+	FILE *f = fopen(path, "r");
+	char buf[64] = "";
+	bool ok = false;
+	if (f) {
+		ok = fscanf(f, "%32s", buf) == 1 && strlen(buf) >= 8 &&
+		     strspn(buf, "0123456789abcdef") == strlen(buf);
+		fclose(f);
+	}
+	free(path);
+	if (ok)
+		snprintf(a->incarnation, sizeof(a->incarnation), "%s", buf);
+	else
+		new_incarnation(a);
+}
+
+static char *url_for(const char *server, const char *node, const char *verb)
+{
+	size_t n = strlen(server);
+	while (n && server[n - 1] == '/')
+		n--;
+	return xasprintf("%.*s/agent/v1/nodes/%s:%s", (int)n, server, node, verb);
+}
+
+int agent_init(struct agent *a, const struct agent_config *cfg, char *err, size_t errlen)
+{
+	memset(a, 0, sizeof(*a));
+	a->cfg = cfg;
+	a->lock_fd = -1;
+	a->sync_interval = 10;
+	a->lease = 30;
+	char *replicas = xasprintf("%s/replicas", cfg->work_dir);
+	int rc = mkdirs(replicas);
+	free(replicas);
+	if (rc) {
+		snprintf(err, errlen, "work_dir '%s': cannot create: %s", cfg->work_dir,
+			 strerror(errno));
+		return -1;
+	}
+	char *lock = xasprintf("%s/agent.lock", cfg->work_dir);
+	a->lock_fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	free(lock);
+	if (a->lock_fd < 0 || flock(a->lock_fd, LOCK_EX | LOCK_NB)) {
+		snprintf(err, errlen, "work_dir '%s': %s", cfg->work_dir,
+			 a->lock_fd < 0 ? strerror(errno) : "another agent is using it");
+		return -1;
+	}
+	load_incarnation(a);
+	if (cfg->gpu_type) {
+		a->gpu_type = cfg->gpu_type;
+		a->gpu_count = cfg->gpu_count;
+	} else if (!cfg->tpu_type) {
+		struct gpu_info gpus[GPU_MAX];
+		size_t n = gpu_discover(gpus, GPU_MAX);
+		a->gpu_count = gpu_inventory(gpus, n, &a->gpu_type);
+	}
+	a->url_register = url_for(cfg->server, cfg->node, "register");
+	a->url_sync = url_for(cfg->server, cfg->node, "sync");
+	int n = runtime_adopt_all(cfg, &a->replicas);
+	if (n)
+		log_info("adopted %d replica%s from %s", n, n == 1 ? "" : "s", cfg->work_dir);
+	return 0;
+}
+
+static void sent_clear(struct agent *a)
+{
+	for (size_t i = 0; i < a->nsent; i++)
+		free(a->sent[i].id);
+	free(a->sent);
+	a->sent = NULL;
+	a->nsent = 0;
+}
+
+void agent_release(struct agent *a)
+{
+	http_client_free(a->http);
+	a->http = NULL;
+	while (a->replicas) {
+		struct replica *r = a->replicas;
+		a->replicas = r->next;
+		replica_free(r);
+	}
+	desired_set_release(&a->desired);
+	sent_clear(a);
+	free(a->url_register);
+	free(a->url_sync);
+	for (size_t i = 0; i < AGENT_FORGOTTEN_MAX; i++)
+		free(a->forgotten[i]);
+	if (a->lock_fd >= 0)
+		close(a->lock_fd);
+	memset(a, 0, sizeof(*a));
+	a->lock_fd = -1;
+}
+
+struct replica *agent_find(struct agent *a, const char *id, int attempt)
+{
+	for (struct replica *r = a->replicas; r; r = r->next)
+		if (r->attempt == attempt && !strcmp(r->id, id))
+			return r;
+	return NULL;
+}
+
+static bool finished(const struct replica *r)
+{
+	return r->state == RS_EXITED || r->state == RS_FAILED_TO_START;
+}
+
+static bool was_forgotten(const struct agent *a, const char *id, int attempt)
+{
+	char key[256];
+	snprintf(key, sizeof(key), "%s.%d", id, attempt);
+	for (size_t i = 0; i < AGENT_FORGOTTEN_MAX; i++)
+		if (a->forgotten[i] && !strcmp(a->forgotten[i], key))
+			return true;
+	return false;
+}
+
+static void remember_forgotten(struct agent *a, const struct replica *r)
+{
+	size_t i = a->forgotten_next++ % AGENT_FORGOTTEN_MAX;
+	free(a->forgotten[i]);
+	a->forgotten[i] = xasprintf("%s.%d", r->id, r->attempt);
+}
+
+/* Whether the server has seen r's final report and r has no log left to send. */
+static bool fully_reported(const struct replica *r)
+{
+	return finished(r) && r->rep_valid && r->rep_state == r->state &&
+	       r->acked_seq >= r->seq && !r->batch && replica_logs_pending(r) == 0;
+}
+
+bool agent_reconcile(struct agent *a)
+{
+	const struct agent_config *cfg = a->cfg;
+	bool changed = false;
+
+	if (!a->have_desired)
+		return false;	/* before the first answer nothing is known: touch nothing */
+	for (size_t i = 0; i < a->desired.n; i++) {
+		const struct desired_replica *d = &a->desired.v[i];
+		struct replica *r = agent_find(a, d->replica, d->attempt);
+		if (!d->run) {
+			if (r)
+				runtime_stop(cfg, r);
+			continue;
+		}
+		if (r || was_forgotten(a, d->replica, d->attempt))
+			continue;	/* never start an attempt twice */
+		bool older_alive = false;
+		for (struct replica *o = a->replicas; o; o = o->next) {
+			if (!strcmp(o->id, d->replica) && o->attempt != d->attempt && !finished(o)) {
+				runtime_stop(cfg, o);
+				older_alive = true;
+			}
+		}
+		if (older_alive)
+			continue;	/* start once the other attempt has ended */
+		r = replica_new(cfg->work_dir, d->replica, d->attempt, cfg->runtime);
+		r->next = a->replicas;
+		a->replicas = r;
+		runtime_start(cfg, r, d);
+		changed = true;
+	}
+	for (struct replica **pp = &a->replicas; *pp;) {
+		struct replica *r = *pp;
+		if (desired_find(&a->desired, r->id, r->attempt)) {
+			pp = &r->next;
+			continue;
+		}
+		if (!finished(r)) {
+			runtime_stop(cfg, r);
+		} else if (fully_reported(r)) {
+			*pp = r->next;
+			runtime_forget(cfg, r);
+			remember_forgotten(a, r);
+			replica_free(r);
+			continue;
+		}
+		pp = &r->next;
+	}
+	return changed;
+}
+
+bool agent_tick(struct agent *a)
+{
+	bool changed = false;
+	for (struct replica *r = a->replicas; r; r = r->next)
+		changed |= runtime_poll(a->cfg, r);
+	changed |= agent_reconcile(a);
+	if (changed)
+		a->dirty = true;
+	return changed;
+}
+
+void agent_stop_all(struct agent *a)
+{
+	for (struct replica *r = a->replicas; r; r = r->next)
+		runtime_stop(a->cfg, r);
+}
+
+char *agent_sync_body(struct agent *a, int wait_seconds)
+{
+	json_t *reps = json_array();
+	int64_t backlog = (int64_t)a->cfg->log_backlog_mb << 20;
+	size_t n = 0;
+
+	sent_clear(a);
+	for (struct replica *r = a->replicas; r; r = r->next)
+		n++;
+	a->sent = xcalloc(n + 1, sizeof(*a->sent));
+	a->inflight_new = false;
+	for (struct replica *r = a->replicas; r; r = r->next) {
+		bool new_batch = !r->batch && replica_logs_pin(r, AGENT_LOG_LINES_MAX,
+							       AGENT_LOG_BYTES_MAX, backlog) > 0;
+		bool new_state = !r->rep_valid || r->rep_state != r->state ||
+				 (r->state == RS_EXITED && r->rep_exit != r->exit_code);
+		if (new_batch || new_state) {
+			r->seq++;
+			r->rep_state = r->state;
+			r->rep_exit = r->exit_code;
+			r->rep_valid = true;
+			/* Saved before it is sent: a restarted agent never reuses it. */
+			if (replica_save(r))
+				log_warn("replica %s.%d: seq not saved", r->id, r->attempt);
+		}
+		if (new_batch)
+			r->batch_seq = r->seq;
+		struct agent_sent *s = &a->sent[a->nsent++];
+		s->id = xstrdup(r->id);
+		s->attempt = r->attempt;
+		s->seq = r->seq;
+		s->batch_end = r->batch ? r->batch_end : -1;
+		if (r->seq > r->acked_seq)
+			a->inflight_new = true;
+		json_array_append_new(reps, sync_report(r));
+	}
+	json_t *body = json_pack("{s:s, s:i, s:o}", "incarnation", a->incarnation,
+				 "waitSeconds", wait_seconds, "replicas", reps);
+	if (a->desired.version)
+		json_object_set_new(body, "desiredVersion", json_string(a->desired.version));
+	char *text = json_dumps(body, JSON_COMPACT);
+	json_decref(body);
+	a->dirty = false;
+	return text;
+}
+
+int agent_sync_done(struct agent *a, const char *body, size_t len)
+{
+	struct desired_set ds = { 0 };
+	char err[512];
+	int rc = 0;
+
+	for (size_t i = 0; i < a->nsent; i++) {
+		struct agent_sent *s = &a->sent[i];
+		struct replica *r = agent_find(a, s->id, s->attempt);
+		if (!r)
+			continue;
+		bool save = false;
+		if (s->seq > r->acked_seq) {
+			r->acked_seq = s->seq;
+			save = true;
+		}
+		if (r->batch && s->batch_end == r->batch_end) {
+			replica_logs_ack(r);
+			save = true;
+		}
+		if (save && replica_save(r))
+			log_warn("replica %s.%d: acknowledgement not saved", r->id, r->attempt);
+	}
+	sent_clear(a);
+	if (sync_parse_answer(body, len, &ds, err, sizeof(err))) {
+		log_error("%s", err);
+		rc = -1;
+	} else if (ds.has_replicas) {
+		desired_set_release(&a->desired);
+		a->desired = ds;
+		a->have_desired = true;
+	} else {
+		/* No replicas: the set did not change (PROTOCOL.md); keep ours. */
+		if (ds.version) {
+			free(a->desired.version);
+			a->desired.version = ds.version;
+			ds.version = NULL;
+		}
+		desired_set_release(&ds);
+	}
+	if (!rc && agent_reconcile(a))
+		a->dirty = true;
+	return rc;
+}
+
+/* ---- the loop -------------------------------------------------------- */
+
+static void backoff(struct agent *a, const char *what)
+{
+	a->backoff_ms = a->backoff_ms ? a->backoff_ms * 2 : BACKOFF_MIN_MS;
+	if (a->backoff_ms > BACKOFF_MAX_MS)
+		a->backoff_ms = BACKOFF_MAX_MS;
+	a->next_try_usec = mono_usec() + (int64_t)a->backoff_ms * 1000;
+	if (a->backoff_ms >= BACKOFF_MAX_MS)
+		log_warn("%s; retrying every %d ms", what, a->backoff_ms);
+	else
+		log_info("%s; retrying in %d ms", what, a->backoff_ms);
+}
+
+static void start_request(struct agent *a)
+{
+	char *body;
+	int rc;
+
+	if (!a->registered) {
+		json_t *o = sync_register_body(a->cfg, a->incarnation, a->gpu_type, a->gpu_count);
+		body = json_dumps(o, JSON_COMPACT);
+		json_decref(o);
+		rc = http_post_start(a->http, a->url_register, body, 15);
+		a->syncing = false;
+	} else {
+		body = agent_sync_body(a, a->sync_interval);
+		rc = http_post_start(a->http, a->url_sync, body, a->sync_interval + 15);
+		a->syncing = true;
+		a->sync_started_usec = mono_usec();
+	}
+	free(body);
+	if (rc)
+		backoff(a, "cannot start an HTTP request");
+}
+
+static const char *answer_message(struct agent *a)
+{
+	size_t len;
+	const char *body = http_body(a->http, &len);
+	return len ? body : "(empty answer)";
+}
+
+static void request_done(struct agent *a, long status)
+{
+	size_t len;
+	const char *body = http_body(a->http, &len);
+	int64_t took = mono_usec() - a->sync_started_usec;
+
+	if (status == 0) {
+		char *what = xasprintf("%s to %s failed: %s", a->syncing ? "sync" : "register",
+				       a->cfg->server, http_error(a->http));
+		backoff(a, what);
+		free(what);
+		return;
+	}
+	if (!a->syncing) {
+		char err[512];
+		if (status == 200 &&
+		    !sync_parse_register(body, len, &a->sync_interval, &a->lease, err, sizeof(err))) {
+			log_info("registered node %s (incarnation %s, %s runtime, sync every %ds)",
+				 a->cfg->node, a->incarnation, agent_runtime_name(a->cfg->runtime),
+				 a->sync_interval);
+			a->registered = true;
+			a->backoff_ms = 0;
+			a->next_try_usec = 0;
+			return;
+		}
+		char *what = status == 200 ? xstrdup(err) :
+			xasprintf("register answered %ld: %.300s", status, answer_message(a));
+		backoff(a, what);
+		free(what);
+		return;
+	}
+	if (status == 200) {
+		bool had_new = a->inflight_new;
+		char *old_version = a->desired.version ? xstrdup(a->desired.version) : NULL;
+		if (agent_sync_done(a, body, len)) {
+			backoff(a, "the sync answer is unusable");
+		} else {
+			a->backoff_ms = 0;
+			/* An answer that came at once with nothing new either way
+			 * would make a hot loop: hold the next one back a little. */
+			bool same = (!old_version && !a->desired.version) ||
+				    (old_version && a->desired.version &&
+				     !strcmp(old_version, a->desired.version));
+			a->next_try_usec = !had_new && same && !a->dirty && took < 200000 ?
+				mono_usec() + 1000000 : 0;
+		}
+		free(old_version);
+		return;
+	}
+	sent_clear(a);
+	if (status == 404) {
+		log_warn("the server does not know node %s: registering again", a->cfg->node);
+		a->registered = false;
+		a->next_try_usec = 0;
+	} else if (status == 409) {
+		log_error("incarnation %s of node %s was replaced by another agent: stopping "
+			  "every replica and registering again", a->incarnation, a->cfg->node);
+		agent_stop_all(a);
+		new_incarnation(a);
+		a->registered = false;
+		a->next_try_usec = 0;
+	} else {
+		char *what = xasprintf("sync answered %ld: %.300s", status, answer_message(a));
+		backoff(a, what);
+		free(what);
+	}
+}
+
+/* Whether to drop an idle long-poll and sync again now. */
+static bool resync_now(struct agent *a)
+{
+	if (!a->syncing || a->inflight_new)
+		return false;	/* a sync carrying news is answered at once anyway */
+	if (a->dirty)
+		return true;
+	int64_t age = mono_usec() - a->sync_started_usec;
+	if (age < 1000000)
+		return false;
+	for (struct replica *r = a->replicas; r; r = r->next)
+		if (!r->batch && replica_logs_pending(r) > 0)
+			return true;
+	return false;
+}
+
+static void nap(int ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000 };
+	nanosleep(&ts, NULL);
+}
+
+int agent_run(struct agent *a, volatile sig_atomic_t *quit)
+{
+	int64_t last_log_check = 0;
+
+	a->http = http_client_new(a->cfg->token);
+	if (!a->http) {
+		log_error("libcurl failed to start");
+		return 1;
+	}
+	log_info("agent for node %s: server %s, work dir %s", a->cfg->node, a->cfg->server,
+		 a->cfg->work_dir);
+	while (!*quit) {
+		agent_tick(a);
+		if (http_busy(a->http)) {
+			long status;
+			if (http_step(a->http, 100, &status)) {
+				request_done(a, status);
+			} else if (mono_usec() - last_log_check >= 250000 || a->dirty) {
+				last_log_check = mono_usec();
+				if (resync_now(a)) {
+					http_abort(a->http);
+					start_request(a);
+				}
+			}
+			continue;
+		}
+		int64_t wait = a->next_try_usec - mono_usec();
+		if (wait > 0 && !(a->dirty && a->registered && a->backoff_ms == 0)) {
+			nap(wait > 100000 ? 100 : (int)(wait / 1000) + 1);
+			continue;
+		}
+		start_request(a);
+	}
+	http_abort(a->http);
+	log_info("signal received: leaving");
+	if (a->stop_replicas_on_exit) {
+		int64_t deadline = mono_usec() +
+			((int64_t)a->cfg->stop_grace_seconds + 10) * 1000000;
+		agent_stop_all(a);
+		for (;;) {
+			bool busy = false;
+			for (struct replica *r = a->replicas; r; r = r->next) {
+				runtime_poll(a->cfg, r);
+				busy |= !finished(r);
+			}
+			if (!busy || mono_usec() > deadline)
+				break;
+			nap(50);
+		}
+		log_info("replicas stopped");
+	} else {
+		log_info("replicas left running; a restarted agent re-adopts them");
+	}
+	return 0;
+}

@@ -1,0 +1,97 @@
+/*
+ * agent.h - the node agent: registration, the sync loop and reconciliation
+ * of the replicas it runs with the server's desired set (PROTOCOL.md).
+ *
+ * One thread. agent_run() alternates between driving the HTTP request in
+ * flight (100 ms at a time) and agent_tick(), which polls every replica
+ * (exit, SIGKILL after grace, container start) and reconciles with the last
+ * desired set. A long-poll that carried nothing new is abandoned and a new
+ * sync sent at once when a replica changes state, or after a second when
+ * new log lines wait.
+ */
+#ifndef TP_AGENT_AGENT_H
+#define TP_AGENT_AGENT_H
+
+#include <signal.h>
+#include <stdbool.h>
+
+#include "agent_config.h"
+#include "common.h"
+#include "replica.h"
+#include "sync_msg.h"
+
+#define AGENT_LOG_LINES_MAX 1000		/* per replica per sync */
+#define AGENT_LOG_BYTES_MAX (256 * 1024)	/* per replica per sync */
+#define AGENT_FORGOTTEN_MAX 512
+
+struct http_client;
+
+struct agent_sent {		/* one report of the sync in flight */
+	char *id;
+	int attempt;
+	int64_t seq;
+	int64_t batch_end;	/* -1: no log batch */
+};
+
+struct agent {
+	const struct agent_config *cfg;	/* borrowed */
+	char incarnation[33];
+	const char *gpu_type;		/* static; NULL: no GPU */
+	int gpu_count;
+	struct replica *replicas;	/* owned list */
+	struct desired_set desired;
+	bool have_desired;		/* a sync answer has been applied */
+	int sync_interval, lease;
+	bool stop_replicas_on_exit;
+
+	/* Loop state. */
+	struct http_client *http;
+	char *url_register, *url_sync;
+	bool registered;
+	bool syncing;			/* the request in flight is a sync */
+	bool inflight_new;		/* ...and carries a report the server has not acknowledged */
+	struct agent_sent *sent;
+	size_t nsent;
+	int64_t sync_started_usec;
+	int64_t next_try_usec;
+	int backoff_ms;
+	bool dirty;			/* a replica changed since the last sync was built */
+	int lock_fd;
+
+	char *forgotten[AGENT_FORGOTTEN_MAX];	/* "id.attempt" never to start again */
+	size_t forgotten_next;
+};
+
+/*
+ * Prepares the work dir (lock, incarnation), discovers or takes the
+ * declared accelerators, and re-adopts the replicas found there. 0, or -1
+ * with a message in err. Release with agent_release() either way.
+ */
+int agent_init(struct agent *a, const struct agent_config *cfg, char *err,
+	       size_t errlen) MUST_CHECK;
+void agent_release(struct agent *a);
+
+/* Runs until *quit is set; returns the exit status (0). */
+int agent_run(struct agent *a, volatile sig_atomic_t *quit);
+
+/* Polls every replica and reconciles; true when a replica changed state. */
+bool agent_tick(struct agent *a);
+/* Starts and stops replicas to match a->desired; true when something changed. */
+bool agent_reconcile(struct agent *a);
+/* Stops every replica (409, or --stop-replicas-on-exit). */
+void agent_stop_all(struct agent *a);
+
+/*
+ * Builds the sync body: pins each replica's next log batch, bumps seq where
+ * the report changed (saved before it is sent), records what is sent.
+ * Caller frees the string.
+ */
+char *agent_sync_body(struct agent *a, int wait_seconds);
+/* A 200 answered the sync built last: acknowledge its reports and apply
+ * the desired set in body. 0, or -1 when the body does not parse. */
+int agent_sync_done(struct agent *a, const char *body, size_t len) MUST_CHECK;
+
+/* Finds the replica for (id, attempt), or NULL. */
+struct replica *agent_find(struct agent *a, const char *id, int attempt);
+
+#endif

@@ -1,0 +1,205 @@
+/*
+ * agent_config.c - the agent's key table (alphabetical), host-derived
+ * defaults and the checks that span keys.
+ */
+#include "agent_config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "gpu.h"
+#include "log.h"
+#include "runtime.h"
+
+static const char *check_port_range(const char *v)
+{
+	int lo, hi;
+	return agent_parse_port_range(v, &lo, &hi) ?
+		"expected a port range 'LOW-HIGH' within 1-65535, LOW <= HIGH" : NULL;
+}
+
+static const char *check_runtime(const char *v)
+{
+	enum agent_runtime rt;
+	return agent_runtime_parse(v, &rt) ?
+		"expected one of process, podman, docker, simulate" : NULL;
+}
+
+static const char *check_gpu_type(const char *v)
+{
+	return gpu_type_is_gpu(v) ? NULL :
+		"unknown GPU type (expected e.g. NVIDIA_TESLA_T4, NVIDIA_TESLA_A100)";
+}
+
+static const char *check_tpu_type(const char *v)
+{
+	return gpu_type_is_tpu(v) ? NULL : "unknown TPU type (expected TPU_V2 or TPU_V3)";
+}
+
+static const char *check_log_level(const char *v)
+{
+	enum log_level l;
+	return log_level_parse(v, &l) ? "expected debug, info, warn or error" : NULL;
+}
+
+static const char *check_url(const char *v)
+{
+	return strncmp(v, "http://", 7) && strncmp(v, "https://", 8) ?
+		"expected an http:// or https:// URL" : NULL;
+}
+
+static const char *check_simulate(const char *v);
+
+#define K(name, type, field, def, min, max, check) \
+	{ name, type, offsetof(struct agent_config, field), def, min, max, check }
+static const struct config_key agent_keys[] = {
+	K("address", CONFIG_STRING, address, "127.0.0.1", 0, 0, NULL),
+	K("container_engine", CONFIG_STRING, container_engine, NULL, 0, 0, NULL),
+	K("container_extra_args", CONFIG_STRING, container_extra_args, NULL, 0, 0, NULL),
+	K("container_wrapper", CONFIG_STRING, container_wrapper, NULL, 0, 0, NULL),
+	K("gpu_count", CONFIG_INT, gpu_count, "0", 0, 64, NULL),
+	K("gpu_type", CONFIG_STRING, gpu_type, NULL, 0, 0, check_gpu_type),
+	K("log_backlog_mb", CONFIG_INT, log_backlog_mb, "64", 1, 65536, NULL),
+	K("log_level", CONFIG_STRING, log_level, "info", 0, 0, check_log_level),
+	K("machine_type", CONFIG_STRING, machine_type, NULL, 0, 0, NULL),
+	K("memory_mb", CONFIG_INT, memory_mb, "0", 0, 1 << 30, NULL),
+	K("node", CONFIG_STRING, node, NULL, 0, 0, NULL),
+	K("port_range", CONFIG_STRING, port_range, "21000-21999", 0, 0, check_port_range),
+	K("region", CONFIG_STRING, region, "us-central1", 0, 0, NULL),
+	K("runtime", CONFIG_STRING, runtime_name, "process", 0, 0, check_runtime),
+	K("server", CONFIG_STRING, server, "http://127.0.0.1:8080/", 0, 0, check_url),
+	K("simulate_default", CONFIG_STRING, simulate_default, "run-2s-exit-0", 0, 0, check_simulate),
+	K("stop_grace_seconds", CONFIG_INT, stop_grace_seconds, "10", 0, 3600, NULL),
+	K("storage_root", CONFIG_STRING, storage_root, NULL, 0, 0, NULL),
+	K("token", CONFIG_STRING, token, "trainplane-dev-token", 0, 0, NULL),
+	K("tpu_cores", CONFIG_INT, tpu_cores, "8", 1, 2048, NULL),
+	K("tpu_type", CONFIG_STRING, tpu_type, NULL, 0, 0, check_tpu_type),
+	K("vcpus", CONFIG_INT, vcpus, "0", 0, 1 << 20, NULL),
+	K("work_dir", CONFIG_STRING, work_dir, NULL, 0, 0, NULL),
+	K("zone", CONFIG_STRING, zone, "us-central1-a", 0, 0, NULL),
+};
+#undef K
+
+static const char *check_simulate(const char *v)
+{
+	double s;
+	int c;
+	return simulate_script_parse(v, &s, &c) ?
+		"expected 'run-<N>s-exit-<C>' or 'fail-<C>-after-<N>s'" : NULL;
+}
+
+int agent_parse_port_range(const char *s, int *lo, int *hi)
+{
+	char *end;
+	long a, b;
+
+	if (!s)
+		return -1;
+	errno = 0;
+	a = strtol(s, &end, 10);
+	if (errno || end == s || *end != '-')
+		return -1;
+	s = end + 1;
+	b = strtol(s, &end, 10);
+	if (errno || end == s || *end || a < 1 || b > 65535 || a > b)
+		return -1;
+	*lo = (int)a;
+	*hi = (int)b;
+	return 0;
+}
+
+static const char *const runtime_names[] = {
+	[RUNTIME_PROCESS] = "process", [RUNTIME_PODMAN] = "podman",
+	[RUNTIME_DOCKER] = "docker", [RUNTIME_SIMULATE] = "simulate",
+};
+
+int agent_runtime_parse(const char *s, enum agent_runtime *out)
+{
+	for (size_t i = 0; s && i < ARRAY_SIZE(runtime_names); i++) {
+		if (!strcmp(s, runtime_names[i])) {
+			*out = (enum agent_runtime)i;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+const char *agent_runtime_name(enum agent_runtime rt)
+{
+	return (size_t)rt < ARRAY_SIZE(runtime_names) ? runtime_names[rt] : "?";
+}
+
+static void set_default(char **field, const char *value)
+{
+	if (!*field || !**field) {
+		free(*field);
+		*field = xstrdup(value);
+	}
+}
+
+int agent_config_load(struct agent_config *cfg, const char *path, char *err, size_t errlen)
+{
+	char host[256] = "localhost";
+
+	memset(cfg, 0, sizeof(*cfg));
+	if (config_load(agent_keys, ARRAY_SIZE(agent_keys), cfg, path, "TRAINPLANE_AGENT_",
+			err, errlen))
+		return -1;
+	if (gethostname(host, sizeof(host) - 1) || !*host)
+		snprintf(host, sizeof(host), "localhost");
+	set_default(&cfg->node, host);
+	for (const char *p = cfg->node; *p; p++) {
+		/* The name is a URL path segment and a file name. */
+		if (!(*p == '-' || *p == '_' || *p == '.' || (*p >= '0' && *p <= '9') ||
+		      (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z'))) {
+			snprintf(err, errlen, "key 'node': '%s' may hold only letters, digits, "
+				 "'-', '_' and '.'", cfg->node);
+			return -1;
+		}
+	}
+	if (!cfg->vcpus) {
+		long n = sysconf(_SC_NPROCESSORS_ONLN);
+		cfg->vcpus = n > 0 ? (int)n : 1;
+	}
+	if (!cfg->memory_mb) {
+		long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+		cfg->memory_mb = pages > 0 && size > 0 ?
+			(int)((long long)pages * size / (1024 * 1024)) : 1024;
+	}
+	if (!cfg->work_dir || !*cfg->work_dir) {
+		free(cfg->work_dir);
+		cfg->work_dir = xasprintf("./var/agent-%s", cfg->node);
+	}
+	if (agent_runtime_parse(cfg->runtime_name, &cfg->runtime) ||
+	    agent_parse_port_range(cfg->port_range, &cfg->port_min, &cfg->port_max)) {
+		snprintf(err, errlen, "internal: runtime or port range unchecked");
+		return -1;
+	}
+	if (cfg->runtime == RUNTIME_PODMAN || cfg->runtime == RUNTIME_DOCKER)
+		set_default(&cfg->container_engine, agent_runtime_name(cfg->runtime));
+	if (cfg->gpu_count && !cfg->gpu_type) {
+		snprintf(err, errlen, "key 'gpu_count': %d GPUs declared without 'gpu_type'",
+			 cfg->gpu_count);
+		return -1;
+	}
+	if (cfg->gpu_type && !cfg->gpu_count) {
+		snprintf(err, errlen, "key 'gpu_type': %s declared with 'gpu_count' 0",
+			 cfg->gpu_type);
+		return -1;
+	}
+	if (cfg->tpu_type && cfg->gpu_type) {
+		snprintf(err, errlen, "key 'tpu_type': a TPU host declares no GPUs ('gpu_type' is %s)",
+			 cfg->gpu_type);
+		return -1;
+	}
+	return 0;
+}
+
+void agent_config_free(struct agent_config *cfg)
+{
+	config_free(agent_keys, ARRAY_SIZE(agent_keys), cfg);
+}

@@ -1,0 +1,73 @@
+/*
+ * agent_config.h - the node agent's configuration: the key table, defaults
+ * taken from the host, and checks of the values that config_load() cannot
+ * do alone (port range, runtime, accelerator names).
+ *
+ * Keys (YAML file given by --config or TRAINPLANE_AGENT_CONFIG; each one
+ * overridable by TRAINPLANE_AGENT_<KEY>) are listed in agent/README.md.
+ */
+#ifndef TP_AGENT_CONFIG_H
+#define TP_AGENT_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "common.h"
+
+enum agent_runtime {
+	RUNTIME_PROCESS,	/* the command as a host process; image ignored */
+	RUNTIME_PODMAN,		/* containers through the podman CLI */
+	RUNTIME_DOCKER,		/* containers through the docker CLI */
+	RUNTIME_SIMULATE,	/* nothing runs; a scripted duration and exit code */
+};
+
+struct agent_config {
+	/* As loaded (strings owned, freed by agent_config_free()). */
+	char *server;
+	char *token;
+	char *node;
+	char *region;
+	char *zone;
+	char *machine_type;
+	int vcpus;		/* 0: from the host */
+	int memory_mb;		/* 0: from the host */
+	char *address;
+	char *port_range;
+	char *runtime_name;
+	char *gpu_type;		/* NULL: discover */
+	int gpu_count;
+	char *tpu_type;		/* NULL: not a TPU host */
+	int tpu_cores;
+	char *storage_root;
+	char *work_dir;
+	int stop_grace_seconds;
+	char *container_engine;
+	char *container_extra_args;
+	char *container_wrapper;
+	char *simulate_default;
+	char *log_level;
+	int log_backlog_mb;
+
+	/* Derived by agent_config_load(). */
+	enum agent_runtime runtime;
+	int port_min, port_max;
+};
+
+/*
+ * Loads defaults, then path (NULL: none), then TRAINPLANE_AGENT_* variables,
+ * fills the host-derived defaults (node name, vCPUs, memory, work dir,
+ * engine) and checks the combination. On error writes a message naming the
+ * file:line:col and key (or the variable) into err and returns -1; cfg must
+ * still be agent_config_free()d.
+ */
+int agent_config_load(struct agent_config *cfg, const char *path, char *err,
+		      size_t errlen) MUST_CHECK;
+void agent_config_free(struct agent_config *cfg);
+
+/* "21000-21999" -> 21000, 21999. 0 or -1. */
+int agent_parse_port_range(const char *s, int *lo, int *hi) MUST_CHECK;
+/* "process" ... "simulate" -> enum. 0 or -1. */
+int agent_runtime_parse(const char *s, enum agent_runtime *out) MUST_CHECK;
+const char *agent_runtime_name(enum agent_runtime rt);
+
+#endif

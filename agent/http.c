@@ -1,0 +1,163 @@
+/*
+ * http.c - see http.h.
+ */
+#include "http.h"
+
+#include <curl/curl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define HTTP_BODY_MAX (64 << 20)
+
+struct http_client {
+	CURLM *multi;
+	CURL *easy;
+	struct curl_slist *headers;
+	char *body;
+	struct strbuf resp;
+	bool busy, overflow;
+	char error[CURL_ERROR_SIZE];
+};
+
+static size_t on_data(char *p, size_t size, size_t n, void *arg)
+{
+	struct http_client *c = arg;
+	if (c->resp.len + size * n > HTTP_BODY_MAX) {
+		c->overflow = true;
+		return 0;
+	}
+	sb_add(&c->resp, p, size * n);
+	return size * n;
+}
+
+struct http_client *http_client_new(const char *token)
+{
+	static bool global_done;
+	if (!global_done) {
+		if (curl_global_init(CURL_GLOBAL_DEFAULT))
+			return NULL;
+		global_done = true;
+	}
+	struct http_client *c = xcalloc(1, sizeof(*c));
+	c->multi = curl_multi_init();
+	c->easy = curl_easy_init();
+	if (!c->multi || !c->easy) {
+		http_client_free(c);
+		return NULL;
+	}
+	char *auth = xasprintf("Authorization: Bearer %s", token ? token : "");
+	c->headers = curl_slist_append(NULL, auth);
+	c->headers = curl_slist_append(c->headers, "Content-Type: application/json");
+	c->headers = curl_slist_append(c->headers, "Expect:");
+	free(auth);
+	return c;
+}
+
+void http_client_free(struct http_client *c)
+{
+	if (!c)
+		return;
+	http_abort(c);
+	if (c->easy)
+		curl_easy_cleanup(c->easy);
+	if (c->multi)
+		curl_multi_cleanup(c->multi);
+	curl_slist_free_all(c->headers);
+	free(c->body);
+	sb_release(&c->resp);
+	free(c);
+}
+
+int http_post_start(struct http_client *c, const char *url, const char *body, long timeout_s)
+{
+	http_abort(c);
+	free(c->body);
+	c->body = xstrdup(body);
+	sb_reset(&c->resp);
+	c->overflow = false;
+	c->error[0] = '\0';
+	curl_easy_reset(c->easy);
+	curl_easy_setopt(c->easy, CURLOPT_URL, url);
+	curl_easy_setopt(c->easy, CURLOPT_HTTPHEADER, c->headers);
+	curl_easy_setopt(c->easy, CURLOPT_POSTFIELDS, c->body);
+	curl_easy_setopt(c->easy, CURLOPT_POSTFIELDSIZE, (long)strlen(c->body));
+	curl_easy_setopt(c->easy, CURLOPT_WRITEFUNCTION, on_data);
+	curl_easy_setopt(c->easy, CURLOPT_WRITEDATA, c);
+	curl_easy_setopt(c->easy, CURLOPT_ERRORBUFFER, c->error);
+	curl_easy_setopt(c->easy, CURLOPT_TIMEOUT, timeout_s);
+	curl_easy_setopt(c->easy, CURLOPT_CONNECTTIMEOUT, 5L);
+	curl_easy_setopt(c->easy, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(c->easy, CURLOPT_TCP_KEEPALIVE, 1L);
+	curl_easy_setopt(c->easy, CURLOPT_USERAGENT, "trainplane-agent");
+	if (curl_multi_add_handle(c->multi, c->easy) != CURLM_OK)
+		return -1;
+	c->busy = true;
+	return 0;
+}
+
+bool http_busy(const struct http_client *c)
+{
+	return c->busy;
+}
+
+bool http_step(struct http_client *c, int wait_ms, long *status)
+{
+	int running = 0, left;
+	CURLMsg *msg;
+
+	*status = 0;
+	if (!c->busy)
+		return true;
+	curl_multi_perform(c->multi, &running);
+	if (running) {
+		curl_multi_poll(c->multi, NULL, 0, wait_ms, NULL);
+		curl_multi_perform(c->multi, &running);
+	}
+	while ((msg = curl_multi_info_read(c->multi, &left))) {
+		if (msg->msg != CURLMSG_DONE || msg->easy_handle != c->easy)
+			continue;
+		CURLcode rc = msg->data.result;
+		curl_multi_remove_handle(c->multi, c->easy);
+		c->busy = false;
+		if (rc == CURLE_OK) {
+			curl_easy_getinfo(c->easy, CURLINFO_RESPONSE_CODE, status);
+		} else if (!c->error[0]) {
+			snprintf(c->error, sizeof(c->error), "%s", c->overflow ?
+				 "answer too large" : curl_easy_strerror(rc));
+		}
+		return true;
+	}
+	return false;
+}
+
+void http_abort(struct http_client *c)
+{
+	if (c->busy) {
+		curl_multi_remove_handle(c->multi, c->easy);
+		c->busy = false;
+	}
+}
+
+const char *http_body(const struct http_client *c, size_t *len)
+{
+	*len = c->resp.len;
+	return sb_str(&c->resp);
+}
+
+const char *http_error(const struct http_client *c)
+{
+	return c->error[0] ? c->error : "no error";
+}
+
+long http_post(struct http_client *c, const char *url, const char *body, long timeout_s)
+{
+	long status = 0;
+	if (http_post_start(c, url, body, timeout_s)) {
+		snprintf(c->error, sizeof(c->error), "cannot start the request");
+		return 0;
+	}
+	while (!http_step(c, 1000, &status))
+		;
+	return status;
+}

@@ -1,0 +1,94 @@
+/*
+ * main.c - trainplane-agent: the node agent.
+ *
+ *   trainplane-agent [--config FILE] [--stop-replicas-on-exit]
+ *
+ * Exit status: 0 after SIGTERM/SIGINT, 1 on a fatal runtime error, 2 on
+ * bad configuration or usage.
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent.h"
+#include "agent_config.h"
+#include "log.h"
+#include "sync_msg.h"
+
+static volatile sig_atomic_t quit;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	quit = 1;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: trainplane-agent [--config FILE] [--stop-replicas-on-exit]\n"
+		"  --config FILE             YAML configuration (default: $TRAINPLANE_AGENT_CONFIG)\n"
+		"  --stop-replicas-on-exit   stop the replicas on SIGTERM/SIGINT (tests);\n"
+		"                            by default they keep running and are re-adopted\n"
+		"Every key can be set with TRAINPLANE_AGENT_<KEY>; see agent/README.md.\n");
+}
+
+int main(int argc, char **argv)
+{
+	const char *path = getenv("TRAINPLANE_AGENT_CONFIG");
+	bool stop_on_exit = false;
+	struct agent_config cfg;
+	struct agent a;
+	char err[1024];
+	int rc;
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--config") && i + 1 < argc) {
+			path = argv[++i];
+		} else if (!strncmp(argv[i], "--config=", 9)) {
+			path = argv[i] + 9;
+		} else if (!strcmp(argv[i], "--stop-replicas-on-exit")) {
+			stop_on_exit = true;
+		} else if (!strcmp(argv[i], "--version")) {
+			printf("trainplane-agent %s\n", AGENT_VERSION);
+			return 0;
+		} else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			usage(stdout);
+			return 0;
+		} else {
+			fprintf(stderr, "trainplane-agent: unknown argument '%s'\n", argv[i]);
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (path && !*path)
+		path = NULL;
+	if (agent_config_load(&cfg, path, err, sizeof(err))) {
+		fprintf(stderr, "trainplane-agent: bad configuration: %s\n", err);
+		agent_config_free(&cfg);
+		return 2;
+	}
+	enum log_level level;
+	if (!log_level_parse(cfg.log_level, &level))
+		log_set_level(level);
+
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	if (agent_init(&a, &cfg, err, sizeof(err))) {
+		log_error("%s", err);
+		agent_release(&a);
+		agent_config_free(&cfg);
+		return 1;
+	}
+	a.stop_replicas_on_exit = stop_on_exit;
+	rc = agent_run(&a, &quit);
+	agent_release(&a);
+	agent_config_free(&cfg);
+	return rc;
+}

@@ -1,0 +1,536 @@
+/*
+ * replica.c - replica records, their status file, exit file and log file.
+ */
+#include "replica.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "strbuf.h"
+#include "wire.h"
+
+static const char *const state_names[] = {
+	[RS_STARTING] = "STARTING", [RS_RUNNING] = "RUNNING",
+	[RS_EXITED] = "EXITED", [RS_FAILED_TO_START] = "FAILED_TO_START",
+};
+
+const char *replica_state_name(enum replica_state s)
+{
+	return (size_t)s < ARRAY_SIZE(state_names) ? state_names[s] : "?";
+}
+
+int replica_state_parse(const char *s, enum replica_state *out)
+{
+	for (size_t i = 0; s && i < ARRAY_SIZE(state_names); i++) {
+		if (!strcmp(s, state_names[i])) {
+			*out = (enum replica_state)i;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+static void strv_free(char **v)
+{
+	for (size_t i = 0; v && v[i]; i++)
+		free(v[i]);
+	free(v);
+}
+
+void desired_replica_release(struct desired_replica *d)
+{
+	if (!d)
+		return;
+	free(d->replica);
+	free(d->job);
+	free(d->role);
+	free(d->image);
+	strv_free(d->command);
+	strv_free(d->args);
+	strv_free(d->env);
+	free(d->gpus);
+	free(d->ports);
+	memset(d, 0, sizeof(*d));
+}
+
+struct replica *replica_new(const char *work_dir, const char *id, int attempt,
+			    enum agent_runtime rt)
+{
+	struct replica *r = xcalloc(1, sizeof(*r));
+	r->id = xstrdup(id);
+	r->attempt = attempt;
+	r->runtime = rt;
+	r->dir = xasprintf("%s/replicas/%s.%d", work_dir, id, attempt);
+	r->state = RS_STARTING;
+	return r;
+}
+
+void replica_free(struct replica *r)
+{
+	if (!r)
+		return;
+	free(r->id);
+	free(r->dir);
+	free(r->message);
+	free(r->container);
+	json_decref(r->batch);
+	free(r);
+}
+
+char *replica_path(const struct replica *r, const char *name)
+{
+	return xasprintf("%s/%s", r->dir, name);
+}
+
+static int mkdir_p(const char *path)
+{
+	char *p = xstrdup(path);
+	int rc = 0;
+	for (char *s = p + 1; *s; s++) {
+		if (*s != '/')
+			continue;
+		*s = '\0';
+		if (mkdir(p, 0755) && errno != EEXIST)
+			rc = -1;
+		*s = '/';
+	}
+	if (!rc && mkdir(p, 0755) && errno != EEXIST)
+		rc = -1;
+	free(p);
+	return rc;
+}
+
+int replica_mkdir(const struct replica *r)
+{
+	char *work = replica_path(r, "work");
+	int rc = mkdir_p(work);
+	free(work);
+	return rc;
+}
+
+/* Writes data to path atomically: path.tmp, then rename. */
+static int write_atomic(const char *path, const char *data, size_t len)
+{
+	char *tmp = xasprintf("%s.tmp", path);
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644), rc = -1;
+	if (fd < 0)
+		goto out;
+	while (len) {
+		ssize_t w = write(fd, data, len);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			close(fd);
+			goto out;
+		}
+		data += w;
+		len -= (size_t)w;
+	}
+	if (close(fd) || rename(tmp, path))
+		goto out;
+	rc = 0;
+out:
+	if (rc)
+		unlink(tmp);
+	free(tmp);
+	return rc;
+}
+
+int replica_save(const struct replica *r)
+{
+	json_t *o = json_pack("{s:s, s:i, s:s, s:s, s:i, s:I, s:I, s:I, s:I, s:I, s:b, s:b, s:I,"
+			      " s:i, s:i, s:I, s:i, s:f, s:i}",
+			      "replica", r->id, "attempt", r->attempt,
+			      "runtime", agent_runtime_name(r->runtime),
+			      "state", replica_state_name(r->state), "exitCode", r->exit_code,
+			      "startUsec", (json_int_t)r->start_usec,
+			      "endUsec", (json_int_t)r->end_usec,
+			      "seq", (json_int_t)r->seq, "ackedSeq", (json_int_t)r->acked_seq,
+			      "logOffset", (json_int_t)r->log_off,
+			      "stopping", r->stopping, "killed", r->killed,
+			      "killUsec", (json_int_t)r->kill_usec,
+			      "shimPid", (int)r->shim_pid, "pgid", (int)r->pgid,
+			      "shimStart", (json_int_t)r->shim_start,
+			      "simExit", r->sim_exit, "simSeconds", r->sim_seconds,
+			      "helperPid", (int)r->helper_pid);
+	int rc = -1;
+	if (!o)
+		goto out;
+	if (r->message)
+		json_object_set_new(o, "message", json_string(r->message));
+	if (r->container)
+		json_object_set_new(o, "container", json_string(r->container));
+	json_object_set_new(o, "helperStart", json_integer((json_int_t)r->helper_start));
+	char *text = json_dumps(o, JSON_COMPACT);
+	char *path = replica_path(r, "status.json");
+	if (text)
+		rc = write_atomic(path, text, strlen(text));
+	if (rc)
+		log_error("replica %s.%d: cannot write %s: %s", r->id, r->attempt, path,
+			  strerror(errno));
+	free(path);
+	free(text);
+out:
+	json_decref(o);
+	return rc;
+}
+
+struct replica *replica_load(const char *dir)
+{
+	char *path = xasprintf("%s/status.json", dir);
+	json_error_t jerr;
+	json_t *o = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
+	struct replica *r = NULL;
+	const char *id = NULL, *rt = NULL, *st = NULL, *msg = NULL, *cont = NULL;
+	json_int_t start = 0, end = 0, seq = 0, acked = 0, off = 0, kill_at = 0;
+	json_int_t shim_start = 0, helper_start = 0;
+	int attempt = 0, code = 0, stopping = 0, killed = 0, shim = 0, pgid = 0, sim_exit = 0;
+	int helper = 0;
+	double sim_seconds = 0;
+	enum agent_runtime runtime;
+	enum replica_state state;
+
+	if (!o) {
+		log_warn("replica: ignoring %s: %s", path, jerr.text);
+		goto out;
+	}
+	if (json_unpack_ex(o, &jerr, 0,
+			   "{s:s, s:i, s:s, s:s, s:i, s:I, s:I, s:I, s:I, s:I, s:b, s:b, s:I,"
+			   " s:i, s:i, s:I, s:i, s:F, s?s, s?s, s?i, s?I}",
+			   "replica", &id, "attempt", &attempt, "runtime", &rt, "state", &st,
+			   "exitCode", &code, "startUsec", &start, "endUsec", &end, "seq", &seq,
+			   "ackedSeq", &acked, "logOffset", &off, "stopping", &stopping,
+			   "killed", &killed, "killUsec", &kill_at, "shimPid", &shim,
+			   "pgid", &pgid, "shimStart", &shim_start, "simExit", &sim_exit,
+			   "simSeconds", &sim_seconds, "message", &msg, "container", &cont,
+			   "helperPid", &helper, "helperStart", &helper_start) ||
+	    agent_runtime_parse(rt, &runtime) || replica_state_parse(st, &state)) {
+		log_warn("replica: ignoring %s: %s", path, jerr.text);
+		goto out;
+	}
+	r = xcalloc(1, sizeof(*r));
+	r->id = xstrdup(id);
+	r->attempt = attempt;
+	r->dir = xstrdup(dir);
+	r->runtime = runtime;
+	r->state = state;
+	r->exit_code = code;
+	r->message = msg ? xstrdup(msg) : NULL;
+	r->start_usec = start;
+	r->end_usec = end;
+	r->seq = seq;
+	r->acked_seq = acked;
+	r->log_off = r->batch_end = off;
+	r->stopping = stopping;
+	r->killed = killed;
+	r->kill_usec = kill_at;
+	r->shim_pid = shim;
+	r->pgid = pgid;
+	r->shim_start = (unsigned long long)shim_start;
+	r->sim_exit = sim_exit;
+	r->sim_seconds = sim_seconds;
+	r->container = cont ? xstrdup(cont) : NULL;
+	r->helper_pid = helper;
+	r->helper_start = (unsigned long long)helper_start;
+out:
+	json_decref(o);
+	free(path);
+	return r;
+}
+
+static void remove_tree(const char *path)
+{
+	DIR *d = opendir(path);
+	struct dirent *e;
+	if (!d) {
+		unlink(path);
+		return;
+	}
+	while ((e = readdir(d))) {
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		char *sub = xasprintf("%s/%s", path, e->d_name);
+		struct stat st;
+		if (!lstat(sub, &st) && S_ISDIR(st.st_mode))
+			remove_tree(sub);
+		else
+			unlink(sub);
+		free(sub);
+	}
+	closedir(d);
+	rmdir(path);
+}
+
+void replica_remove_files(const struct replica *r)
+{
+	remove_tree(r->dir);
+}
+
+void replica_set_final(struct replica *r, enum replica_state st, int exit_code,
+		       int64_t end_usec, const char *message)
+{
+	r->state = st;
+	r->exit_code = st == RS_EXITED ? exit_code : 0;
+	r->end_usec = end_usec ? end_usec : now_usec();
+	free(r->message);
+	r->message = message ? xstrdup(message) : NULL;
+}
+
+int replica_read_exit(const struct replica *r, int *code, int64_t *end_usec)
+{
+	char *path = replica_path(r, "exit");
+	FILE *f = fopen(path, "r");
+	long long c, e;
+	int rc = -1;
+
+	free(path);
+	if (!f)
+		return errno == ENOENT ? 0 : -1;
+	if (fscanf(f, "%lld %lld", &c, &e) == 2 && c >= 0 && c <= 255) {
+		*code = (int)c;
+		*end_usec = e;
+		rc = 1;
+	}
+	fclose(f);
+	return rc;
+}
+
+int replica_write_exit(const char *dir, int code, int64_t end_usec)
+{
+	char path[4096], text[64];
+	int n = snprintf(text, sizeof(text), "%d %lld\n", code, (long long)end_usec);
+	if ((size_t)snprintf(path, sizeof(path), "%s/exit", dir) >= sizeof(path))
+		return -1;
+	return write_atomic(path, text, (size_t)n);
+}
+
+void replica_log_append(const struct replica *r, char stream, const char *text)
+{
+	char *path = replica_path(r, "output.log");
+	char *rec = xasprintf("%lld %c %s\n", (long long)now_usec(), stream, text);
+	int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+	if (fd >= 0) {
+		if (write(fd, rec, strlen(rec)) < 0)
+			log_warn("replica %s.%d: cannot write its log: %s", r->id, r->attempt,
+				 strerror(errno));
+		close(fd);
+	}
+	free(rec);
+	free(path);
+}
+
+int64_t replica_logs_pending(const struct replica *r)
+{
+	char *path = replica_path(r, "output.log");
+	struct stat st;
+	int64_t n = 0;
+	if (!stat(path, &st) && st.st_size > r->log_off)
+		n = st.st_size - r->log_off;
+	free(path);
+	return n;
+}
+
+/* A copy of s[0..n) with invalid UTF-8 replaced by U+FFFD (JSON needs valid). */
+static char *utf8_clean(const char *s, size_t n)
+{
+	struct strbuf sb = STRBUF_INIT;
+	size_t i = 0;
+	while (i < n) {
+		unsigned char c = (unsigned char)s[i];
+		size_t len = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 :
+			(c >> 3) == 30 ? 4 : 0;
+		bool ok = len && i + len <= n && c != 0;
+		for (size_t k = 1; ok && k < len; k++)
+			ok = ((unsigned char)s[i + k] >> 6) == 2;
+		if (ok && len == 2 && c < 0xc2)
+			ok = false;	/* overlong */
+		if (ok && len == 3) {
+			unsigned char d = (unsigned char)s[i + 1];
+			ok = !(c == 0xe0 && d < 0xa0) && !(c == 0xed && d >= 0xa0);
+		}
+		if (ok && len == 4) {
+			unsigned char d = (unsigned char)s[i + 1];
+			ok = c <= 0xf4 && !(c == 0xf0 && d < 0x90) && !(c == 0xf4 && d >= 0x90);
+		}
+		if (ok) {
+			sb_add(&sb, s + i, len);
+			i += len;
+		} else {
+			sb_addstr(&sb, "\xef\xbf\xbd");
+			i++;
+		}
+	}
+	sb_addstr(&sb, "");
+	return sb_detach(&sb);
+}
+
+static json_t *log_line(const char *stream, int64_t usec, const char *text, size_t len)
+{
+	char ts[48];
+	char *clean = utf8_clean(text, len);
+	wire_time_format(usec, ts, sizeof(ts));
+	json_t *o = json_pack("{s:s, s:s, s:s}", "stream", stream, "time", ts, "text", clean);
+	free(clean);
+	return o;
+}
+
+/* Counts the newlines of fd in [from, to). */
+static int64_t count_lines(int fd, int64_t from, int64_t to)
+{
+	char buf[65536];
+	int64_t n = 0;
+	while (from < to) {
+		size_t want = (size_t)(to - from) < sizeof(buf) ? (size_t)(to - from) : sizeof(buf);
+		ssize_t got = pread(fd, buf, want, from);
+		if (got <= 0)
+			break;
+		for (ssize_t i = 0; i < got; i++)
+			n += buf[i] == '\n';
+		from += got;
+	}
+	return n;
+}
+
+size_t replica_logs_pin(struct replica *r, size_t max_lines, size_t max_bytes,
+			int64_t backlog_max)
+{
+	char *path;
+	int fd;
+	struct stat st;
+	size_t lines = 0;
+	int64_t off = r->log_off;
+
+	if (r->batch)
+		return json_array_size(r->batch);
+	path = replica_path(r, "output.log");
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	free(path);
+	if (fd < 0)
+		return 0;
+	if (fstat(fd, &st) || st.st_size <= off)
+		goto out;
+	r->batch = json_array();
+	if (st.st_size - off > backlog_max) {
+		/* Too far behind: keep the newest backlog_max bytes, from a line start. */
+		int64_t skip_to = st.st_size - backlog_max;
+		char c;
+		while (skip_to < st.st_size && pread(fd, &c, 1, skip_to - 1) == 1 && c != '\n')
+			skip_to++;
+		int64_t dropped = count_lines(fd, off, skip_to);
+		char *msg = xasprintf("[trainplane-agent] %lld lines dropped: the log backlog "
+				      "exceeded %lld bytes", (long long)dropped,
+				      (long long)backlog_max);
+		json_array_append_new(r->batch, log_line("stderr", now_usec(), msg, strlen(msg)));
+		free(msg);
+		log_warn("replica %s.%d: %lld log lines dropped", r->id, r->attempt,
+			 (long long)dropped);
+		off = skip_to;
+		lines++;
+	}
+	/* Read a window; only whole records count. */
+	size_t cap = max_bytes + 4096;
+	char *buf = xmalloc(cap + 1);
+	ssize_t got = pread(fd, buf, cap, off);
+	size_t pos = 0, text_bytes = 0;
+	while (got > 0 && pos < (size_t)got && lines < max_lines) {
+		char *nl = memchr(buf + pos, '\n', (size_t)got - pos);
+		if (!nl) {
+			if (pos == 0 && (size_t)got == cap) {
+				/* One record longer than the window: send it cut. */
+				nl = buf + got - 1;
+			} else {
+				break;
+			}
+		}
+		size_t reclen = (size_t)(nl - (buf + pos));
+		char *rec = buf + pos, *sp1 = memchr(rec, ' ', reclen);
+		if (text_bytes && text_bytes + reclen > max_bytes)
+			break;
+		if (sp1 && (size_t)(sp1 - rec) + 2 < reclen && sp1[2] == ' ') {
+			int64_t usec = strtoll(rec, NULL, 10);
+			const char *text = sp1 + 3;
+			size_t tlen = reclen - (size_t)(text - rec);
+			json_array_append_new(r->batch, log_line(sp1[1] == 'E' ? "stderr" : "stdout",
+								 usec, text, tlen));
+			lines++;
+			text_bytes += tlen;
+		}
+		pos += reclen + 1;
+	}
+	free(buf);
+	off += (int64_t)pos;
+out:
+	close(fd);
+	if (r->batch && !json_array_size(r->batch)) {
+		json_decref(r->batch);
+		r->batch = NULL;
+	}
+	if (r->batch)
+		r->batch_end = off;
+	return r->batch ? json_array_size(r->batch) : 0;
+}
+
+void replica_logs_ack(struct replica *r)
+{
+	if (!r->batch)
+		return;
+	json_decref(r->batch);
+	r->batch = NULL;
+	r->log_off = r->batch_end;
+}
+
+/* /proc/<pid>/stat: start time (field 22) and state (field 3). 0 or -1. */
+static int proc_stat(pid_t pid, unsigned long long *start, char *state)
+{
+	char path[64], buf[1024];
+	int fd;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	/* "pid (comm) S ..." - comm may hold spaces and parens: skip to the last ')'. */
+	char *p = strrchr(buf, ')');
+	if (!p || p[1] != ' ' || !p[2])
+		return -1;
+	*state = p[2];
+	p += 2;
+	for (int field = 3; field < 22 && p; field++) {
+		p = strchr(p, ' ');
+		if (p)
+			p++;
+	}
+	if (!p)
+		return -1;
+	*start = strtoull(p, NULL, 10);
+	return 0;
+}
+
+unsigned long long proc_start_ticks(pid_t pid)
+{
+	unsigned long long start;
+	char state;
+	return pid > 0 && !proc_stat(pid, &start, &state) ? start : 0;
+}
+
+bool proc_alive(pid_t pid, unsigned long long start_ticks)
+{
+	unsigned long long start;
+	char state;
+	if (pid <= 0 || proc_stat(pid, &start, &state))
+		return false;
+	return start == start_ticks && state != 'Z' && state != 'X';
+}

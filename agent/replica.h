@@ -1,0 +1,158 @@
+/*
+ * replica.h - what the agent knows of one replica attempt, and the files
+ * that keep it across agent restarts.
+ *
+ * Each attempt has a directory <work_dir>/replicas/<replica>.<attempt>/:
+ *   status.json  this struct's durable fields, rewritten atomically (write
+ *                status.json.tmp, rename) on every change
+ *   output.log   the replica's stdout and stderr, one record a line:
+ *                "<usec since epoch> <O|E> <text>\n", appended by the
+ *                supervisor (shim.h) or the simulate runtime
+ *   exit         "<exit code> <end usec>\n", written once (tmp + rename) by
+ *                the supervisor when the replica's main process ended
+ *   work/        the process runtime's working directory
+ * The directory is removed when the server has recorded the attempt's end
+ * (replica_forget()).
+ */
+#ifndef TP_AGENT_REPLICA_H
+#define TP_AGENT_REPLICA_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "agent_config.h"
+#include "common.h"
+
+enum replica_state {
+	RS_STARTING,		/* being started (a container engine's `run` in progress) */
+	RS_RUNNING,		/* started; its main process has not ended */
+	RS_EXITED,		/* ended; exit_code holds 0-255 (128+N for signal N) */
+	RS_FAILED_TO_START,	/* never ran; message says why */
+};
+const char *replica_state_name(enum replica_state s);
+int replica_state_parse(const char *s, enum replica_state *out) MUST_CHECK;
+
+/* One entry of the server's desired set (sync answer). Strings owned. */
+struct desired_replica {
+	char *replica;
+	int attempt;
+	bool run;		/* RUN; false: STOP */
+	char *job, *role;
+	int index;
+	char *image;
+	char **command;		/* NULL-terminated, may be empty */
+	char **args;		/* NULL-terminated */
+	char **env;		/* NULL-terminated "K=V" */
+	int *gpus;
+	size_t ngpus;
+	int *ports;
+	size_t nports;
+	bool has_simulate;	/* a `simulate` object or script string was given */
+	double sim_seconds;
+	int sim_exit;
+};
+void desired_replica_release(struct desired_replica *d);
+
+struct replica {
+	struct replica *next;
+	char *id;
+	int attempt;
+	char *dir;			/* owned; see above */
+	enum agent_runtime runtime;
+
+	enum replica_state state;
+	int exit_code;			/* RS_EXITED only */
+	char *message;			/* owned, NULL when none */
+	int64_t start_usec, end_usec;	/* 0: not yet */
+
+	/* Reporting: seq grows with each new report content. */
+	int64_t seq;
+	int64_t acked_seq;		/* highest seq a 200 answered */
+	enum replica_state rep_state;	/* what report `seq` describes */
+	int rep_exit;
+	bool rep_valid;
+
+	/* process and container runtimes: the supervisor (shim.h) */
+	pid_t shim_pid;
+	unsigned long long shim_start;	/* /proc start time, guards pid reuse */
+	pid_t pgid;			/* process runtime: the replica's group */
+	/* container runtimes */
+	char *container;		/* owned: tp-<replica>-<attempt> */
+	pid_t helper_pid;		/* engine `run`/`stop` in flight, or 0 */
+	unsigned long long helper_start;
+	int64_t next_inspect_usec;
+	int64_t exit_seen_usec;		/* inspect first said "exited" (not saved) */
+	/* simulate */
+	double sim_seconds;
+	int sim_exit;
+
+	/* Stopping: SIGTERM sent at stop_usec, SIGKILL due at kill_usec. */
+	bool stopping;
+	bool killed;
+	int64_t kill_usec;
+
+	/* Logs: output.log bytes before log_off are acknowledged; the pinned
+	 * batch (sent, not yet acknowledged) covers log_off..batch_end. */
+	int64_t log_off;
+	int64_t batch_end;
+	json_t *batch;			/* array of {stream,time,text}, or NULL */
+	int64_t batch_seq;		/* the seq that first carried the batch */
+};
+
+/* New replica for (id, attempt) with its directory path (not created). */
+struct replica *replica_new(const char *work_dir, const char *id, int attempt,
+			    enum agent_runtime rt);
+/* Frees r and what it owns; NULL is fine. Files are left alone. */
+void replica_free(struct replica *r);
+
+/* Path of a file in r's directory; caller frees. */
+char *replica_path(const struct replica *r, const char *name);
+/* Creates r's directory (and work/). 0 or -1 with errno. */
+int replica_mkdir(const struct replica *r) MUST_CHECK;
+/* Writes status.json atomically. 0 or -1 (logged). */
+int replica_save(const struct replica *r) MUST_CHECK;
+/* Reads <dir>/status.json into a new replica. NULL if absent or unreadable (logged). */
+struct replica *replica_load(const char *dir);
+/* Removes r's directory and everything in it. */
+void replica_remove_files(const struct replica *r);
+
+/* Sets state, exit code, end time and message (copied; NULL: none). */
+void replica_set_final(struct replica *r, enum replica_state st, int exit_code,
+		       int64_t end_usec, const char *message);
+
+/*
+ * Reads the exit file: 1 with *code and *end_usec set, 0 when absent,
+ * -1 when unreadable.
+ */
+int replica_read_exit(const struct replica *r, int *code, int64_t *end_usec);
+/* Writes the exit file atomically. 0 or -1. Async-signal-unsafe-free enough
+ * for the supervisor (no stdio). */
+int replica_write_exit(const char *dir, int code, int64_t end_usec);
+
+/* Appends one record to output.log (stream 'O' or 'E'). */
+void replica_log_append(const struct replica *r, char stream, const char *text);
+
+/*
+ * Pins the next batch of log records if none is pinned: at most max_lines
+ * lines and max_bytes of text from output.log after log_off. When more than
+ * backlog_max bytes wait unread, the oldest are skipped up to a line
+ * boundary and the batch starts with a line "N lines dropped". Returns the
+ * number of lines in the pinned batch (0: none).
+ */
+size_t replica_logs_pin(struct replica *r, size_t max_lines, size_t max_bytes,
+			int64_t backlog_max);
+/* The pinned batch was acknowledged: drop it and advance log_off. */
+void replica_logs_ack(struct replica *r);
+/* Bytes of output.log not yet acknowledged (0 when the file is missing). */
+int64_t replica_logs_pending(const struct replica *r);
+
+/* Whether pid is alive and still the process that started at start_ticks
+ * (its /proc start time); zombies count as dead. */
+bool proc_alive(pid_t pid, unsigned long long start_ticks);
+/* /proc/<pid>/stat start time in clock ticks (also of a zombie), 0 if the
+ * pid is gone. */
+unsigned long long proc_start_ticks(pid_t pid);
+
+#endif

@@ -1,0 +1,78 @@
+/*
+ * runtime.h - the replica runtimes behind one small interface.
+ *
+ * Every function takes the replica's record and changes it in place; a
+ * change of state is saved to its status file before the function returns.
+ * None of them blocks for long: stopping is SIGTERM (or `engine stop`) now
+ * and SIGKILL from a later runtime_poll() after the grace period; a
+ * container's `run` goes on in the background while the replica is
+ * STARTING.
+ *
+ *   process   the command as a host process under a supervisor (shim.h),
+ *             in its own process group, cwd <dir>/work; image ignored
+ *   podman    a container per attempt, named tp-<replica>-<attempt>, through
+ *   docker    the engine's CLI (run -d, logs -f, inspect, stop, rm)
+ *   simulate  nothing runs: RUNNING for N seconds, then EXITED with code C
+ */
+#ifndef TP_AGENT_RUNTIME_H
+#define TP_AGENT_RUNTIME_H
+
+#include <stdbool.h>
+
+#include "agent_config.h"
+#include "replica.h"
+
+struct runtime_ops {
+	/* Starts r as d says; r's directory exists and its status is saved.
+	 * Leaves r RUNNING, STARTING, or FAILED_TO_START with a message. */
+	void (*start)(const struct agent_config *cfg, struct replica *r,
+		      const struct desired_replica *d);
+	/* Observes r: start completion, exit, SIGKILL after the grace period.
+	 * Also what re-adopts a replica loaded from its status file. */
+	void (*poll)(const struct agent_config *cfg, struct replica *r);
+	/* Begins stopping r; idempotent. */
+	void (*stop)(const struct agent_config *cfg, struct replica *r);
+	/* Frees what r holds outside its directory (its container). */
+	void (*release)(const struct agent_config *cfg, struct replica *r);
+};
+
+extern const struct runtime_ops runtime_process_ops;
+extern const struct runtime_ops runtime_container_ops;	/* podman and docker */
+extern const struct runtime_ops runtime_simulate_ops;
+const struct runtime_ops *runtime_ops_for(enum agent_runtime rt);
+
+/*
+ * Creates r's directory, saves its status and starts it with its runtime.
+ * Returns true when r's state or anything reportable changed (always here).
+ */
+void runtime_start(const struct agent_config *cfg, struct replica *r,
+		   const struct desired_replica *d);
+/* Polls r; returns true when its state changed. */
+bool runtime_poll(const struct agent_config *cfg, struct replica *r);
+void runtime_stop(const struct agent_config *cfg, struct replica *r);
+/* Releases r's resources and deletes its directory; r is then freed by the caller. */
+void runtime_forget(const struct agent_config *cfg, struct replica *r);
+
+/*
+ * Loads every replica under <work_dir>/replicas (re-adoption after an agent
+ * restart) and polls each once, so that one that ended while the agent was
+ * down is EXITED with its recorded code. Prepends them to *list. Returns
+ * how many were adopted.
+ */
+int runtime_adopt_all(const struct agent_config *cfg, struct replica **list);
+
+/*
+ * Parses a simulate script: "run-<N>s-exit-<C>", "fail-<C>-after-<N>s" or
+ * "succeed-after-<N>s" (N may have a fraction; C 0-255). 0 or -1.
+ */
+int simulate_script_parse(const char *s, double *seconds, int *exit_code) MUST_CHECK;
+
+/*
+ * Rewrites "gs://" prefixes for a replica: with a storage root, each
+ * occurrence of "gs://" in s becomes "<root>/" (a host process) or "/gcs/"
+ * (a container: the root is mounted there). Without one, s is copied.
+ * Returns a new string.
+ */
+char *runtime_map_gcs(const char *s, const char *storage_root, bool container);
+
+#endif

@@ -1,0 +1,275 @@
+/*
+ * sync_msg.c - building and parsing the agent protocol's JSON.
+ */
+#include "sync_msg.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime.h"
+#include "wire.h"
+
+json_t *sync_register_body(const struct agent_config *cfg, const char *incarnation,
+			   const char *gpu_type, int gpu_count)
+{
+	json_t *o = json_pack("{s:s, s:s, s:s, s:i, s:i, s:s, s:[i,i], s:s, s:s}",
+			      "incarnation", incarnation, "region", cfg->region ? cfg->region : "",
+			      "zone", cfg->zone ? cfg->zone : "", "vcpus", cfg->vcpus,
+			      "memoryMb", cfg->memory_mb, "address", cfg->address,
+			      "portRange", cfg->port_min, cfg->port_max,
+			      "runtime", agent_runtime_name(cfg->runtime),
+			      "agentVersion", AGENT_VERSION);
+	if (cfg->machine_type)
+		json_object_set_new(o, "machineType", json_string(cfg->machine_type));
+	if (gpu_type && gpu_count > 0)
+		json_object_set_new(o, "accelerators",
+				    json_pack("{s:s, s:i}", "type", gpu_type, "count", gpu_count));
+	if (cfg->tpu_type)
+		json_object_set_new(o, "tpu", json_pack("{s:s, s:i}", "type", cfg->tpu_type,
+							"cores", cfg->tpu_cores));
+	return o;
+}
+
+int sync_parse_register(const char *body, size_t len, int *interval, int *lease, char *err,
+			size_t errlen)
+{
+	json_error_t jerr;
+	json_t *o = json_loadb(body, len, 0, &jerr);
+	json_int_t i = *interval, l = *lease;
+	int rc = -1;
+
+	if (!o) {
+		snprintf(err, errlen, "register answer: invalid JSON at line %d column %d: %s",
+			 jerr.line, jerr.column, jerr.text);
+		return -1;
+	}
+	if (json_unpack_ex(o, &jerr, 0, "{s?I, s?I}", "syncIntervalSeconds", &i,
+			   "leaseSeconds", &l)) {
+		snprintf(err, errlen, "register answer: %s", jerr.text);
+		goto out;
+	}
+	if (i < 1 || i > 3600 || l < 1) {
+		snprintf(err, errlen, "register answer: syncIntervalSeconds %lld out of range",
+			 (long long)i);
+		goto out;
+	}
+	*interval = (int)i;
+	*lease = (int)l;
+	rc = 0;
+out:
+	json_decref(o);
+	return rc;
+}
+
+static json_t *time_or_null(int64_t usec)
+{
+	char ts[48];
+	if (!usec)
+		return json_null();
+	wire_time_format(usec, ts, sizeof(ts));
+	return json_string(ts);
+}
+
+json_t *sync_report(const struct replica *r)
+{
+	json_t *o = json_pack("{s:s, s:i, s:I, s:s}", "replica", r->id, "attempt", r->attempt,
+			      "seq", (json_int_t)r->seq, "state",
+			      replica_state_name(r->rep_valid ? r->rep_state : r->state));
+	enum replica_state st = r->rep_valid ? r->rep_state : r->state;
+	if (st == RS_EXITED)
+		json_object_set_new(o, "exitCode", json_integer(r->rep_valid ? r->rep_exit :
+								  r->exit_code));
+	json_object_set_new(o, "message", json_string(r->message && (st == RS_EXITED ||
+							  st == RS_FAILED_TO_START) ? r->message : ""));
+	json_object_set_new(o, "startTime", time_or_null(r->start_usec));
+	json_object_set_new(o, "endTime", time_or_null(st == RS_EXITED ||
+						       st == RS_FAILED_TO_START ? r->end_usec : 0));
+	json_object_set_new(o, "logs", r->batch ? json_incref(r->batch) : json_array());
+	return o;
+}
+
+void desired_set_release(struct desired_set *ds)
+{
+	for (size_t i = 0; i < ds->n; i++)
+		desired_replica_release(&ds->v[i]);
+	free(ds->v);
+	free(ds->version);
+	memset(ds, 0, sizeof(*ds));
+}
+
+const struct desired_replica *desired_find(const struct desired_set *ds, const char *id,
+					   int attempt)
+{
+	for (size_t i = 0; i < ds->n; i++)
+		if (ds->v[i].attempt == attempt && !strcmp(ds->v[i].replica, id))
+			return &ds->v[i];
+	return NULL;
+}
+
+/* A JSON array of strings (NULL/absent: empty) into a NULL-terminated vector. */
+static int str_array(json_t *a, const char *what, char ***out, char *err, size_t errlen)
+{
+	size_t i;
+	json_t *v;
+	if (a && !json_is_array(a)) {
+		snprintf(err, errlen, "'%s' is not an array", what);
+		return -1;
+	}
+	*out = xcalloc(json_array_size(a) + 1, sizeof(char *));
+	json_array_foreach(a, i, v) {
+		if (!json_is_string(v)) {
+			snprintf(err, errlen, "'%s'[%zu] is not a string", what, i);
+			return -1;
+		}
+		(*out)[i] = xstrdup(json_string_value(v));
+	}
+	return 0;
+}
+
+static int int_array(json_t *a, const char *what, int **out, size_t *n, char *err,
+		     size_t errlen)
+{
+	size_t i;
+	json_t *v;
+	if (a && !json_is_array(a)) {
+		snprintf(err, errlen, "'%s' is not an array", what);
+		return -1;
+	}
+	*n = json_array_size(a);
+	*out = xcalloc(*n + 1, sizeof(int));
+	json_array_foreach(a, i, v) {
+		if (!json_is_integer(v) || json_integer_value(v) < 0 ||
+		    json_integer_value(v) > 65535) {
+			snprintf(err, errlen, "'%s'[%zu] is not a small integer", what, i);
+			return -1;
+		}
+		(*out)[i] = (int)json_integer_value(v);
+	}
+	return 0;
+}
+
+static int parse_desired(json_t *o, size_t idx, struct desired_replica *d, char *err,
+			 size_t errlen)
+{
+	json_error_t jerr;
+	const char *id = NULL, *desired = NULL, *job = NULL, *role = NULL, *image = NULL;
+	json_t *command = NULL, *args = NULL, *env = NULL, *gpus = NULL, *ports = NULL;
+	json_t *sim = NULL;
+	json_int_t attempt = 0, index = 0;
+	char why[160];
+
+	if (json_unpack_ex(o, &jerr, 0,
+			   "{s:s, s:I, s:s, s?s, s?s, s?I, s?s, s?o, s?o, s?o, s?o, s?o, s?o}",
+			   "replica", &id, "attempt", &attempt, "desired", &desired, "job", &job,
+			   "role", &role, "index", &index, "image", &image, "command", &command,
+			   "args", &args, "env", &env, "gpus", &gpus, "ports", &ports,
+			   "simulate", &sim)) {
+		snprintf(err, errlen, "replicas[%zu]: %s", idx, jerr.text);
+		return -1;
+	}
+	if (!*id || strchr(id, '/') || !strcmp(id, ".") || !strcmp(id, "..") ||
+	    strlen(id) > 200) {
+		snprintf(err, errlen, "replicas[%zu]: bad replica name '%s'", idx, id);
+		return -1;
+	}
+	if (attempt < 0 || attempt > 1000000) {
+		snprintf(err, errlen, "replicas[%zu]: attempt %lld out of range", idx,
+			 (long long)attempt);
+		return -1;
+	}
+	if (strcmp(desired, "RUN") && strcmp(desired, "STOP")) {
+		snprintf(err, errlen, "replicas[%zu]: desired '%s' is neither RUN nor STOP", idx,
+			 desired);
+		return -1;
+	}
+	d->replica = xstrdup(id);
+	d->attempt = (int)attempt;
+	d->run = !strcmp(desired, "RUN");
+	d->job = job ? xstrdup(job) : NULL;
+	d->role = role ? xstrdup(role) : NULL;
+	d->index = (int)index;
+	d->image = image ? xstrdup(image) : NULL;
+	if (str_array(command, "command", &d->command, why, sizeof(why)) ||
+	    str_array(args, "args", &d->args, why, sizeof(why)) ||
+	    str_array(env, "env", &d->env, why, sizeof(why)) ||
+	    int_array(gpus, "gpus", &d->gpus, &d->ngpus, why, sizeof(why)) ||
+	    int_array(ports, "ports", &d->ports, &d->nports, why, sizeof(why))) {
+		snprintf(err, errlen, "replicas[%zu]: %s", idx, why);
+		return -1;
+	}
+	if (sim && json_is_string(sim)) {
+		if (simulate_script_parse(json_string_value(sim), &d->sim_seconds, &d->sim_exit)) {
+			snprintf(err, errlen, "replicas[%zu]: bad simulate script '%s'", idx,
+				 json_string_value(sim));
+			return -1;
+		}
+		d->has_simulate = true;
+	} else if (sim && json_is_object(sim)) {
+		double sec = 0;
+		int code = 0;
+		if (json_unpack_ex(sim, &jerr, 0, "{s?F, s?i}", "seconds", &sec, "exitCode",
+				   &code) || sec < 0 || sec > 86400.0 * 365 || code < 0 ||
+		    code > 255) {
+			snprintf(err, errlen, "replicas[%zu]: bad simulate object", idx);
+			return -1;
+		}
+		d->sim_seconds = sec;
+		d->sim_exit = code;
+		d->has_simulate = true;
+	} else if (sim && !json_is_null(sim)) {
+		snprintf(err, errlen, "replicas[%zu]: 'simulate' is neither an object nor a string",
+			 idx);
+		return -1;
+	}
+	return 0;
+}
+
+int sync_parse_answer(const char *body, size_t len, struct desired_set *out, char *err,
+		      size_t errlen)
+{
+	json_error_t jerr;
+	json_t *o = json_loadb(body, len, 0, &jerr), *reps = NULL, *ver = NULL, *v;
+	size_t i;
+	int rc = -1;
+
+	desired_set_release(out);
+	if (!o) {
+		snprintf(err, errlen, "sync answer: invalid JSON at line %d column %d: %s",
+			 jerr.line, jerr.column, jerr.text);
+		return -1;
+	}
+	if (json_unpack_ex(o, &jerr, 0, "{s?o, s?o}", "desiredVersion", &ver, "replicas", &reps)) {
+		snprintf(err, errlen, "sync answer: %s", jerr.text);
+		goto out;
+	}
+	if (ver && json_is_string(ver))
+		out->version = xstrdup(json_string_value(ver));
+	else if (ver && json_is_integer(ver))
+		out->version = xasprintf("%lld", (long long)json_integer_value(ver));
+	else if (ver && !json_is_null(ver)) {
+		snprintf(err, errlen, "sync answer: desiredVersion is neither a string nor a number");
+		goto out;
+	}
+	if (reps && !json_is_array(reps) && !json_is_null(reps)) {
+		snprintf(err, errlen, "sync answer: replicas is not an array");
+		goto out;
+	}
+	out->has_replicas = reps && json_is_array(reps);
+	out->v = xcalloc(json_array_size(reps) + 1, sizeof(*out->v));
+	json_array_foreach(reps, i, v) {
+		if (!json_is_object(v)) {
+			snprintf(err, errlen, "sync answer: replicas[%zu] is not an object", i);
+			goto out;
+		}
+		out->n = i + 1;
+		if (parse_desired(v, i, &out->v[i], err, errlen))
+			goto out;
+	}
+	rc = 0;
+out:
+	if (rc)
+		desired_set_release(out);
+	json_decref(o);
+	return rc;
+}

@@ -1,0 +1,50 @@
+/*
+ * sync_msg.h - the JSON of the agent protocol (agent/PROTOCOL.md): the
+ * register and sync bodies the agent sends and the answers it parses.
+ * Nothing here does I/O.
+ */
+#ifndef TP_AGENT_SYNC_MSG_H
+#define TP_AGENT_SYNC_MSG_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "agent_config.h"
+#include "common.h"
+#include "replica.h"
+
+#define AGENT_VERSION "0.1.0"
+
+/* Register body. gpu_type NULL or gpu_count 0: no accelerators. New reference. */
+json_t *sync_register_body(const struct agent_config *cfg, const char *incarnation,
+			   const char *gpu_type, int gpu_count);
+
+/* Register answer: syncIntervalSeconds and leaseSeconds (kept when absent). 0 or -1. */
+int sync_parse_register(const char *body, size_t len, int *interval, int *lease,
+			char *err, size_t errlen) MUST_CHECK;
+
+/* One replica's report as it stands (state, seq, pinned log batch). New reference. */
+json_t *sync_report(const struct replica *r);
+
+/* The desired set of a sync answer. */
+struct desired_set {
+	char *version;			/* NULL when absent */
+	bool has_replicas;		/* false: "replicas" absent, keep the old set */
+	struct desired_replica *v;
+	size_t n;
+};
+void desired_set_release(struct desired_set *ds);
+/* Finds (replica, attempt) in ds, or NULL. */
+const struct desired_replica *desired_find(const struct desired_set *ds, const char *id,
+					   int attempt);
+
+/*
+ * Parses a sync answer into out (released first). Invalid JSON or an entry
+ * without replica, attempt or a known desired state rejects the whole
+ * answer: returns -1 with a message in err and out empty.
+ */
+int sync_parse_answer(const char *body, size_t len, struct desired_set *out, char *err,
+		      size_t errlen) MUST_CHECK;
+
+#endif

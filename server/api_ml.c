@@ -10,6 +10,7 @@
 #include "log.h"
 #include "ml_types.h"
 #include "paging.h"
+#include "scheduler.h"
 #include "validate.h"
 #include "wire.h"
 
@@ -211,6 +212,7 @@ void api_ml_jobs_create(struct request *req)
 		goto out;
 	}
 	log_info("job projects/%s/jobs/%s created", req->params[0], job_id);
+	sched_wake(req->srv->sched);
 	reply_job(req, rows);
 out:
 	free(spec);
@@ -327,8 +329,10 @@ void api_ml_jobs_cancel(struct request *req)
 	} else {
 		/* A finished job stays as it is and the call succeeds: gcloud's
 		 * "will not perform an operation and exit successfully". */
-		if (changed)
+		if (changed) {
 			log_info("job projects/%s/jobs/%s cancel requested", key.project, key.job_id);
+			sched_wake(req->srv->sched);
+		}
 		reply_json_text(req, 200, xstrdup("{}"), 2);
 	}
 	job_rows_free(rows);

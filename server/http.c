@@ -3,6 +3,8 @@
 #include <arpa/inet.h>
 #include <microhttpd.h>
 #include <netdb.h>
+#include <pthread.h>
+#include <unistd.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,7 +18,81 @@ struct http_server {
 	struct MHD_Daemon *daemon;
 	struct server *srv;
 	int port;
+	/* Parked (suspended) long-poll requests, woken by key or deadline. */
+	pthread_mutex_t park_mu;
+	struct request *parked;
+	pthread_t timer;
+	bool stopping;
 };
+
+/* Called with park_mu held: unlinks req and lets MHD run its handler again. */
+static void resume_locked(struct request *req)
+{
+	req->parked = false;
+	req->resumed = true;
+	MHD_resume_connection(req->conn);
+}
+
+void http_park(struct request *req, const char *key, int64_t deadline_us)
+{
+	struct http_server *h = req->srv->http;
+
+	free(req->park_key);
+	req->park_key = xstrdup(key);
+	req->park_deadline = deadline_us;
+	/* Suspend under the lock, so that no wake can resume it first. */
+	pthread_mutex_lock(&h->park_mu);
+	MHD_suspend_connection(req->conn);
+	req->parked = true;
+	req->park_next = h->parked;
+	h->parked = req;
+	pthread_mutex_unlock(&h->park_mu);
+}
+
+/* Resumes the parked requests for which match() says so. */
+static void wake_where(struct http_server *h, bool (*match)(struct request *, const void *),
+		       const void *arg)
+{
+	pthread_mutex_lock(&h->park_mu);
+	for (struct request **pp = &h->parked; *pp;) {
+		struct request *r = *pp;
+		if (match(r, arg)) {
+			*pp = r->park_next;
+			resume_locked(r);
+		} else {
+			pp = &r->park_next;
+		}
+	}
+	pthread_mutex_unlock(&h->park_mu);
+}
+
+static bool key_matches(struct request *r, const void *key)
+{
+	return !key || !strcmp(r->park_key, key);
+}
+
+static bool deadline_passed(struct request *r, const void *now)
+{
+	return r->park_deadline <= *(const int64_t *)now;
+}
+
+void http_wake(struct http_server *h, const char *key)
+{
+	if (h)
+		wake_where(h, key_matches, key);
+}
+
+static void *park_timer(void *arg)
+{
+	struct http_server *h = arg;
+	for (;;) {
+		usleep(20 * 1000);
+		if (__atomic_load_n(&h->stopping, __ATOMIC_ACQUIRE))
+			return NULL;
+		int64_t now = mono_usec();
+		wake_where(h, deadline_passed, &now);
+	}
+}
 
 const char *req_query(struct request *req, const char *name)
 {
@@ -269,9 +345,54 @@ static enum MHD_Result check_arg_utf8(void *cls, enum MHD_ValueKind kind, const 
 	return *ok ? MHD_YES : MHD_NO;
 }
 
+/* Constant-time comparison: a token must not leak through timing. */
+static bool token_equal(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+	unsigned char diff = (unsigned char)(la != lb);
+	for (size_t i = 0; i < la; i++)
+		diff |= (unsigned char)(a[i] ^ b[i % (lb ? lb : 1)]);
+	return !diff;
+}
+
+/*
+ * Agent routes take the cluster token and nothing else; user routes never
+ * take it (a leaked agent token reaches no job). Replies and returns -1 when
+ * the request may not pass.
+ */
+static int check_token_or_reply(struct request *req)
+{
+	const char *auth = req_header(req, MHD_HTTP_HEADER_AUTHORIZATION);
+	const char *token = auth && !strncasecmp(auth, "Bearer ", 7) ? auth + 7 : NULL;
+	const char *agent = req->srv->agent_token;
+	bool is_agent = token && agent && *agent && token_equal(token, agent);
+
+	if (req->route->agent && !is_agent) {
+		reply_error(req, API_UNAUTHENTICATED,
+			    "Request had invalid authentication credentials: agent routes need the "
+			    "cluster token (Authorization: Bearer <agent_token>).");
+		return -1;
+	}
+	if (!req->route->agent && is_agent) {
+		reply_error(req, API_PERMISSION_DENIED,
+			    "The caller does not have permission: the agents' cluster token cannot "
+			    "call user APIs.");
+		return -1;
+	}
+	return 0;
+}
+
 static void dispatch(struct request *req)
 {
 	bool path_known, args_ok = true;
+
+	if (req->resumed) {
+		/* A parked long-poll woke up: its route and body are known. */
+		req->route->handler(req);
+		if (!req->replied && !req->parked)
+			reply_error(req, API_INTERNAL, "Internal error encountered.");
+		return;
+	}
 
 	/* Everything below may reach the database, which takes only UTF-8. */
 	MHD_get_connection_values(req->conn, MHD_GET_ARGUMENT_KIND, check_arg_utf8, &args_ok);
@@ -291,6 +412,8 @@ static void dispatch(struct request *req)
 				    "The requested URL %s was not found on this server.", req->path);
 		return;
 	}
+	if (check_token_or_reply(req))
+		return;
 	if (req->too_large) {
 		char msg[96];
 		snprintf(msg, sizeof(msg), "Request payload size exceeds the limit: %zu bytes.",
@@ -301,7 +424,7 @@ static void dispatch(struct request *req)
 	if (req->route->takes_body && parse_body_or_reply(req))
 		return;
 	req->route->handler(req);
-	if (!req->replied) {
+	if (!req->replied && !req->parked) {
 		log_error("handler for %s %s sent no reply", req->method, req->path);
 		reply_error(req, API_INTERNAL, "Internal error encountered.");
 	}
@@ -340,7 +463,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		*upload_data_size = 0;
 		return MHD_YES;
 	}
-	if (!req->replied)
+	if (!req->replied && !req->parked)
 		dispatch(req);
 	return MHD_YES;
 }
@@ -362,6 +485,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **ctx,
 		free(req->params[i]);
 	json_decref(req->json);
 	sb_release(&req->body);
+	free(req->park_key);
 	free(req->path);
 	free(req);
 	*ctx = NULL;
@@ -390,7 +514,8 @@ struct http_server *http_start(struct server *srv, const char *listen, int threa
 	const char *port;
 	const char *colon = strrchr(listen, ':');
 	struct http_server *h;
-	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG | MHD_USE_EPOLL;
+	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG | MHD_USE_EPOLL |
+			 MHD_ALLOW_SUSPEND_RESUME;
 
 	if (!colon || colon == listen || (size_t)(colon - listen) >= sizeof(host)) {
 		snprintf(err, errlen, "listen address '%s' is not host:port", listen);
@@ -411,6 +536,8 @@ struct http_server *http_start(struct server *srv, const char *listen, int threa
 
 	h = xcalloc(1, sizeof(*h));
 	h->srv = srv;
+	srv->http = h;
+	pthread_mutex_init(&h->park_mu, NULL);
 	h->daemon = MHD_start_daemon(
 		flags, 0, NULL, NULL, on_request, h,
 		MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, NULL,
@@ -426,9 +553,13 @@ struct http_server *http_start(struct server *srv, const char *listen, int threa
 	if (!h->daemon) {
 		snprintf(err, errlen, "cannot listen on %s (address in use or not permitted?)",
 			 listen);
+		pthread_mutex_destroy(&h->park_mu);
+		srv->http = NULL;
 		free(h);
 		return NULL;
 	}
+	if (pthread_create(&h->timer, NULL, park_timer, h))
+		abort();
 	const union MHD_DaemonInfo *info = MHD_get_daemon_info(h->daemon, MHD_DAEMON_INFO_BIND_PORT);
 	h->port = info ? info->port : atoi(port);
 	return h;
@@ -443,6 +574,16 @@ void http_stop(struct http_server *h)
 {
 	if (!h)
 		return;
+	__atomic_store_n(&h->stopping, true, __ATOMIC_RELEASE);
+	pthread_join(h->timer, NULL);
+	/* Stop accepting, answer the parked long-polls, then stop. */
+	MHD_socket listen_fd = MHD_quiesce_daemon(h->daemon);
+	http_wake(h, NULL);
+	usleep(50 * 1000);
 	MHD_stop_daemon(h->daemon);
+	if (listen_fd != MHD_INVALID_SOCKET)
+		close(listen_fd);	/* quiesce hands the listening socket to us */
+	pthread_mutex_destroy(&h->park_mu);
+	h->srv->http = NULL;
 	free(h);
 }

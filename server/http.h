@@ -19,12 +19,19 @@
 #include "strbuf.h"
 
 struct catalog;
+struct sched;
+struct http_server;
 
 /* What handlers share; owned by main(). */
 struct server {
 	struct store *store;
 	const struct catalog *catalog;
 	size_t max_body;	/* bytes */
+	const char *agent_token;	/* the cluster token of the agents */
+	int sync_interval_s;	/* agents sync at least this often */
+	int lease_s;		/* a node without a sync for this long is lost */
+	struct sched *sched;	/* to wake the scheduler; NULL in tests */
+	struct http_server *http;
 };
 
 #define ROUTE_MAX_PARAMS 4
@@ -38,6 +45,7 @@ struct route {
 	route_handler handler;
 	const char *operation_id;	/* as in openapi.yaml */
 	bool takes_body;	/* parse the body as a JSON object before dispatch */
+	bool agent;		/* for agents: the cluster token, and nothing else, opens it */
 };
 
 extern const struct route routes[];
@@ -56,6 +64,11 @@ struct request {
 	json_t *json;		/* the parsed body for takes_body routes, else NULL */
 	int status;		/* the HTTP status sent */
 	int64_t start_us;
+	bool resumed;		/* the handler runs again after http_park() */
+	bool parked;
+	int64_t park_deadline;
+	char *park_key;
+	struct request *park_next;
 };
 
 /* A query parameter, or NULL when absent. Borrowed for the request's life. */
@@ -85,7 +98,15 @@ void reply_store_error(struct request *req, enum store_rc rc);
 const struct route *route_match(const char *method, const char *path,
 				char *params[ROUTE_MAX_PARAMS], bool *path_known);
 
-struct http_server;
+/*
+ * Long-poll: parks req without a reply. Its handler runs again, with
+ * req->resumed set, when http_wake() is called with the same key or at
+ * deadline_us (mono_usec() clock), whichever comes first.
+ */
+void http_park(struct request *req, const char *key, int64_t deadline_us);
+/* Wakes every request parked under key (NULL: all of them). Any thread. */
+void http_wake(struct http_server *h, const char *key);
+
 /*
  * Starts listening on listen ("host:port", "[v6]:port"; port 0 picks one)
  * with threads worker threads. Returns NULL with err on failure.

@@ -18,20 +18,28 @@
 #include "config.h"
 #include "embedded.h"
 #include "http.h"
+#include "listener.h"
 #include "log.h"
+#include "scheduler.h"
 #include "store.h"
 
 struct server_config {
+	char *agent_token;
 	char *catalog;
 	char *database_url;
 	int db_pool_size;
 	int db_wait_seconds;
 	int http_threads;
+	int lease_seconds;
 	char *listen;
 	char *log_level;
 	int max_body_bytes;
 	char *postgres_bin_dir;
+	bool scheduler;
+	int scheduler_tick_ms;
+	int starve_seconds;
 	char *state_dir;
+	int sync_interval_seconds;
 };
 
 static const char *check_log_level(const char *v)
@@ -44,16 +52,22 @@ static const char *check_log_level(const char *v)
 	{ #name, type, offsetof(struct server_config, name), def, min, max, check }
 /* Alphabetical; each is also TRAINPLANE_<NAME>. */
 static const struct config_key server_keys[] = {
+	KEY(agent_token, CONFIG_STRING, "trainplane-dev-token", 0, 0, NULL),
 	KEY(catalog, CONFIG_STRING, "deploy/catalog.yaml", 0, 0, NULL),
 	KEY(database_url, CONFIG_STRING, NULL, 0, 0, NULL),
 	KEY(db_pool_size, CONFIG_INT, "16", 1, 1000, NULL),
 	KEY(db_wait_seconds, CONFIG_INT, "30", 0, 3600, NULL),
 	KEY(http_threads, CONFIG_INT, "16", 1, 1024, NULL),
+	KEY(lease_seconds, CONFIG_INT, "30", 2, 3600, NULL),
 	KEY(listen, CONFIG_STRING, "127.0.0.1:8080", 0, 0, NULL),
 	KEY(log_level, CONFIG_STRING, "info", 0, 0, check_log_level),
 	KEY(max_body_bytes, CONFIG_INT, "1048576", 1024, 64 << 20, NULL),
 	KEY(postgres_bin_dir, CONFIG_STRING, NULL, 0, 0, NULL),
+	KEY(scheduler, CONFIG_BOOL, "true", 0, 0, NULL),
+	KEY(scheduler_tick_ms, CONFIG_INT, "1000", 10, 60000, NULL),
+	KEY(starve_seconds, CONFIG_INT, "600", 1, 86400 * 7, NULL),
 	KEY(state_dir, CONFIG_STRING, "./var", 0, 0, NULL),
+	KEY(sync_interval_seconds, CONFIG_INT, "10", 1, 600, NULL),
 };
 
 static void usage(FILE *f)
@@ -88,6 +102,8 @@ int main(int argc, char **argv)
 	struct pg_embedded *pg = NULL;
 	struct store *st = NULL;
 	struct http_server *http = NULL;
+	struct sched *sched = NULL;
+	struct listener *listener = NULL;
 	char *conninfo = NULL;
 	int rc = 1, c;
 
@@ -143,12 +159,26 @@ int main(int argc, char **argv)
 		log_error("%s", err);
 		goto out;
 	}
-	struct server srv = { .store = st, .catalog = cat, .max_body = (size_t)cfg.max_body_bytes };
+	if (cfg.lease_seconds <= cfg.sync_interval_seconds) {
+		log_error("lease_seconds (%d) must be longer than sync_interval_seconds (%d)",
+			  cfg.lease_seconds, cfg.sync_interval_seconds);
+		goto out;
+	}
+	if (cfg.scheduler) {
+		struct sched_config sc = { conninfo, cat, cfg.lease_seconds, cfg.scheduler_tick_ms,
+					   cfg.starve_seconds };
+		sched = sched_start(&sc);
+	}
+	struct server srv = { .store = st, .catalog = cat, .max_body = (size_t)cfg.max_body_bytes,
+			      .agent_token = cfg.agent_token,
+			      .sync_interval_s = cfg.sync_interval_seconds,
+			      .lease_s = cfg.lease_seconds, .sched = sched };
 	http = http_start(&srv, cfg.listen, cfg.http_threads, err, sizeof(err));
 	if (!http) {
 		log_error("%s", err);
 		goto out;
 	}
+	listener = listener_start(conninfo, http);
 	log_info("trainplane-server listening on http://%.*s:%d/ (database: %s)",
 		 (int)(strrchr(cfg.listen, ':') - cfg.listen), cfg.listen, http_port(http),
 		 pg ? "embedded" : "external");
@@ -166,7 +196,9 @@ int main(int argc, char **argv)
 	}
 	rc = 0;
 out:
+	listener_stop(listener);
 	http_stop(http);
+	sched_stop(sched);
 	store_close(st);
 	pg_embedded_stop(pg);
 	free(conninfo);

@@ -3,6 +3,7 @@
  * exactly these (tests/integration/openapi.test.mjs compares them through
  * `trainplane-server --routes`).
  */
+#include "api_agent.h"
 #include "api_ml.h"
 #include "http.h"
 
@@ -38,6 +39,14 @@ const struct route routes[] = {
 	  "ml.projects.locations.list", false },
 	{ "GET", "/v1/projects/{projectsId}/locations/{locationsId}", api_ml_locations_get,
 	  "ml.projects.locations.get", false },
+	{ "GET", "/trainplane/v1/nodes", api_nodes_list, "trainplane.nodes.list", false },
+	{ "POST", "/trainplane/v1/nodes/{nodesId}:drain", api_nodes_drain,
+	  "trainplane.nodes.drain", true },
+	{ "POST", "/trainplane/v1/nodes/{nodesId}:undrain", api_nodes_undrain,
+	  "trainplane.nodes.undrain", true },
+	{ "POST", "/agent/v1/nodes/{nodesId}:register", api_agent_register,
+	  "agent.nodes.register", true, true },
+	{ "POST", "/agent/v1/nodes/{nodesId}:sync", api_agent_sync, "agent.nodes.sync", true, true },
 };
 
 const size_t routes_count = sizeof(routes) / sizeof(routes[0]);

@@ -15,6 +15,8 @@ struct store_conn {
 	PGconn *pg;		/* NULL until first use */
 	uint64_t prepared;	/* bit per store_stmt.id prepared on pg */
 	bool broken;		/* reset before the next use */
+	bool in_tx;		/* between store_begin() and commit/rollback */
+	bool standalone;	/* outside the pool: never reset, see store_conn_open() */
 };
 
 struct store {
@@ -115,6 +117,14 @@ void store_close(struct store *st)
  */
 static void conn_ready(struct store *st, struct store_conn *c)
 {
+	if (c->standalone || c->in_tx) {
+		/* Never reconnect inside a transaction: it would silently go on
+		 * outside it. The caller sees the failure and rolls back. */
+		if (PQstatus(c->pg) != CONNECTION_OK)
+			c->broken = true;
+		return;
+	}
+	(void)st;
 	if (c->pg && !c->broken && PQstatus(c->pg) == CONNECTION_OK) {
 		struct pollfd p = { .fd = PQsocket(c->pg), .events = POLLIN };
 		if (poll(&p, 1, 0) <= 0)
@@ -125,7 +135,7 @@ static void conn_ready(struct store *st, struct store_conn *c)
 	}
 	if (c->pg) {
 		PQreset(c->pg);
-		__atomic_add_fetch(&st->reconnects, 1, __ATOMIC_RELAXED);
+		__atomic_add_fetch(&c->owner->reconnects, 1, __ATOMIC_RELAXED);
 	} else {
 		c->pg = connect_db(st->conninfo);
 	}
@@ -152,6 +162,10 @@ void store_release(struct store *st, struct store_conn *c)
 {
 	if (!c)
 		return;
+	if (c->in_tx) {
+		log_error("database connection released inside a transaction: rolled back");
+		store_rollback(c);
+	}
 	pthread_mutex_lock(&st->mu);
 	st->free[st->nfree++] = c;
 	pthread_cond_signal(&st->cv);
@@ -182,7 +196,8 @@ static enum store_rc classify(struct store_conn *c, const PGresult *res, const c
 	}
 	if (state && !strcmp(state, "23505"))
 		return STORE_CONFLICT;
-	__atomic_add_fetch(&c->owner->errors, 1, __ATOMIC_RELAXED);
+	if (c->owner)
+		__atomic_add_fetch(&c->owner->errors, 1, __ATOMIC_RELAXED);
 	log_error("database error in %s: %s%s", what, state ? state : "",
 		  res ? PQresultErrorMessage(res) : PQerrorMessage(c->pg));
 	return STORE_ERROR;
@@ -205,8 +220,8 @@ static PGresult *run(struct store_conn *c, const struct store_stmt *stmt, const 
 			if (PQresultStatus(res) != PGRES_COMMAND_OK) {
 				*rc = classify(c, res, stmt->name);
 				PQclear(res);
-				/* Nothing ran: safe to retry even a write. */
-				if (*rc == STORE_UNAVAILABLE && attempt == 0)
+				/* Nothing ran: safe to retry even a write (not in a transaction). */
+				if (*rc == STORE_UNAVAILABLE && attempt == 0 && !c->in_tx)
 					continue;
 				return NULL;
 			}
@@ -225,10 +240,39 @@ static PGresult *run(struct store_conn *c, const struct store_stmt *stmt, const 
 		}
 		*rc = classify(c, res, stmt ? stmt->name : "query");
 		PQclear(res);
-		if (*rc == STORE_UNAVAILABLE && sent && readonly && attempt == 0)
+		if (*rc == STORE_UNAVAILABLE && sent && readonly && attempt == 0 && !c->in_tx)
 			continue;
 		return NULL;
 	}
+}
+
+enum store_rc store_begin(struct store_conn *c)
+{
+	enum store_rc rc;
+	PQclear(run(c, NULL, "BEGIN", false, 0, NULL, &rc));
+	c->in_tx = rc == STORE_OK;
+	return rc;
+}
+
+enum store_rc store_commit(struct store_conn *c)
+{
+	enum store_rc rc;
+	PGresult *res = run(c, NULL, "COMMIT", false, 0, NULL, &rc);
+
+	/* COMMIT of a transaction that failed earlier answers ROLLBACK. */
+	if (rc == STORE_OK && strcmp(PQcmdStatus(res), "COMMIT"))
+		rc = STORE_ERROR;
+	PQclear(res);
+	c->in_tx = false;
+	return rc;
+}
+
+void store_rollback(struct store_conn *c)
+{
+	enum store_rc rc;
+	if (c->in_tx && !c->broken)
+		PQclear(run(c, NULL, "ROLLBACK", false, 0, NULL, &rc));
+	c->in_tx = false;
 }
 
 PGresult *store_exec(struct store_conn *c, const struct store_stmt *stmt, int nparams,
@@ -241,6 +285,39 @@ PGresult *store_exec_sql(struct store_conn *c, const char *sql, bool readonly, i
 			 const char *const *params, enum store_rc *rc)
 {
 	return run(c, NULL, sql, readonly, nparams, params, rc);
+}
+
+struct store_conn *store_conn_open(const char *conninfo, char *err, size_t errlen)
+{
+	PGconn *pg = connect_db(conninfo);
+
+	if (PQstatus(pg) != CONNECTION_OK) {
+		chomp_copy(err, errlen, PQerrorMessage(pg));
+		PQfinish(pg);
+		return NULL;
+	}
+	struct store_conn *c = xcalloc(1, sizeof(*c));
+	c->pg = pg;
+	c->standalone = true;
+	return c;
+}
+
+void store_conn_close(struct store_conn *c)
+{
+	if (!c)
+		return;
+	PQfinish(c->pg);
+	free(c);
+}
+
+bool store_conn_lost(struct store_conn *c)
+{
+	return c->broken || PQstatus(c->pg) != CONNECTION_OK;
+}
+
+PGconn *store_conn_pg(struct store_conn *c)
+{
+	return c->pg;
 }
 
 enum store_rc store_ping(struct store *st)

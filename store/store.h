@@ -63,6 +63,28 @@ PGresult *store_exec(struct store_conn *c, const struct store_stmt *stmt, int np
 PGresult *store_exec_sql(struct store_conn *c, const char *sql, bool readonly, int nparams,
 			 const char *const *params, enum store_rc *rc) MUST_CHECK;
 
+/*
+ * Transactions. Inside one, a lost connection is never reset or retried
+ * behind the caller's back: every later statement and store_commit() fail
+ * with STORE_UNAVAILABLE, so nothing is reported as committed that was not.
+ * store_rollback() ends the transaction whatever happened (never fails).
+ */
+enum store_rc store_begin(struct store_conn *c) MUST_CHECK;
+enum store_rc store_commit(struct store_conn *c) MUST_CHECK;
+void store_rollback(struct store_conn *c);
+
+/*
+ * A connection of its own, outside the pool, for one owner (the scheduler
+ * leader, the notification listener). It is never reset behind the owner's
+ * back: once lost, every statement fails with STORE_UNAVAILABLE and the
+ * owner closes it and opens another. NULL with err on failure.
+ */
+struct store_conn *store_conn_open(const char *conninfo, char *err, size_t errlen);
+void store_conn_close(struct store_conn *c);	/* NULL is a no-op */
+bool store_conn_lost(struct store_conn *c);
+/* The libpq connection, for LISTEN/NOTIFY polling. Borrowed. */
+PGconn *store_conn_pg(struct store_conn *c);
+
 /* SELECT 1 on a pooled connection: STORE_OK when the database answers. */
 enum store_rc store_ping(struct store *st);
 

@@ -1,0 +1,495 @@
+#include "scheduler.h"
+
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "job_plan.h"
+#include "log.h"
+#include "placement.h"
+#include "replica_env.h"
+#include "store_sched.h"
+#include "strbuf.h"
+
+#define MAX_QUEUED_PER_PASS 2000
+
+struct sched {
+	struct sched_config cfg;
+	char *conninfo;
+	pthread_t thread;
+	int wake_fd;		/* eventfd: local wake-ups */
+	bool stopping;
+	bool leader;
+	struct store_conn *conn;	/* holds the advisory lock while leader */
+};
+
+/* Per-node working state of one pass. */
+struct node_work {
+	const char *name, *address;
+	int port_lo, port_hi;
+	unsigned char *ports;	/* bitmap over port_lo..port_hi: taken */
+};
+
+void sched_wake(struct sched *s)
+{
+	uint64_t one = 1;
+	if (s && write(s->wake_fd, &one, sizeof(one)) < 0)
+		log_debug("scheduler wake-up: %m");
+}
+
+bool sched_is_leader(struct sched *s)
+{
+	return s && __atomic_load_n(&s->leader, __ATOMIC_ACQUIRE);
+}
+
+static int take_port(struct node_work *w)
+{
+	for (int p = w->port_lo; p <= w->port_hi; p++) {
+		int bit = p - w->port_lo;
+		if (!(w->ports[bit / 8] & (1 << (bit % 8)))) {
+			w->ports[bit / 8] |= (unsigned char)(1 << (bit % 8));
+			return p;
+		}
+	}
+	return -1;
+}
+
+static void free_port(struct node_work *w, int p)
+{
+	int bit = p - w->port_lo;
+	if (p >= w->port_lo && p <= w->port_hi)
+		w->ports[bit / 8] &= (unsigned char)~(1 << (bit % 8));
+}
+
+static json_t *gpu_array(uint64_t mask)
+{
+	json_t *a = json_array();
+	for (int i = 0; i < PLACE_MAX_GPUS; i++)
+		if (mask & (UINT64_C(1) << i))
+			json_array_append_new(a, json_integer(i));
+	return a;
+}
+
+static char *gpu_list(uint64_t mask)
+{
+	struct strbuf sb = STRBUF_INIT;
+	for (int i = 0; i < PLACE_MAX_GPUS; i++)
+		if (mask & (UINT64_C(1) << i))
+			sb_addf(&sb, "%s%d", sb.len ? "," : "", i);
+	return sb_detach(&sb);
+}
+
+static enum replica_role role_parse(const char *s)
+{
+	for (int r = ROLE_MASTER; r <= ROLE_EVALUATOR; r++)
+		if (!strcmp(s, replica_role_name((enum replica_role)r)))
+			return (enum replica_role)r;
+	return ROLE_WORKER;
+}
+
+/* Builds nodes[] and work[] from the snapshot. */
+static size_t load_nodes(const json_t *list, struct place_node **nodes_out,
+			 struct node_work **work_out)
+{
+	size_t n = json_array_size(list), i;
+	struct place_node *nodes = xcalloc(n, sizeof(*nodes));
+	struct node_work *work = xcalloc(n, sizeof(*work));
+	json_t *o;
+
+	json_array_foreach(list, i, o) {
+		json_t *used = json_object_get(o, "used"), *v;
+		size_t k;
+		struct place_node *pn = &nodes[i];
+		int gpus = (int)json_integer_value(json_object_get(o, "accel_count"));
+		if (gpus > PLACE_MAX_GPUS)
+			gpus = PLACE_MAX_GPUS;
+		pn->name = json_string_value(json_object_get(o, "name"));
+		pn->region = json_string_value(json_object_get(o, "region"));
+		pn->zone = json_string_value(json_object_get(o, "zone"));
+		pn->accel_type = json_string_value(json_object_get(o, "accel_type"));
+		pn->gpus = gpus;
+		pn->tpu_host = json_is_true(json_object_get(o, "tpu"));
+		pn->schedulable = true;
+		pn->free_vcpus = (int)(json_integer_value(json_object_get(o, "vcpus")) -
+				       json_integer_value(json_object_get(used, "vcpus")));
+		pn->free_memory_mb = json_integer_value(json_object_get(o, "memory_mb")) -
+				     json_integer_value(json_object_get(used, "memory_mb"));
+		pn->free_gpus = gpus >= 64 ? ~UINT64_C(0) : (UINT64_C(1) << gpus) - 1;
+		json_array_foreach(json_object_get(used, "gpus"), k, v) {
+			json_int_t g = json_integer_value(v);
+			if (g >= 0 && g < PLACE_MAX_GPUS)
+				pn->free_gpus &= ~(UINT64_C(1) << g);
+		}
+		pn->tpu_busy = json_is_true(json_object_get(used, "tpu"));
+		struct node_work *w = &work[i];
+		w->name = pn->name;
+		w->address = json_string_value(json_object_get(o, "address"));
+		w->port_lo = (int)json_integer_value(json_object_get(o, "port_lo"));
+		w->port_hi = (int)json_integer_value(json_object_get(o, "port_hi"));
+		w->ports = xcalloc((size_t)(w->port_hi - w->port_lo) / 8 + 1, 1);
+		json_array_foreach(json_object_get(used, "ports"), k, v) {
+			int p = (int)json_integer_value(v);
+			if (p >= w->port_lo && p <= w->port_hi)
+				w->ports[(p - w->port_lo) / 8] |= (unsigned char)(1 << ((p - w->port_lo) % 8));
+		}
+	}
+	*nodes_out = nodes;
+	*work_out = work;
+	return n;
+}
+
+/* The run spec with the replica's environment, for the agent. New object. */
+static json_t *replica_spec(const json_t *run, const struct ml_cluster *cl, size_t self,
+			    uint64_t gpus)
+{
+	json_t *spec = json_deep_copy(run), *env = json_array();
+	char *list = gpu_list(gpus);
+	char **vars = NULL;
+	size_t n = 0;
+
+	replica_env_ml(cl, self, NULL, list, &vars, &n);
+	for (size_t i = 0; i < n; i++) {
+		json_array_append_new(env, json_string(vars[i]));
+		free(vars[i]);
+	}
+	free(vars);
+	free(list);
+	json_object_set_new(spec, "env", env);
+	return spec;
+}
+
+/* Commits one placed job: ports, environment, rows. */
+static enum store_rc commit_job(struct sched *s, const json_t *q, const struct job_plan *plan,
+				const struct place_assignment *as, struct node_work *work)
+{
+	int64_t id = json_integer_value(json_object_get(q, "id"));
+	struct replica_addr *addrs = xcalloc(plan->n, sizeof(*addrs));
+	int *ports = xcalloc(plan->n, sizeof(*ports));
+	json_t *rows = json_array();
+	enum store_rc rc = STORE_OK;
+	bool placed = false;
+
+	for (size_t i = 0; i < plan->n; i++) {
+		ports[i] = take_port(&work[as[i].node]);
+		addrs[i] = (struct replica_addr){ plan->replicas[i].role, plan->replicas[i].index,
+						  work[as[i].node].address, ports[i] };
+	}
+	struct ml_cluster cl = { addrs, plan->n, json_object_get(q, "spec"),
+				 json_string_value(json_object_get(q, "job_id")) };
+	for (size_t i = 0; i < plan->n; i++) {
+		const struct plan_replica *r = &plan->replicas[i];
+		char uid[96];
+		snprintf(uid, sizeof(uid), "%lld-%s-%d", (long long)id, replica_role_name(r->role),
+			 r->index);
+		json_t *row = json_pack("{s:s, s:s, s:i, s:s, s:o, s:o, s:i, s:I, s:b}",
+					"uid", uid, "role", replica_role_name(r->role), "idx", r->index,
+					"node", work[as[i].node].name, "gpus", gpu_array(as[i].gpus),
+					"spec", replica_spec(r->run, &cl, i, as[i].gpus),
+					"vcpus", r->demand.vcpus, "memory_mb", (json_int_t)r->demand.memory_mb,
+					"tpu", r->demand.tpu);
+		json_object_set_new(row, "port", ports[i] > 0 ? json_integer(ports[i]) : json_null());
+		json_object_set_new(row, "accel_type", r->demand.accel_type ?
+				    json_string(r->demand.accel_type) : json_null());
+		json_object_set_new(row, "accel_count", json_integer(r->demand.accel_count));
+		json_array_append_new(rows, row);
+	}
+	rc = store_sched_commit_job(s->conn, id, rows, &placed);
+	if (rc == STORE_OK && placed)
+		log_info("job %lld placed: %zu replicas", (long long)id, plan->n);
+	if (!placed)
+		for (size_t i = 0; i < plan->n; i++)
+			free_port(&work[as[i].node], ports[i]);
+	json_decref(rows);
+	free(addrs);
+	free(ports);
+	return rc;
+}
+
+/*
+ * Re-places the restarted replicas of one job (pending[first..last)) as a
+ * gang, then gives each its environment with the cluster's current
+ * addresses: its peers that kept running keep theirs.
+ */
+static enum store_rc place_pending_job(struct sched *s, const json_t *pending, size_t first,
+				       size_t last, struct place_node *nodes, size_t nnodes,
+				       struct node_work *work)
+{
+	size_t n = last - first;
+	const json_t *p0 = json_array_get(pending, first);
+	struct place_replica *reps = xcalloc(n, sizeof(*reps));
+	struct place_assignment *as = xcalloc(n, sizeof(*as));
+	int *ports = xcalloc(n, sizeof(*ports));
+	json_t *cluster = NULL;
+	struct replica_addr *addrs = NULL;
+	enum store_rc rc = STORE_OK;
+
+	for (size_t i = 0; i < n; i++) {
+		const json_t *p = json_array_get(pending, first + i);
+		reps[i] = (struct place_replica){
+			(int)json_integer_value(json_object_get(p, "vcpus")),
+			json_integer_value(json_object_get(p, "memory_mb")),
+			json_string_value(json_object_get(p, "accel_type")),
+			(int)json_integer_value(json_object_get(p, "accel_count")),
+			json_is_true(json_object_get(p, "tpu")),
+		};
+	}
+	struct place_job job = { json_integer_value(json_object_get(p0, "job")),
+				 json_string_value(json_object_get(p0, "region")), n, reps };
+	if (place_gang(nodes, nnodes, &job, as))
+		goto out;	/* waits for capacity */
+	for (size_t i = 0; i < n; i++)
+		ports[i] = take_port(&work[as[i].node]);
+	if ((rc = store_sched_job_cluster(s->conn, job.id, &cluster)) != STORE_OK)
+		goto out;
+	size_t nc = json_array_size(cluster), k;
+	json_t *c;
+	addrs = xcalloc(nc + 1, sizeof(*addrs));
+	json_array_foreach(cluster, k, c) {
+		addrs[k].role = role_parse(json_string_value(json_object_get(c, "role")));
+		addrs[k].index = (int)json_integer_value(json_object_get(c, "idx"));
+		addrs[k].host = json_string_value(json_object_get(c, "address"));
+		addrs[k].port = (int)json_integer_value(json_object_get(c, "port"));
+		for (size_t i = 0; i < n; i++) {
+			const json_t *p = json_array_get(pending, first + i);
+			if (addrs[k].role == role_parse(json_string_value(json_object_get(p, "role"))) &&
+			    addrs[k].index == (int)json_integer_value(json_object_get(p, "idx"))) {
+				addrs[k].host = work[as[i].node].address;
+				addrs[k].port = ports[i];
+			}
+		}
+		if (!addrs[k].host)
+			addrs[k].host = "";
+	}
+	struct ml_cluster cl = { addrs, nc, json_object_get(p0, "job_spec"),
+				 json_string_value(json_object_get(p0, "job_id")) };
+	for (size_t i = 0; i < n && rc == STORE_OK; i++) {
+		const json_t *p = json_array_get(pending, first + i);
+		size_t self = 0;
+		for (k = 0; k < nc; k++)
+			if (addrs[k].port == ports[i] && addrs[k].host == work[as[i].node].address)
+				self = k;
+		json_t *run = json_deep_copy(json_object_get(p, "spec"));
+		json_object_del(run, "env");
+		json_t *spec = replica_spec(run, &cl, self, as[i].gpus);
+		json_t *gpus = gpu_array(as[i].gpus);
+		bool placed;
+		rc = store_sched_commit_move(s->conn, json_integer_value(json_object_get(p, "id")),
+					     work[as[i].node].name, gpus, ports[i], spec, &placed);
+		if (rc == STORE_OK && placed)
+			log_info("replica %s restarted on node %s",
+				 json_string_value(json_object_get(p, "uid")), work[as[i].node].name);
+		json_decref(gpus);
+		json_decref(spec);
+		json_decref(run);
+	}
+out:
+	json_decref(cluster);
+	free(addrs);
+	free(reps);
+	free(as);
+	free(ports);
+	return rc;
+}
+
+/* Restarted replicas, grouped by job (the snapshot orders them so). */
+static enum store_rc place_pending(struct sched *s, const json_t *pending, struct place_node *nodes,
+				   size_t nnodes, struct node_work *work)
+{
+	size_t n = json_array_size(pending), first = 0;
+	enum store_rc rc = STORE_OK;
+
+	for (size_t i = 1; i <= n && rc == STORE_OK; i++) {
+		if (i < n && json_integer_value(json_object_get(json_array_get(pending, i), "job")) ==
+			     json_integer_value(json_object_get(json_array_get(pending, first), "job")))
+			continue;
+		rc = place_pending_job(s, pending, first, i, nodes, nnodes, work);
+		first = i;
+	}
+	return rc;
+}
+
+/* One scheduling pass; see sched.h. */
+static enum store_rc sched_tick(struct sched *s)
+{
+	json_t *snap = NULL;
+	struct place_node *nodes = NULL;
+	struct node_work *work = NULL;
+	size_t nnodes = 0, nq = 0;
+	struct job_plan *plans = NULL;
+	struct place_job *jobs = NULL;
+	int64_t *waited = NULL;
+	size_t *offsets = NULL;
+	struct place_assignment *as = NULL;
+	bool *placed = NULL;
+	int lost, restarted;
+	enum store_rc rc;
+
+	rc = store_sched_housekeeping(s->conn, s->cfg.lease_s, &lost, &restarted);
+	if (rc != STORE_OK)
+		return rc;
+	if (lost)
+		log_warn("%d node(s) missed their lease and are LOST; %d replica(s) to restart",
+			 lost, restarted);
+	rc = store_sched_snapshot(s->conn, s->cfg.lease_s, MAX_QUEUED_PER_PASS, &snap);
+	if (rc != STORE_OK)
+		return rc;
+	nnodes = load_nodes(json_object_get(snap, "nodes"), &nodes, &work);
+	rc = place_pending(s, json_object_get(snap, "pending"), nodes, nnodes, work);
+	if (rc != STORE_OK)
+		goto out;
+
+	json_t *queued = json_object_get(snap, "queued");
+	nq = json_array_size(queued);
+	plans = xcalloc(nq + 1, sizeof(*plans));
+	jobs = xcalloc(nq + 1, sizeof(*jobs));
+	waited = xcalloc(nq + 1, sizeof(*waited));
+	offsets = xcalloc(nq + 1, sizeof(*offsets));
+	placed = xcalloc(nq + 1, sizeof(*placed));
+	size_t total = 0, kept = 0;
+	for (size_t i = 0; i < nq; i++) {
+		json_t *q = json_array_get(queued, i);
+		char err[256];
+		struct place_replica *reps;
+		if (job_plan_ml(s->cfg.catalog, json_object_get(q, "spec"), json_object_get(q, "labels"),
+				&plans[kept], err, sizeof(err))) {
+			log_error("job %lld cannot be planned: %s",
+				  (long long)json_integer_value(json_object_get(q, "id")), err);
+			continue;
+		}
+		reps = xcalloc(plans[kept].n, sizeof(*reps));
+		for (size_t k = 0; k < plans[kept].n; k++)
+			reps[k] = plans[kept].replicas[k].demand;
+		jobs[kept] = (struct place_job){ json_integer_value(json_object_get(q, "id")),
+						 json_string_value(json_object_get(q, "region")),
+						 plans[kept].n, reps };
+		waited[kept] = json_integer_value(json_object_get(q, "waited_ms")) * 1000;
+		offsets[kept] = total;
+		total += plans[kept].n;
+		kept++;
+	}
+	as = xcalloc(total + 1, sizeof(*as));
+	place_queue(nodes, nnodes, jobs, kept, waited, (int64_t)s->cfg.starve_s * 1000000,
+		    offsets, as, placed);
+	for (size_t i = 0, qi = 0; i < kept && rc == STORE_OK; i++) {
+		/* Find the queued entry of jobs[i] (kept skips unplannable ones). */
+		while (json_integer_value(json_object_get(json_array_get(queued, qi), "id")) != jobs[i].id)
+			qi++;
+		if (placed[i])
+			rc = commit_job(s, json_array_get(queued, qi), &plans[i], as + offsets[i], work);
+	}
+out:
+	for (size_t i = 0; i < nq; i++) {
+		if (i < nq && jobs)
+			free((void *)jobs[i].replicas);
+		if (plans)
+			job_plan_release(&plans[i]);
+	}
+	for (size_t i = 0; i < nnodes; i++)
+		free(work[i].ports);
+	free(plans);
+	free(jobs);
+	free(waited);
+	free(offsets);
+	free(as);
+	free(placed);
+	free(nodes);
+	free(work);
+	json_decref(snap);
+	return rc;
+}
+
+static void drain_notify(void *ctx, const char *channel, const char *payload)
+{
+	(void)ctx;
+	(void)channel;
+	(void)payload;
+}
+
+static void lose_leadership(struct sched *s, const char *why)
+{
+	if (s->leader)
+		log_warn("scheduler: leadership lost (%s)", why);
+	__atomic_store_n(&s->leader, false, __ATOMIC_RELEASE);
+	store_conn_close(s->conn);
+	s->conn = NULL;
+}
+
+static void *sched_main(void *arg)
+{
+	struct sched *s = arg;
+	char err[512];
+
+	while (!__atomic_load_n(&s->stopping, __ATOMIC_ACQUIRE)) {
+		int timeout = s->leader ? s->cfg.tick_ms : 1000;
+		if (!s->conn) {
+			s->conn = store_conn_open(s->conninfo, err, sizeof(err));
+			if (!s->conn)
+				log_debug("scheduler: cannot connect: %s", err);
+			else if (store_listen(s->conn, "tp_sched") != STORE_OK)
+				lose_leadership(s, "LISTEN failed");
+		}
+		if (s->conn && !s->leader) {
+			bool got = false;
+			if (store_sched_try_lock(s->conn, &got) != STORE_OK)
+				lose_leadership(s, "database unavailable");
+			else if (got) {
+				__atomic_store_n(&s->leader, true, __ATOMIC_RELEASE);
+				log_info("scheduler: this server is the leader");
+			}
+		}
+		if (s->leader) {
+			int64_t t0 = mono_usec();
+			enum store_rc rc = sched_tick(s);
+			if (rc == STORE_UNAVAILABLE || (s->conn && store_conn_lost(s->conn)))
+				lose_leadership(s, "database connection lost");
+			else if (rc != STORE_OK)
+				log_error("scheduler pass failed: %s", store_rc_name(rc));
+			log_debug("scheduler pass: %.1f ms", (double)(mono_usec() - t0) / 1000.0);
+		}
+		struct pollfd fds[2] = { { .fd = s->wake_fd, .events = POLLIN },
+					 { .fd = s->conn ? PQsocket(store_conn_pg(s->conn)) : -1,
+					   .events = POLLIN } };
+		if (poll(fds, 2, timeout) > 0) {
+			uint64_t v;
+			if ((fds[0].revents & POLLIN) && read(s->wake_fd, &v, sizeof(v)) < 0)
+				log_debug("scheduler: %m");
+			if (s->conn && (fds[1].revents & (POLLIN | POLLHUP | POLLERR)) &&
+			    store_notifications(s->conn, drain_notify, NULL) != STORE_OK)
+				lose_leadership(s, "database connection lost");
+		}
+	}
+	/* Closing the connection releases the lock: a standby takes over now. */
+	lose_leadership(s, "stopping");
+	return NULL;
+}
+
+struct sched *sched_start(const struct sched_config *cfg)
+{
+	struct sched *s = xcalloc(1, sizeof(*s));
+
+	s->cfg = *cfg;
+	s->conninfo = xstrdup(cfg->conninfo);
+	s->cfg.conninfo = s->conninfo;
+	s->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (s->wake_fd < 0 || pthread_create(&s->thread, NULL, sched_main, s)) {
+		log_error("cannot start the scheduler: %m");
+		abort();
+	}
+	return s;
+}
+
+void sched_stop(struct sched *s)
+{
+	if (!s)
+		return;
+	__atomic_store_n(&s->stopping, true, __ATOMIC_RELEASE);
+	sched_wake(s);
+	pthread_join(s->thread, NULL);
+	close(s->wake_fd);
+	free(s->conninfo);
+	free(s);
+}

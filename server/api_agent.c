@@ -1,0 +1,203 @@
+#include "api_agent.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "scheduler.h"
+#include "store_node.h"
+#include "wire.h"
+
+#define SYNC_MAX_WAIT_S 60
+
+static const char *str_field(const json_t *o, const char *key)
+{
+	return json_string_value(json_object_get(o, key));
+}
+
+static bool int_field(const json_t *o, const char *key, int64_t min, int64_t max, int64_t *out)
+{
+	const json_t *v = json_object_get(o, key);
+	return v && !wire_int64_get(v, out) && *out >= min && *out <= max;
+}
+
+void api_agent_register(struct request *req)
+{
+	const json_t *b = req->json, *acc = json_object_get(b, "accelerators"),
+		     *tpu = json_object_get(b, "tpu"), *ports = json_object_get(b, "portRange");
+	struct violations vs = VIOLATIONS_INIT;
+	struct node_info n = { .name = req->params[0] };
+	int64_t vcpus = 0, mem = 0, lo = 0, hi = 0, count = 0, cores = 0;
+
+	n.incarnation = str_field(b, "incarnation");
+	n.region = str_field(b, "region");
+	n.zone = str_field(b, "zone");
+	n.machine_type = str_field(b, "machineType");
+	n.address = str_field(b, "address");
+	n.runtime = str_field(b, "runtime");
+	n.agent_version = str_field(b, "agentVersion");
+	if (!n.incarnation || !*n.incarnation)
+		violations_add(&vs, "incarnation", "required");
+	if (!n.region || !*n.region)
+		violations_add(&vs, "region", "required");
+	if (!n.zone || !*n.zone)
+		violations_add(&vs, "zone", "required");
+	if (!n.address || !*n.address)
+		violations_add(&vs, "address", "required");
+	if (!n.runtime || (strcmp(n.runtime, "process") && strcmp(n.runtime, "podman") &&
+			   strcmp(n.runtime, "docker") && strcmp(n.runtime, "simulate")))
+		violations_add(&vs, "runtime", "must be process, podman, docker or simulate");
+	if (!int_field(b, "vcpus", 1, 1 << 20, &vcpus))
+		violations_add(&vs, "vcpus", "a positive integer is required");
+	if (!int_field(b, "memoryMb", 1, INT64_C(1) << 40, &mem))
+		violations_add(&vs, "memoryMb", "a positive integer is required");
+	if (json_array_size(ports) != 2 || wire_int64_get(json_array_get(ports, 0), &lo) ||
+	    wire_int64_get(json_array_get(ports, 1), &hi) || lo < 1 || hi > 65535 || lo > hi)
+		violations_add(&vs, "portRange", "must be [low, high] within 1-65535");
+	if (acc && !json_is_null(acc)) {
+		n.accel_type = str_field(acc, "type");
+		if (!n.accel_type || !int_field(acc, "count", 0, 64, &count))
+			violations_add(&vs, "accelerators", "needs a type and a count of 0 to 64");
+	}
+	if (tpu && !json_is_null(tpu)) {
+		n.tpu_type = str_field(tpu, "type");
+		if (!n.tpu_type || !int_field(tpu, "cores", 1, 2048, &cores))
+			violations_add(&vs, "tpu", "needs a type and a number of cores");
+	}
+	if (vs.n) {
+		char *msg = api_violations_message(&vs);
+		reply_violations(req, &vs, msg);
+		free(msg);
+		violations_release(&vs);
+		return;
+	}
+	n.vcpus = (int)vcpus;
+	n.memory_mb = mem;
+	n.port_lo = (int)lo;
+	n.port_hi = (int)hi;
+	n.accel_count = (int)count;
+	n.tpu_cores = (int)cores;
+	enum store_rc rc = store_node_register(req->srv->store, &n);
+	if (rc != STORE_OK) {
+		reply_store_error(req, rc);
+		return;
+	}
+	log_info("node %s registered (incarnation %s, %s/%s, %s)", n.name, n.incarnation, n.region,
+		 n.zone, n.runtime);
+	sched_wake(req->srv->sched);
+	reply_json(req, 200, json_pack("{s:s, s:i, s:i}", "node", n.name, "syncIntervalSeconds",
+				       req->srv->sync_interval_s, "leaseSeconds", req->srv->lease_s));
+}
+
+static void reply_desired(struct request *req, json_t *desired, int64_t version)
+{
+	char v[24];
+	snprintf(v, sizeof(v), "%lld", (long long)version);
+	reply_json(req, 200, json_pack("{s:s, s:o}", "desiredVersion", v, "replicas", desired));
+}
+
+void api_agent_sync(struct request *req)
+{
+	const char *node = req->params[0];
+	const char *inc = str_field(req->json, "incarnation");
+	const char *known = str_field(req->json, "desiredVersion");
+	json_t *reports = json_object_get(req->json, "replicas");
+	int64_t wait = 0, version = 0;
+	json_t *desired = NULL;
+	bool changed;
+
+	if (!inc) {
+		reply_error(req, API_INVALID_ARGUMENT, "Field: incarnation Error: required");
+		return;
+	}
+	if (reports && !json_is_array(reports)) {
+		reply_error(req, API_INVALID_ARGUMENT, "Field: replicas Error: must be an array");
+		return;
+	}
+	if (json_object_get(req->json, "waitSeconds") &&
+	    !int_field(req->json, "waitSeconds", 0, SYNC_MAX_WAIT_S, &wait)) {
+		reply_error(req, API_INVALID_ARGUMENT,
+			    "Field: waitSeconds Error: must be an integer from 0 to %d", SYNC_MAX_WAIT_S);
+		return;
+	}
+	/* After a wake-up the reports were applied already: just read. */
+	enum store_rc rc = store_node_sync(req->srv->store, node, inc,
+					   req->resumed ? NULL : reports, &desired, &version,
+					   &changed);
+	if (rc == STORE_NOT_FOUND) {
+		reply_error(req, API_NOT_FOUND, "Node %s is not registered.", node);
+		return;
+	}
+	if (rc == STORE_STALE) {
+		reply_error(req, API_ABORTED,
+			    "Node %s is registered by another agent incarnation; register again.",
+			    node);
+		return;
+	}
+	if (rc != STORE_OK) {
+		reply_store_error(req, rc);
+		return;
+	}
+	if (changed)
+		sched_wake(req->srv->sched);	/* replicas ended: capacity freed */
+	char v[24];
+	snprintf(v, sizeof(v), "%lld", (long long)version);
+	if (req->resumed || changed || wait == 0 || !known || strcmp(known, v)) {
+		reply_desired(req, desired, version);
+		return;
+	}
+	json_decref(desired);
+	http_park(req, node, mono_usec() + wait * 1000000);
+	/* A change committed between our read and the park would have been
+	 * missed: look once more. */
+	int64_t now_version;
+	if (store_node_version(req->srv->store, node, &now_version) == STORE_OK &&
+	    now_version != version)
+		http_wake(req->srv->http, node);
+}
+
+void api_nodes_list(struct request *req)
+{
+	json_t *nodes;
+	enum store_rc rc = store_node_list(req->srv->store, &nodes);
+
+	if (rc != STORE_OK) {
+		reply_store_error(req, rc);
+		return;
+	}
+	if (json_array_size(nodes))
+		reply_json(req, 200, json_pack("{s:o}", "nodes", nodes));
+	else {
+		json_decref(nodes);
+		reply_json(req, 200, json_object());
+	}
+}
+
+static void set_draining(struct request *req, bool draining)
+{
+	json_t *node;
+	enum store_rc rc = store_node_set_draining(req->srv->store, req->params[0], draining, &node);
+
+	if (rc == STORE_NOT_FOUND) {
+		reply_error(req, API_NOT_FOUND, "Node %s was not found.", req->params[0]);
+		return;
+	}
+	if (rc != STORE_OK) {
+		reply_store_error(req, rc);
+		return;
+	}
+	log_info("node %s %s", req->params[0], draining ? "draining" : "undrained");
+	sched_wake(req->srv->sched);
+	reply_json(req, 200, node);
+}
+
+void api_nodes_drain(struct request *req)
+{
+	set_draining(req, true);
+}
+
+void api_nodes_undrain(struct request *req)
+{
+	set_draining(req, false);
+}

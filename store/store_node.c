@@ -1,0 +1,256 @@
+#include "store_node.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+
+/* Statement ids 10-29 belong to this file (see store_job.c for 1-9). */
+
+static const struct store_stmt stmt_register = {
+	10, "node_register",
+	"WITH old AS (SELECT incarnation FROM nodes WHERE name = $1), "
+	"up AS (INSERT INTO nodes (name, incarnation, region, zone, machine_type, vcpus, memory_mb, "
+	"  address, port_lo, port_hi, runtime, accel_type, accel_count, tpu_type, tpu_cores, "
+	"  agent_version, state, last_sync) "
+	" VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, 'READY', now()) "
+	" ON CONFLICT (name) DO UPDATE SET incarnation = EXCLUDED.incarnation, region = EXCLUDED.region, "
+	"  zone = EXCLUDED.zone, machine_type = EXCLUDED.machine_type, vcpus = EXCLUDED.vcpus, "
+	"  memory_mb = EXCLUDED.memory_mb, address = EXCLUDED.address, port_lo = EXCLUDED.port_lo, "
+	"  port_hi = EXCLUDED.port_hi, runtime = EXCLUDED.runtime, accel_type = EXCLUDED.accel_type, "
+	"  accel_count = EXCLUDED.accel_count, tpu_type = EXCLUDED.tpu_type, "
+	"  tpu_cores = EXCLUDED.tpu_cores, agent_version = EXCLUDED.agent_version, "
+	"  state = 'READY', last_sync = now(), desired_version = nodes.desired_version + 1 "
+	" RETURNING name) "
+	/* Replicas of an older incarnation are gone with it. */
+	"UPDATE replicas SET state = 'LOST', end_time = now() "
+	"WHERE node = $1 AND state IN ('PENDING', 'STARTING', 'RUNNING') AND desired <> 'DONE' "
+	"  AND EXISTS (SELECT 1 FROM old WHERE old.incarnation <> $2) "
+	"  AND EXISTS (SELECT 1 FROM up)",
+	false,
+};
+
+enum store_rc store_node_register(struct store *st, const struct node_info *n)
+{
+	char vcpus[16], mem[24], lo[16], hi[16], accel[16], cores[16];
+	const char *params[] = { n->name, n->incarnation, n->region, n->zone,
+				 n->machine_type ? n->machine_type : "", vcpus, mem, n->address, lo,
+				 hi, n->runtime, n->accel_type, accel, n->tpu_type, cores,
+				 n->agent_version ? n->agent_version : "" };
+	struct store_conn *c;
+	enum store_rc rc;
+
+	snprintf(vcpus, sizeof(vcpus), "%d", n->vcpus);
+	snprintf(mem, sizeof(mem), "%lld", (long long)n->memory_mb);
+	snprintf(lo, sizeof(lo), "%d", n->port_lo);
+	snprintf(hi, sizeof(hi), "%d", n->port_hi);
+	snprintf(accel, sizeof(accel), "%d", n->accel_count);
+	snprintf(cores, sizeof(cores), "%d", n->tpu_cores);
+	c = store_acquire(st);
+	PQclear(store_exec(c, &stmt_register, 16, params, &rc));
+	store_release(st, c);
+	return rc;
+}
+
+/*
+ * The sync transaction. Reports are applied set-wise: a report counts only
+ * for the replica's current attempt on this node and only if its seq is
+ * newer than the last applied one, so retries and stale agents change
+ * nothing. Final states drop the replica from the desired set (DONE): the
+ * agent then forgets it.
+ */
+static const struct store_stmt stmt_sync_lease = {
+	11, "node_sync_lease",
+	"UPDATE nodes SET last_sync = now(), state = 'READY' WHERE name = $1 "
+	"RETURNING incarnation",
+	false,
+};
+
+static const struct store_stmt stmt_sync_apply = {
+	12, "node_sync_apply",
+	"WITH r AS (SELECT * FROM jsonb_to_recordset($2::jsonb) AS x(replica text, attempt int, "
+	"   seq bigint, state text, \"exitCode\" int, message text, \"startTime\" timestamptz, "
+	"   \"endTime\" timestamptz, logs jsonb)), "
+	"upd AS (UPDATE replicas p SET state = r.state, exit_code = r.\"exitCode\", "
+	"   message = coalesce(r.message, ''), seq = r.seq, "
+	"   start_time = coalesce(p.start_time, r.\"startTime\", "
+	"     CASE WHEN r.state = 'RUNNING' THEN now() END), "
+	"   end_time = coalesce(r.\"endTime\", CASE WHEN r.state IN ('EXITED', 'FAILED_TO_START') "
+	"     THEN now() END), "
+	"   desired = CASE WHEN r.state IN ('EXITED', 'FAILED_TO_START') THEN 'DONE' ELSE p.desired END "
+	" FROM r WHERE p.uid = r.replica AND p.attempt = r.attempt AND p.node = $1 AND p.seq < r.seq "
+	"   AND p.desired <> 'DONE' AND r.state IN ('STARTING', 'RUNNING', 'EXITED', 'FAILED_TO_START') "
+	" RETURNING p.job, p.uid, p.role, p.idx, p.attempt), "
+	"logs AS (INSERT INTO log_entries (job, task, attempt, stream, time, text) "
+	" SELECT upd.job, upd.role || '-replica-' || upd.idx, upd.attempt, "
+	"   coalesce(l.stream, 'stdout'), coalesce(l.time, now()), coalesce(l.text, '') "
+	" FROM upd JOIN r ON r.replica = upd.uid, "
+	"   jsonb_to_recordset(coalesce(r.logs, '[]'::jsonb)) AS l(stream text, time timestamptz, text text) "
+	" RETURNING 1) "
+	"SELECT DISTINCT job, (SELECT count(*) FROM logs) FROM upd",
+	false,
+};
+
+static const struct store_stmt stmt_reconcile = {
+	13, "job_reconcile", "SELECT tp_reconcile_job($1::int8)", false,
+};
+
+/* The desired set: every replica on the node not yet DONE. */
+static const struct store_stmt stmt_desired = {
+	14, "node_desired",
+	"SELECT n.desired_version, coalesce(jsonb_agg(jsonb_build_object("
+	"  'replica', p.uid, 'attempt', p.attempt, 'desired', p.desired, "
+	"  'job', 'projects/' || j.project || '/jobs/' || j.job_id, 'role', p.role, 'index', p.idx, "
+	"  'gpus', to_jsonb(p.gpus), 'ports', CASE WHEN p.port IS NULL THEN '[]'::jsonb "
+	"    ELSE jsonb_build_array(p.port) END) || p.spec ORDER BY p.id) "
+	"  FILTER (WHERE p.id IS NOT NULL), '[]'::jsonb)::text "
+	"FROM nodes n LEFT JOIN replicas p ON p.node = n.name AND p.desired <> 'DONE' "
+	"LEFT JOIN jobs j ON j.id = p.job "
+	"WHERE n.name = $1 GROUP BY n.desired_version",
+	true,
+};
+
+enum store_rc store_node_sync(struct store *st, const char *node, const char *incarnation,
+			      const json_t *reports, json_t **desired, int64_t *version,
+			      bool *changed)
+{
+	struct store_conn *c = store_acquire(st);
+	char *reports_text = json_dumps(reports ? reports : json_array(), JSON_COMPACT);
+	PGresult *res = NULL;
+	enum store_rc rc;
+
+	*desired = NULL;
+	*changed = false;
+	if ((rc = store_begin(c)) != STORE_OK)
+		goto out;
+	const char *p1[] = { node };
+	res = store_exec(c, &stmt_sync_lease, 1, p1, &rc);
+	if (rc != STORE_OK)
+		goto out;
+	if (PQntuples(res) == 0) {
+		rc = STORE_NOT_FOUND;
+		goto out;
+	}
+	if (strcmp(PQgetvalue(res, 0, 0), incarnation)) {
+		rc = STORE_STALE;
+		goto out;
+	}
+	PQclear(res);
+	res = NULL;
+	if (json_array_size(reports)) {
+		const char *p2[] = { node, reports_text };
+		res = store_exec(c, &stmt_sync_apply, 2, p2, &rc);
+		if (rc != STORE_OK)
+			goto out;
+		for (int i = 0; i < PQntuples(res); i++) {
+			const char *p3[] = { PQgetvalue(res, i, 0) };
+			PGresult *r2 = store_exec(c, &stmt_reconcile, 1, p3, &rc);
+			PQclear(r2);
+			if (rc != STORE_OK)
+				goto out;
+		}
+		*changed = PQntuples(res) > 0;
+		PQclear(res);
+		res = NULL;
+	}
+	res = store_exec(c, &stmt_desired, 1, p1, &rc);
+	if (rc != STORE_OK)
+		goto out;
+	if ((rc = store_commit(c)) != STORE_OK)
+		goto out;
+	*version = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
+	*desired = json_loads(PQgetvalue(res, 0, 1), 0, NULL);
+	if (!*desired)
+		rc = STORE_ERROR;
+out:
+	store_rollback(c);	/* no-op after a commit */
+	PQclear(res);
+	store_release(st, c);
+	free(reports_text);
+	return rc;
+}
+
+static const struct store_stmt stmt_version = {
+	15, "node_version", "SELECT desired_version FROM nodes WHERE name = $1", true,
+};
+
+enum store_rc store_node_version(struct store *st, const char *node, int64_t *version)
+{
+	struct store_conn *c = store_acquire(st);
+	const char *p[] = { node };
+	enum store_rc rc;
+	PGresult *res = store_exec(c, &stmt_version, 1, p, &rc);
+
+	store_release(st, c);
+	if (rc == STORE_OK && PQntuples(res) == 0)
+		rc = STORE_NOT_FOUND;
+	if (rc == STORE_OK)
+		*version = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
+	PQclear(res);
+	return rc;
+}
+
+#define NODE_JSON \
+	"jsonb_build_object('name', n.name, 'region', n.region, 'zone', n.zone, " \
+	" 'machineType', n.machine_type, 'vcpus', n.vcpus, 'memoryMb', n.memory_mb::text, " \
+	" 'address', n.address, 'runtime', n.runtime, " \
+	" 'state', CASE WHEN n.state = 'READY' AND n.draining THEN 'DRAINING' ELSE n.state END, " \
+	" 'lastSyncTime', to_char(n.last_sync AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"'), " \
+	" 'agentVersion', n.agent_version, " \
+	" 'accelerators', CASE WHEN n.accel_type IS NOT NULL AND n.accel_count > 0 THEN " \
+	"   jsonb_build_array(jsonb_build_object('type', n.accel_type, 'total', n.accel_count, " \
+	"     'free', n.accel_count - (SELECT coalesce(sum(cardinality(p.gpus)), 0) FROM replicas p " \
+	"        WHERE p.node = n.name AND p.desired <> 'DONE'))) " \
+	"   WHEN n.tpu_type IS NOT NULL THEN jsonb_build_array(jsonb_build_object('type', n.tpu_type, " \
+	"     'total', n.tpu_cores, 'free', CASE WHEN EXISTS (SELECT 1 FROM replicas p " \
+	"        WHERE p.node = n.name AND p.desired <> 'DONE' AND p.tpu) THEN 0 ELSE n.tpu_cores END)) " \
+	"   ELSE '[]'::jsonb END, " \
+	" 'replicas', (SELECT count(*) FROM replicas p WHERE p.node = n.name AND p.desired <> 'DONE'))"
+
+static const struct store_stmt stmt_list = {
+	16, "node_list",
+	"SELECT coalesce(jsonb_agg(" NODE_JSON " ORDER BY n.name), '[]'::jsonb)::text FROM nodes n",
+	true,
+};
+
+enum store_rc store_node_list(struct store *st, json_t **out)
+{
+	struct store_conn *c = store_acquire(st);
+	enum store_rc rc;
+	PGresult *res = store_exec(c, &stmt_list, 0, NULL, &rc);
+
+	store_release(st, c);
+	*out = NULL;
+	if (rc == STORE_OK) {
+		*out = json_loads(PQgetvalue(res, 0, 0), 0, NULL);
+		if (!*out)
+			rc = STORE_ERROR;
+	}
+	PQclear(res);
+	return rc;
+}
+
+static const struct store_stmt stmt_drain = {
+	17, "node_drain",
+	"UPDATE nodes n SET draining = $2::boolean WHERE name = $1 RETURNING " NODE_JSON "::text",
+	false,
+};
+
+enum store_rc store_node_set_draining(struct store *st, const char *node, bool draining,
+				      json_t **out)
+{
+	struct store_conn *c = store_acquire(st);
+	const char *p[] = { node, draining ? "true" : "false" };
+	enum store_rc rc;
+	PGresult *res = store_exec(c, &stmt_drain, 2, p, &rc);
+
+	store_release(st, c);
+	*out = NULL;
+	if (rc == STORE_OK && PQntuples(res) == 0)
+		rc = STORE_NOT_FOUND;
+	if (rc == STORE_OK)
+		*out = json_loads(PQgetvalue(res, 0, 0), 0, NULL);
+	PQclear(res);
+	return rc;
+}

@@ -1,0 +1,57 @@
+/*
+ * store_node.h - nodes and what their agents report (agent/PROTOCOL.md).
+ */
+#ifndef TP_STORE_NODE_H
+#define TP_STORE_NODE_H
+
+#include <jansson.h>
+#include <stdbool.h>
+
+#include "store.h"
+
+struct node_info {
+	const char *name;
+	const char *incarnation;
+	const char *region, *zone, *machine_type;
+	int vcpus;
+	int64_t memory_mb;
+	const char *address;
+	int port_lo, port_hi;
+	const char *runtime;
+	const char *accel_type;	/* NULL: none */
+	int accel_count;
+	const char *tpu_type;	/* NULL: not a TPU host */
+	int tpu_cores;
+	const char *agent_version;
+};
+
+/*
+ * Creates or updates the node. A new incarnation (agent restarted) marks the
+ * replicas the node ran under the old one as LOST, for the scheduler to
+ * restart elsewhere with attempt + 1; the same incarnation is a no-op.
+ */
+enum store_rc store_node_register(struct store *st, const struct node_info *n) MUST_CHECK;
+
+/*
+ * One sync in one transaction: checks the incarnation (STORE_NOT_FOUND: no
+ * such node; STORE_STALE: another incarnation), renews the lease, applies
+ * the reports (a JSON array as in PROTOCOL.md; duplicates and stale
+ * attempts are ignored), stores their logs, reconciles the jobs they
+ * touched, and returns the desired set as a new JSON array plus its version.
+ * *changed tells whether the reports changed anything.
+ */
+enum store_rc store_node_sync(struct store *st, const char *node, const char *incarnation,
+			      const json_t *reports, json_t **desired, int64_t *version,
+			      bool *changed) MUST_CHECK;
+
+/* The node's desired-set version (STORE_NOT_FOUND if none). */
+enum store_rc store_node_version(struct store *st, const char *node, int64_t *version) MUST_CHECK;
+
+/* Every node with its capacity and use, as ml-style JSON objects (new array). */
+enum store_rc store_node_list(struct store *st, json_t **out) MUST_CHECK;
+
+/* Sets or clears the draining flag. STORE_NOT_FOUND if no such node. */
+enum store_rc store_node_set_draining(struct store *st, const char *node, bool draining,
+				      json_t **out) MUST_CHECK;
+
+#endif

@@ -1,0 +1,282 @@
+#include "store_sched.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Statement ids 30-49 belong to this file. */
+
+/* Any constant works; it only has to be the same in every server. */
+#define SCHED_LOCK_KEY "7262961207461826561"
+
+enum store_rc store_listen(struct store_conn *c, const char *channel)
+{
+	enum store_rc rc;
+	char *sql = xasprintf("LISTEN %s", channel);
+	PQclear(store_exec_sql(c, sql, false, 0, NULL, &rc));
+	free(sql);
+	return rc;
+}
+
+enum store_rc store_notifications(struct store_conn *c,
+				  void (*fn)(void *ctx, const char *channel, const char *payload),
+				  void *ctx)
+{
+	PGconn *pg = store_conn_pg(c);
+	PGnotify *n;
+
+	if (!PQconsumeInput(pg) || PQstatus(pg) != CONNECTION_OK)
+		return STORE_UNAVAILABLE;
+	while ((n = PQnotifies(pg))) {
+		fn(ctx, n->relname, n->extra);
+		PQfreemem(n);
+	}
+	return STORE_OK;
+}
+
+static const struct store_stmt stmt_lock = {
+	30, "sched_lock", "SELECT pg_try_advisory_lock(" SCHED_LOCK_KEY ")", false,
+};
+
+enum store_rc store_sched_try_lock(struct store_conn *c, bool *got)
+{
+	enum store_rc rc;
+	PGresult *res = store_exec(c, &stmt_lock, 0, NULL, &rc);
+	*got = rc == STORE_OK && PQgetvalue(res, 0, 0)[0] == 't';
+	PQclear(res);
+	return rc;
+}
+
+static const struct store_stmt stmt_expire = {
+	31, "sched_expire",
+	"WITH lost AS (UPDATE nodes SET state = 'LOST' WHERE state = 'READY' "
+	"  AND last_sync < now() - make_interval(secs => $1::int) RETURNING name), "
+	"gone AS (UPDATE replicas SET state = 'LOST', end_time = now() "
+	"  WHERE node IN (SELECT name FROM lost) AND desired <> 'DONE' "
+	"    AND state IN ('PENDING', 'STARTING', 'RUNNING') RETURNING 1) "
+	"SELECT (SELECT count(*) FROM lost), (SELECT count(*) FROM gone)",
+	false,
+};
+
+/* A lost replica of a running job starts again elsewhere: attempt + 1. */
+static const struct store_stmt stmt_restart = {
+	32, "sched_restart",
+	"UPDATE replicas p SET attempt = p.attempt + 1, state = 'PENDING', node = NULL, "
+	"  gpus = '{}', port = NULL, seq = 0, exit_code = NULL, message = '', "
+	"  start_time = NULL, end_time = NULL "
+	"FROM jobs j WHERE j.id = p.job AND p.state = 'LOST' AND p.desired = 'RUN' "
+	"  AND j.state IN ('PREPARING', 'RUNNING') RETURNING p.id",
+	false,
+};
+
+/* google-duration text to an interval: "7200s", "1.5s". */
+#define DURATION(x) "(rtrim(" x ", 's')::numeric * interval '1 second')"
+
+static const struct store_stmt stmt_timeouts = {
+	33, "sched_timeouts",
+	"WITH t AS (SELECT id, state FROM jobs WHERE state IN ('QUEUED', 'PREPARING', 'RUNNING') AND ("
+	"   (state = 'RUNNING' AND spec->'scheduling' ? 'maxRunningTime' AND start_time + "
+	DURATION("spec->'scheduling'->>'maxRunningTime'") " < now()) OR "
+	"   (state IN ('QUEUED', 'PREPARING') AND spec->'scheduling' ? 'maxWaitTime' AND create_time + "
+	DURATION("spec->'scheduling'->>'maxWaitTime'") " < now())) FOR UPDATE), "
+	"f AS (UPDATE jobs j SET state = 'FAILED', end_time = now(), error_message = CASE "
+	"   WHEN t.state = 'RUNNING' THEN format('Job exceeded the maximum running time "
+	"(scheduling.max_running_time) of %s.', j.spec->'scheduling'->>'maxRunningTime') "
+	"   ELSE format('Job did not start running within the maximum wait time "
+	"(scheduling.max_wait_time) of %s.', j.spec->'scheduling'->>'maxWaitTime') END "
+	" FROM t WHERE j.id = t.id RETURNING j.id) "
+	"SELECT count(tp_stop_replicas(id)) FROM f",
+	false,
+};
+
+static const struct store_stmt stmt_cancelling = {
+	34, "sched_cancelling",
+	"SELECT count(tp_reconcile_job(id)) FROM jobs WHERE state = 'CANCELLING'", false,
+};
+
+static enum store_rc count_of(struct store_conn *c, const struct store_stmt *stmt, int n,
+			      const char *const *params, int col, int *out)
+{
+	enum store_rc rc;
+	PGresult *res = store_exec(c, stmt, n, params, &rc);
+	if (rc == STORE_OK && out)
+		*out = PQntuples(res) ? atoi(PQgetvalue(res, 0, col)) : 0;
+	PQclear(res);
+	return rc;
+}
+
+enum store_rc store_sched_housekeeping(struct store_conn *c, int lease_s, int *lost,
+				       int *restarted)
+{
+	char lease[16];
+	const char *p[] = { lease };
+	enum store_rc rc;
+	PGresult *res = NULL;
+
+	snprintf(lease, sizeof(lease), "%d", lease_s);
+	*lost = *restarted = 0;
+	if ((rc = store_begin(c)) != STORE_OK)
+		return rc;
+	if ((rc = count_of(c, &stmt_expire, 1, p, 0, lost)) != STORE_OK)
+		goto out;
+	res = store_exec(c, &stmt_restart, 0, NULL, &rc);
+	if (rc != STORE_OK)
+		goto out;
+	*restarted = PQntuples(res);
+	if ((rc = count_of(c, &stmt_timeouts, 0, NULL, 0, NULL)) != STORE_OK ||
+	    (rc = count_of(c, &stmt_cancelling, 0, NULL, 0, NULL)) != STORE_OK)
+		goto out;
+	rc = store_commit(c);
+out:
+	PQclear(res);
+	store_rollback(c);
+	return rc;
+}
+
+static const struct store_stmt stmt_snapshot = {
+	35, "sched_snapshot",
+	"SELECT jsonb_build_object("
+	" 'nodes', (SELECT coalesce(jsonb_agg(jsonb_build_object("
+	"   'name', n.name, 'region', n.region, 'zone', n.zone, 'address', n.address, "
+	"   'accel_type', n.accel_type, 'accel_count', n.accel_count, 'tpu', n.tpu_type IS NOT NULL, "
+	"   'vcpus', n.vcpus, 'memory_mb', n.memory_mb, 'port_lo', n.port_lo, 'port_hi', n.port_hi, "
+	"   'used', (SELECT jsonb_build_object('vcpus', coalesce(sum(p.vcpus), 0), "
+	"      'memory_mb', coalesce(sum(p.memory_mb), 0), "
+	"      'gpus', (SELECT coalesce(jsonb_agg(g), '[]'::jsonb) FROM replicas p2, "
+	"         unnest(p2.gpus) g WHERE p2.node = n.name AND p2.desired <> 'DONE'), "
+	"      'tpu', coalesce(bool_or(p.tpu), false), "
+	"      'ports', coalesce(jsonb_agg(p.port) FILTER (WHERE p.port IS NOT NULL), '[]'::jsonb)) "
+	"     FROM replicas p WHERE p.node = n.name AND p.desired <> 'DONE')) "
+	"   ORDER BY n.name), '[]'::jsonb) "
+	"   FROM nodes n WHERE n.state = 'READY' AND NOT n.draining "
+	"     AND n.last_sync > now() - make_interval(secs => $1::int)), "
+	" 'queued', (SELECT coalesce(jsonb_agg(q), '[]'::jsonb) FROM (SELECT j.id, j.project, j.job_id, "
+	"   j.region, j.spec, j.labels, "
+	"   (extract(epoch FROM now() - j.create_time) * 1000)::int8 AS waited_ms "
+	"   FROM jobs j WHERE j.state = 'QUEUED' "
+	"   ORDER BY coalesce((j.spec->'scheduling'->>'priority')::int, 0) DESC, j.id LIMIT $2) q), "
+	" 'pending', (SELECT coalesce(jsonb_agg(r), '[]'::jsonb) FROM (SELECT p.id, p.job, p.uid, "
+	"   p.role, p.idx, j.region, p.vcpus, p.memory_mb, p.accel_type, p.accel_count, p.tpu, p.spec, "
+	"   j.spec AS job_spec, j.job_id "
+	"   FROM replicas p JOIN jobs j ON j.id = p.job WHERE p.node IS NULL AND p.desired = 'RUN' "
+	"   AND p.state = 'PENDING' ORDER BY p.job, p.id) r))::text",
+	true,
+};
+
+enum store_rc store_sched_snapshot(struct store_conn *c, int lease_s, int max_queued,
+				   json_t **out)
+{
+	char lease[16], limit[16];
+	const char *p[] = { lease, limit };
+	enum store_rc rc;
+	PGresult *res;
+
+	snprintf(lease, sizeof(lease), "%d", lease_s);
+	snprintf(limit, sizeof(limit), "%d", max_queued);
+	res = store_exec(c, &stmt_snapshot, 2, p, &rc);
+	*out = NULL;
+	if (rc == STORE_OK) {
+		*out = json_loads(PQgetvalue(res, 0, 0), 0, NULL);
+		if (!*out)
+			rc = STORE_ERROR;
+	}
+	PQclear(res);
+	return rc;
+}
+
+static const struct store_stmt stmt_prepare_job = {
+	36, "sched_prepare_job",
+	"UPDATE jobs SET state = 'PREPARING' WHERE id = $1 AND state = 'QUEUED' RETURNING id",
+	false,
+};
+
+static const struct store_stmt stmt_insert_replicas = {
+	37, "sched_insert_replicas",
+	"INSERT INTO replicas (job, uid, role, idx, node, gpus, port, spec, vcpus, memory_mb, "
+	"  accel_type, accel_count, tpu) "
+	"SELECT $1, r.uid, r.role, r.idx, r.node, "
+	"  ARRAY(SELECT jsonb_array_elements_text(r.gpus)::int), r.port, r.spec, r.vcpus, "
+	"  r.memory_mb, r.accel_type, r.accel_count, r.tpu "
+	"FROM jsonb_to_recordset($2::jsonb) AS r(uid text, role text, idx int, node text, gpus jsonb, "
+	"  port int, spec jsonb, vcpus int, memory_mb bigint, accel_type text, accel_count int, "
+	"  tpu boolean)",
+	false,
+};
+
+enum store_rc store_sched_commit_job(struct store_conn *c, int64_t job, const json_t *replicas,
+				     bool *placed)
+{
+	char id[24];
+	char *text = json_dumps(replicas, JSON_COMPACT);
+	const char *p[] = { id, text };
+	enum store_rc rc;
+	PGresult *res = NULL;
+
+	snprintf(id, sizeof(id), "%lld", (long long)job);
+	*placed = false;
+	if ((rc = store_begin(c)) != STORE_OK)
+		goto out;
+	res = store_exec(c, &stmt_prepare_job, 1, p, &rc);
+	if (rc != STORE_OK || PQntuples(res) == 0)
+		goto out;	/* cancelled meanwhile: nothing to place */
+	PQclear(res);
+	res = store_exec(c, &stmt_insert_replicas, 2, p, &rc);
+	if (rc != STORE_OK)
+		goto out;
+	if ((rc = store_commit(c)) == STORE_OK)
+		*placed = true;
+out:
+	store_rollback(c);
+	PQclear(res);
+	free(text);
+	return rc;
+}
+
+static const struct store_stmt stmt_job_cluster = {
+	38, "sched_job_cluster",
+	"SELECT coalesce(jsonb_agg(jsonb_build_object('role', p.role, 'idx', p.idx, "
+	"  'address', n.address, 'port', p.port) ORDER BY p.id), '[]'::jsonb)::text "
+	"FROM replicas p LEFT JOIN nodes n ON n.name = p.node WHERE p.job = $1",
+	true,
+};
+
+enum store_rc store_sched_job_cluster(struct store_conn *c, int64_t job, json_t **out)
+{
+	char id[24];
+	const char *p[] = { id };
+	enum store_rc rc;
+	PGresult *res;
+
+	snprintf(id, sizeof(id), "%lld", (long long)job);
+	res = store_exec(c, &stmt_job_cluster, 1, p, &rc);
+	*out = rc == STORE_OK ? json_loads(PQgetvalue(res, 0, 0), 0, NULL) : NULL;
+	PQclear(res);
+	return rc == STORE_OK && !*out ? STORE_ERROR : rc;
+}
+
+static const struct store_stmt stmt_move = {
+	39, "sched_move",
+	"UPDATE replicas SET node = $2, gpus = ARRAY(SELECT jsonb_array_elements_text($3::jsonb)::int), "
+	"  port = $4, spec = $5::jsonb "
+	"WHERE id = $1 AND node IS NULL AND state = 'PENDING' AND desired = 'RUN' RETURNING id",
+	false,
+};
+
+enum store_rc store_sched_commit_move(struct store_conn *c, int64_t replica, const char *node,
+				      const json_t *gpus, int port, const json_t *spec,
+				      bool *placed)
+{
+	char id[24], portbuf[16];
+	char *g = json_dumps(gpus, JSON_COMPACT), *sp = json_dumps(spec, JSON_COMPACT);
+	const char *p[] = { id, node, g, portbuf, sp };
+	enum store_rc rc;
+
+	snprintf(id, sizeof(id), "%lld", (long long)replica);
+	snprintf(portbuf, sizeof(portbuf), "%d", port);
+	PGresult *res = store_exec(c, &stmt_move, 5, p, &rc);
+	*placed = rc == STORE_OK && PQntuples(res) == 1;
+	PQclear(res);
+	free(g);
+	free(sp);
+	return rc;
+}

@@ -1,0 +1,65 @@
+/*
+ * store_sched.h - the scheduler's statements, run on the leader's own
+ * connection (store_conn_open), never on the pool.
+ */
+#ifndef TP_STORE_SCHED_H
+#define TP_STORE_SCHED_H
+
+#include <jansson.h>
+#include <stdbool.h>
+
+#include "store.h"
+
+/* LISTEN on channel (a fixed identifier, never user text). */
+enum store_rc store_listen(struct store_conn *c, const char *channel) MUST_CHECK;
+/*
+ * Reads what the server sent (call when the socket is readable) and calls
+ * fn for every notification. STORE_UNAVAILABLE when the connection is lost.
+ */
+enum store_rc store_notifications(struct store_conn *c,
+				  void (*fn)(void *ctx, const char *channel, const char *payload),
+				  void *ctx) MUST_CHECK;
+
+/* pg_try_advisory_lock on the scheduler key: *got tells whether we lead. */
+enum store_rc store_sched_try_lock(struct store_conn *c, bool *got) MUST_CHECK;
+
+/*
+ * The housekeeping of one pass, in one transaction: nodes past their lease
+ * become LOST with their replicas; LOST replicas of running jobs get
+ * attempt + 1 and wait for a node; timed-out jobs fail; CANCELLING jobs are
+ * reconciled. *lost: nodes lost now; *restarted: replicas to re-place.
+ */
+enum store_rc store_sched_housekeeping(struct store_conn *c, int lease_s, int *lost,
+				       int *restarted) MUST_CHECK;
+
+/*
+ * The cluster as placement sees it, as one JSON document:
+ *   {"nodes": [{name, region, zone, address, accel_type, accel_count, tpu,
+ *               vcpus, memory_mb, port_lo, port_hi,
+ *               used: {vcpus, memory_mb, gpus: [..], tpu, ports: [..]}}],
+ *    "queued": [{id, project, job_id, region, spec, labels, waited_ms}],
+ *    "pending": [{id, job, uid, role, idx, region, vcpus, memory_mb,
+ *                 accel_type, accel_count, tpu, spec, job_spec, job_id}]}
+ * Only READY, not draining nodes with a fresh sync are listed. New object.
+ */
+enum store_rc store_sched_snapshot(struct store_conn *c, int lease_s, int max_queued,
+				   json_t **out) MUST_CHECK;
+
+/*
+ * Commits a placed job: QUEUED -> PREPARING and its replicas (a JSON array
+ * of {uid, role, idx, node, gpus, port, spec, vcpus, memory_mb, accel_type,
+ * accel_count, tpu}), in one transaction. *placed is false when the job
+ * left QUEUED meanwhile (cancelled): then nothing is written.
+ */
+enum store_rc store_sched_commit_job(struct store_conn *c, int64_t job, const json_t *replicas,
+				     bool *placed) MUST_CHECK;
+
+/* The job's replicas with their addresses: [{role, idx, address, port}] (new). */
+enum store_rc store_sched_job_cluster(struct store_conn *c, int64_t job, json_t **out) MUST_CHECK;
+
+/* Commits a re-placed replica (still PENDING and unplaced, else *placed = false). */
+enum store_rc store_sched_commit_move(struct store_conn *c, int64_t replica, const char *node,
+				      const json_t *gpus, int port, const json_t *spec,
+				      bool *placed) MUST_CHECK;
+
+#endif

@@ -12,6 +12,7 @@
 #include "log.h"
 #include "placement.h"
 #include "replica_env.h"
+#include "store_log.h"
 #include "store_sched.h"
 #include "strbuf.h"
 
@@ -25,6 +26,7 @@ struct sched {
 	bool stopping;
 	bool leader;
 	struct store_conn *conn;	/* holds the advisory lock while leader */
+	int64_t last_log_expiry;	/* mono_usec() */
 };
 
 /* Per-node working state of one pass. */
@@ -334,6 +336,14 @@ static enum store_rc sched_tick(struct sched *s)
 	if (lost)
 		log_warn("%d node(s) missed their lease and are LOST; %d replica(s) to restart",
 			 lost, restarted);
+	if (mono_usec() - s->last_log_expiry > INT64_C(3600) * 1000000) {
+		long deleted = 0;
+		s->last_log_expiry = mono_usec();
+		if (store_log_expire(s->conn, s->cfg.log_retention_days, &deleted) == STORE_OK &&
+		    deleted)
+			log_info("deleted %ld log entries older than %d days", deleted,
+				 s->cfg.log_retention_days);
+	}
 	rc = store_sched_snapshot(s->conn, s->cfg.lease_s, MAX_QUEUED_PER_PASS, &snap);
 	if (rc != STORE_OK)
 		return rc;
@@ -475,6 +485,7 @@ struct sched *sched_start(const struct sched_config *cfg)
 	s->conninfo = xstrdup(cfg->conninfo);
 	s->cfg.conninfo = s->conninfo;
 	s->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	s->last_log_expiry = mono_usec() - INT64_C(3600) * 1000000 - 1;
 	if (s->wake_fd < 0 || pthread_create(&s->thread, NULL, sched_main, s)) {
 		log_error("cannot start the scheduler: %m");
 		abort();

@@ -27,6 +27,7 @@ struct sched_config {
 	int lease_s;		/* node lost after this long without a sync */
 	int tick_ms;		/* periodic pass */
 	int starve_s;		/* a queued job this old reserves its region */
+	int log_retention_days;	/* log entries older than this are deleted */
 };
 
 struct sched;

@@ -33,6 +33,7 @@ struct server_config {
 	int lease_seconds;
 	char *listen;
 	char *log_level;
+	int log_retention_days;
 	int max_body_bytes;
 	char *postgres_bin_dir;
 	bool scheduler;
@@ -61,6 +62,7 @@ static const struct config_key server_keys[] = {
 	KEY(lease_seconds, CONFIG_INT, "30", 2, 3600, NULL),
 	KEY(listen, CONFIG_STRING, "127.0.0.1:8080", 0, 0, NULL),
 	KEY(log_level, CONFIG_STRING, "info", 0, 0, check_log_level),
+	KEY(log_retention_days, CONFIG_INT, "30", 1, 36500, NULL),
 	KEY(max_body_bytes, CONFIG_INT, "1048576", 1024, 64 << 20, NULL),
 	KEY(postgres_bin_dir, CONFIG_STRING, NULL, 0, 0, NULL),
 	KEY(scheduler, CONFIG_BOOL, "true", 0, 0, NULL),
@@ -166,7 +168,7 @@ int main(int argc, char **argv)
 	}
 	if (cfg.scheduler) {
 		struct sched_config sc = { conninfo, cat, cfg.lease_seconds, cfg.scheduler_tick_ms,
-					   cfg.starve_seconds };
+					   cfg.starve_seconds, cfg.log_retention_days };
 		sched = sched_start(&sc);
 	}
 	struct server srv = { .store = st, .catalog = cat, .max_body = (size_t)cfg.max_body_bytes,

@@ -4,6 +4,7 @@
  * `trainplane-server --routes`).
  */
 #include "api_agent.h"
+#include "api_logging.h"
 #include "api_ml.h"
 #include "http.h"
 
@@ -39,6 +40,7 @@ const struct route routes[] = {
 	  "ml.projects.locations.list", false },
 	{ "GET", "/v1/projects/{projectsId}/locations/{locationsId}", api_ml_locations_get,
 	  "ml.projects.locations.get", false },
+	{ "POST", "/v2/entries:list", api_logging_entries_list, "logging.entries.list", true },
 	{ "GET", "/trainplane/v1/nodes", api_nodes_list, "trainplane.nodes.list", false },
 	{ "POST", "/trainplane/v1/nodes/{nodesId}:drain", api_nodes_drain,
 	  "trainplane.nodes.drain", true },

@@ -1,0 +1,123 @@
+/*
+ * api_logging.c - the Cloud Logging v2 entries:list subset that
+ * `gcloud ai-platform jobs stream-logs` and `gcloud ai custom-jobs
+ * stream-logs` send (reference §4.5, §6.2): entries of resource type
+ * ml_job, filtered by job id, task name and timestamp, ordered, paged.
+ */
+#include "api_logging.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "filter.h"
+#include "store_log.h"
+#include "wire.h"
+
+#define LOG_PAGE_DEFAULT 50
+#define LOG_PAGE_MAX 1000
+
+static const struct filter_field log_filter_fields[] = {
+	{ "resource.type", NULL, "'ml_job'", FILTER_TEXT, NULL },
+	{ "resource.labels.job_id", NULL, "j.job_id", FILTER_TEXT, NULL },
+	{ "resource.labels.project_id", NULL, "j.project", FILTER_TEXT, NULL },
+	{ "resource.labels.task_name", NULL, "l.task", FILTER_TEXT, NULL },
+	{ "labels.task_name", NULL, "l.task", FILTER_TEXT, NULL },
+	{ "logName", "log_name", "('projects/' || j.project || '/logs/' || l.task)", FILTER_TEXT, NULL },
+	{ "severity", NULL, "(CASE l.stream WHEN 'stderr' THEN 'ERROR' ELSE 'INFO' END)",
+	  FILTER_TEXT, NULL },
+	{ "textPayload", NULL, "l.text", FILTER_TEXT, NULL },
+	{ "timestamp", NULL, "l.time", FILTER_TIME, NULL },
+};
+
+void api_logging_entries_list(struct request *req)
+{
+	const json_t *names = json_object_get(req->json, "resourceNames");
+	const char *filter = json_string_value(json_object_get(req->json, "filter"));
+	const char *order = json_string_value(json_object_get(req->json, "orderBy"));
+	const char *token = json_string_value(json_object_get(req->json, "pageToken"));
+	const char *name = json_string_value(json_array_get(names, 0));
+	int64_t size = LOG_PAGE_DEFAULT, after_us = 0, after_id = 0;
+	struct filter_sql fsql;
+	char err[256];
+	bool desc = false;
+	json_t *entries = NULL;
+
+	if (json_array_size(names) != 1 || !name || strncmp(name, "projects/", 9) ||
+	    !name[9] || strchr(name + 9, '/')) {
+		reply_error(req, API_INVALID_ARGUMENT,
+			    "Field: resource_names Error: name exactly one project, "
+			    "\"projects/<project>\".");
+		return;
+	}
+	if (json_object_get(req->json, "pageSize") &&
+	    (wire_int64_get(json_object_get(req->json, "pageSize"), &size) || size < 0)) {
+		reply_error(req, API_INVALID_ARGUMENT,
+			    "Field: page_size Error: must be a non-negative integer.");
+		return;
+	}
+	if (!size)
+		size = LOG_PAGE_DEFAULT;
+	if (size > LOG_PAGE_MAX)
+		size = LOG_PAGE_MAX;
+	if (order && !strcmp(order, "timestamp desc"))
+		desc = true;
+	else if (order && *order && strcmp(order, "timestamp asc") && strcmp(order, "timestamp")) {
+		reply_error(req, API_INVALID_ARGUMENT,
+			    "Field: order_by Error: only \"timestamp asc\" and \"timestamp desc\" are "
+			    "supported.");
+		return;
+	}
+	if (token && *token) {
+		char raw[64];
+		long n = wire_base64_decode(token, raw, sizeof(raw) - 1, true);
+		long long us, id;
+		int used = 0;
+		if (n > 0) {
+			raw[n] = '\0';
+			if (sscanf(raw, "log1.%lld.%lld%n", &us, &id, &used) == 2 && used == n) {
+				after_us = us;
+				after_id = id;
+			}
+		}
+		if (!after_id) {
+			reply_error(req, API_INVALID_ARGUMENT, "Field: page_token Error: invalid.");
+			return;
+		}
+	}
+	if (filter_compile(filter, log_filter_fields, ARRAY_SIZE(log_filter_fields), 4, &fsql, err,
+			   sizeof(err))) {
+		reply_error(req, API_INVALID_ARGUMENT, "Field: filter Error: %s", err);
+		return;
+	}
+	enum store_rc rc = store_log_list(req->srv->store, name + 9, desc, after_us, after_id,
+					  (int)size + 1, fsql.where, fsql.nparams,
+					  (const char *const *)fsql.params, &entries);
+	filter_sql_release(&fsql);
+	if (rc != STORE_OK) {
+		reply_store_error(req, rc);
+		return;
+	}
+	json_t *out = json_object();
+	size_t n = json_array_size(entries);
+	if (n > (size_t)size) {
+		json_t *last = json_object_get(json_array_get(entries, (size_t)size - 1), "_pos");
+		char raw[64];
+		int len = snprintf(raw, sizeof(raw), "log1.%lld.%lld",
+				   (long long)json_integer_value(json_array_get(last, 0)),
+				   (long long)json_integer_value(json_array_get(last, 1)));
+		char *next = wire_base64_encode(raw, (size_t)len, true);
+		json_object_set_new(out, "nextPageToken", json_string(next));
+		free(next);
+		json_array_remove(entries, (size_t)size);
+	}
+	size_t i;
+	json_t *e;
+	json_array_foreach(entries, i, e)
+		json_object_del(e, "_pos");
+	if (json_array_size(entries))
+		json_object_set_new(out, "entries", entries);
+	else
+		json_decref(entries);
+	reply_json(req, 200, out);
+}

@@ -1,0 +1,77 @@
+#include "store_log.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "strbuf.h"
+
+#define ENTRY_JSON \
+	"jsonb_build_object('logName', 'projects/' || j.project || '/logs/' || l.task, " \
+	" 'resource', jsonb_build_object('type', 'ml_job', 'labels', jsonb_build_object(" \
+	"   'job_id', j.job_id, 'project_id', j.project, 'task_name', l.task)), " \
+	" 'timestamp', to_char(l.time AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"'), " \
+	" 'receiveTimestamp', to_char(l.time AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"'), " \
+	" 'severity', CASE l.stream WHEN 'stderr' THEN 'ERROR' ELSE 'INFO' END, " \
+	" 'textPayload', l.text, 'insertId', l.id::text, " \
+	" 'labels', jsonb_build_object('ml.googleapis.com/task_name', l.task, " \
+	"   'ml.googleapis.com/attempt', l.attempt::text), " \
+	" '_pos', jsonb_build_array((extract(epoch FROM l.time) * 1000000)::int8, l.id))"
+
+enum store_rc store_log_list(struct store *st, const char *project, bool desc, int64_t after_us,
+			     int64_t after_id, int limit, const char *where, int nwhere,
+			     const char *const *where_params, json_t **out)
+{
+	struct strbuf sql = STRBUF_INIT;
+	const char **params = xcalloc((size_t)nwhere + 3, sizeof(*params));
+	char us[24], id[24];
+	enum store_rc rc;
+
+	snprintf(us, sizeof(us), "%lld", (long long)after_us);
+	snprintf(id, sizeof(id), "%lld", (long long)after_id);
+	params[0] = project;
+	params[1] = us;
+	params[2] = id;
+	for (int i = 0; i < nwhere; i++)
+		params[3 + i] = where_params[i];
+	sb_addf(&sql, "SELECT coalesce(jsonb_agg(e ORDER BY n), '[]'::jsonb)::text FROM ("
+		"SELECT " ENTRY_JSON " AS e, row_number() OVER () AS n FROM ("
+		"SELECT l.*, j.project, j.job_id FROM log_entries l JOIN jobs j ON j.id = l.job "
+		"WHERE j.project = $1 AND ($3::int8 = 0 OR "
+		"(l.time, l.id) %s (to_timestamp($2::int8 / 1000000.0), $3::int8))",
+		desc ? "<" : ">");
+	if (where && *where)
+		sb_addf(&sql, " AND (%s)", where);
+	sb_addf(&sql, " ORDER BY l.time %s, l.id %s LIMIT %d) l JOIN jobs j ON j.id = l.job) x",
+		desc ? "DESC" : "ASC", desc ? "DESC" : "ASC", limit);
+	struct store_conn *c = store_acquire(st);
+	PGresult *res = store_exec_sql(c, sb_str(&sql), true, nwhere + 3, params, &rc);
+	store_release(st, c);
+	*out = NULL;
+	if (rc == STORE_OK) {
+		*out = json_loads(PQgetvalue(res, 0, 0), 0, NULL);
+		if (!*out)
+			rc = STORE_ERROR;
+	}
+	PQclear(res);
+	sb_release(&sql);
+	free(params);
+	return rc;
+}
+
+static const struct store_stmt stmt_expire = {
+	50, "log_expire",
+	"DELETE FROM log_entries WHERE time < now() - make_interval(days => $1::int)", false,
+};
+
+enum store_rc store_log_expire(struct store_conn *c, int days, long *deleted)
+{
+	char d[16];
+	const char *p[] = { d };
+	enum store_rc rc;
+
+	snprintf(d, sizeof(d), "%d", days);
+	PGresult *res = store_exec(c, &stmt_expire, 1, p, &rc);
+	*deleted = rc == STORE_OK ? atol(PQcmdTuples(res)) : 0;
+	PQclear(res);
+	return rc;
+}

@@ -1,0 +1,25 @@
+/*
+ * store_log.h - job logs as Cloud Logging entries.
+ */
+#ifndef TP_STORE_LOG_H
+#define TP_STORE_LOG_H
+
+#include <jansson.h>
+#include <stdbool.h>
+
+#include "store.h"
+
+/*
+ * One page of a project's log entries as LogEntry JSON objects (new
+ * array), ordered by time then insertion, after the position (time_us, id)
+ * when id > 0. where is an extra condition from a compiled filter over the
+ * aliases l (log_entries) and j (jobs), with parameters from $4.
+ */
+enum store_rc store_log_list(struct store *st, const char *project, bool desc, int64_t after_us,
+			     int64_t after_id, int limit, const char *where, int nwhere,
+			     const char *const *where_params, json_t **out) MUST_CHECK;
+
+/* Deletes entries older than days. *deleted: how many. */
+enum store_rc store_log_expire(struct store_conn *c, int days, long *deleted) MUST_CHECK;
+
+#endif

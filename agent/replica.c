@@ -451,12 +451,12 @@ size_t replica_logs_pin(struct replica *r, size_t max_lines, size_t max_bytes,
 		}
 		size_t reclen = (size_t)(nl - (buf + pos));
 		char *rec = buf + pos, *sp1 = memchr(rec, ' ', reclen);
-		if (text_bytes && text_bytes + reclen > max_bytes)
-			break;
 		if (sp1 && (size_t)(sp1 - rec) + 2 < reclen && sp1[2] == ' ') {
 			int64_t usec = strtoll(rec, NULL, 10);
 			const char *text = sp1 + 3;
 			size_t tlen = reclen - (size_t)(text - rec);
+			if (text_bytes && text_bytes + tlen > max_bytes)
+				break;	/* the first line always goes, whatever its size */
 			json_array_append_new(r->batch, log_line(sp1[1] == 'E' ? "stderr" : "stdout",
 								 usec, text, tlen));
 			lines++;

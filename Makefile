@@ -92,7 +92,7 @@ node-deps: node_modules/.package-lock.json
 # --- run ----------------------------------------------------------------------
 run: deps
 	@$(MAKE) --no-print-directory all
-	./tools/run.sh $(SERVER)
+	./tools/run.sh $(SERVER) $(AGENT)
 
 # --- tests --------------------------------------------------------------------
 test: deps

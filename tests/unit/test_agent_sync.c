@@ -1,0 +1,430 @@
+/*
+ * Unit tests: the agent protocol's messages (agent/sync_msg.c) and the
+ * agent's side of a sync (agent/agent.c): register body, reports with seq,
+ * pinned log batches, desired-set parsing (bad JSON included), and
+ * reconciliation: start, stop, forget, never start an attempt twice,
+ * a newer attempt replacing an older one, re-adoption with a persisted
+ * incarnation.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <sys/stat.h>
+
+#include "agent.h"
+#include "fixtures/agent/agent_test.h"
+#include "sync_msg.h"
+
+/* ---- messages -------------------------------------------------------- */
+
+static void register_body__declared_gpus_and_tpu(void **state)
+{
+	struct agent_config cfg;
+	(void)state;
+	test_config(&cfg, "/tmp/unused", RUNTIME_PROCESS);
+	cfg.machine_type = xstrdup("n1-standard-16");
+	json_t *o = sync_register_body(&cfg, "abcdef0123456789", "NVIDIA_TESLA_T4", 4);
+	char *s = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS);
+	assert_string_equal(s,
+		"{\"accelerators\":{\"count\":4,\"type\":\"NVIDIA_TESLA_T4\"},\"address\":\"127.0.0.1\","
+		"\"agentVersion\":\"" AGENT_VERSION "\",\"incarnation\":\"abcdef0123456789\","
+		"\"machineType\":\"n1-standard-16\",\"memoryMb\":4096,\"portRange\":[21000,21999],"
+		"\"region\":\"us-central1\",\"runtime\":\"process\",\"vcpus\":4,"
+		"\"zone\":\"us-central1-a\"}");
+	free(s);
+	json_decref(o);
+
+	cfg.tpu_type = xstrdup("TPU_V2");
+	o = sync_register_body(&cfg, "x", NULL, 0);
+	assert_null(json_object_get(o, "accelerators"));
+	assert_string_equal(json_string_value(json_object_get(json_object_get(o, "tpu"), "type")),
+			    "TPU_V2");
+	assert_int_equal(json_integer_value(json_object_get(json_object_get(o, "tpu"), "cores")), 8);
+	json_decref(o);
+	agent_config_free(&cfg);
+}
+
+static void register_answer__parsed_and_checked(void **state)
+{
+	int interval = 10, lease = 30;
+	char err[256];
+	(void)state;
+	const char *ok = "{\"node\":\"gpu-1\",\"syncIntervalSeconds\":5,\"leaseSeconds\":15}";
+	assert_int_equal(sync_parse_register(ok, strlen(ok), &interval, &lease, err, sizeof(err)), 0);
+	assert_int_equal(interval, 5);
+	assert_int_equal(lease, 15);
+	assert_int_equal(sync_parse_register("{}", 2, &interval, &lease, err, sizeof(err)), 0);
+	assert_int_equal(interval, 5);
+	assert_int_equal(sync_parse_register("{", 1, &interval, &lease, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "invalid JSON"));
+	const char *bad = "{\"syncIntervalSeconds\":0}";
+	assert_int_equal(sync_parse_register(bad, strlen(bad), &interval, &lease, err, sizeof(err)), -1);
+}
+
+static void report__states_times_and_logs(void **state)
+{
+	(void)state;
+	struct replica *r = replica_new("/tmp/unused", "1234-worker-0", 2, RUNTIME_PROCESS);
+	r->state = RS_RUNNING;
+	r->seq = 7;
+	r->start_usec = 1795341600123000LL;	/* 2026-11-22T10:00:00.123Z */
+	json_t *o = sync_report(r);
+	char *s = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS);
+	assert_string_equal(s, "{\"attempt\":2,\"endTime\":null,\"logs\":[],\"message\":\"\","
+			       "\"replica\":\"1234-worker-0\",\"seq\":7,"
+			       "\"startTime\":\"2026-11-22T10:00:00.123Z\",\"state\":\"RUNNING\"}");
+	free(s);
+	json_decref(o);
+
+	replica_set_final(r, RS_EXITED, 3, 1795341601500000LL, NULL);
+	r->batch = json_pack("[{s:s, s:s, s:s}]", "stream", "stdout", "time",
+			     "2026-11-22T10:00:01.5Z", "text", "step 1");
+	o = sync_report(r);
+	assert_int_equal(json_integer_value(json_object_get(o, "exitCode")), 3);
+	assert_string_equal(json_string_value(json_object_get(o, "endTime")),
+			    "2026-11-22T10:00:01.500Z");
+	assert_int_equal(json_array_size(json_object_get(o, "logs")), 1);
+	json_decref(o);
+
+	replica_set_final(r, RS_FAILED_TO_START, 0, 0, "exec 'x': No such file or directory");
+	o = sync_report(r);
+	assert_null(json_object_get(o, "exitCode"));
+	assert_string_equal(json_string_value(json_object_get(o, "state")), "FAILED_TO_START");
+	assert_string_equal(json_string_value(json_object_get(o, "message")),
+			    "exec 'x': No such file or directory");
+	json_decref(o);
+	replica_free(r);
+}
+
+static void answer__the_protocol_example_parses(void **state)
+{
+	struct desired_set ds = { 0 };
+	char err[256];
+	(void)state;
+	const char *body =
+		"{\"desiredVersion\": \"42\", \"replicas\": [\n"
+		" {\"replica\": \"1234-worker-0\", \"attempt\": 1, \"desired\": \"RUN\",\n"
+		"  \"job\": \"projects/demo/jobs/census_1\", \"role\": \"worker\", \"index\": 0,\n"
+		"  \"image\": \"localhost/trainer:latest\",\n"
+		"  \"command\": [\"python\", \"-m\", \"trainer.task\"],\n"
+		"  \"args\": [\"--epochs\", \"10\", \"--job-dir\", \"gs://b/out\"],\n"
+		"  \"env\": [\"TF_CONFIG={}\", \"CLUSTER_SPEC={}\", \"CUDA_VISIBLE_DEVICES=0,1\"],\n"
+		"  \"gpus\": [0, 1], \"ports\": [21003],\n"
+		"  \"simulate\": {\"seconds\": 2.0, \"exitCode\": 0}, \"futureField\": true},\n"
+		" {\"replica\": \"1234-ps-0\", \"attempt\": 3, \"desired\": \"STOP\"},\n"
+		" {\"replica\": \"9-master-0\", \"attempt\": 1, \"desired\": \"RUN\",\n"
+		"  \"simulate\": \"fail-3-after-2s\"}]}";
+	assert_int_equal(sync_parse_answer(body, strlen(body), &ds, err, sizeof(err)), 0);
+	assert_string_equal(ds.version, "42");
+	assert_true(ds.has_replicas);
+	assert_int_equal(ds.n, 3);
+	const struct desired_replica *d = &ds.v[0];
+	assert_string_equal(d->replica, "1234-worker-0");
+	assert_true(d->run);
+	assert_string_equal(d->job, "projects/demo/jobs/census_1");
+	assert_string_equal(d->role, "worker");
+	assert_string_equal(d->image, "localhost/trainer:latest");
+	assert_string_equal(d->command[2], "trainer.task");
+	assert_null(d->command[3]);
+	assert_string_equal(d->args[3], "gs://b/out");
+	assert_string_equal(d->env[2], "CUDA_VISIBLE_DEVICES=0,1");
+	assert_int_equal(d->ngpus, 2);
+	assert_int_equal(d->gpus[1], 1);
+	assert_int_equal(d->nports, 1);
+	assert_int_equal(d->ports[0], 21003);
+	assert_true(d->has_simulate);
+	assert_true(d->sim_seconds == 2.0);
+	assert_false(ds.v[1].run);
+	assert_int_equal(ds.v[1].attempt, 3);
+	assert_non_null(ds.v[1].command);
+	assert_null(ds.v[1].command[0]);
+	assert_true(ds.v[2].has_simulate);
+	assert_int_equal(ds.v[2].sim_exit, 3);
+	assert_ptr_equal(desired_find(&ds, "1234-ps-0", 3), &ds.v[1]);
+	assert_null(desired_find(&ds, "1234-ps-0", 2));
+	desired_set_release(&ds);
+
+	/* No replicas: "unchanged, keep yours". A numeric version is accepted. */
+	const char *same = "{\"desiredVersion\": 42}";
+	assert_int_equal(sync_parse_answer(same, strlen(same), &ds, err, sizeof(err)), 0);
+	assert_false(ds.has_replicas);
+	assert_string_equal(ds.version, "42");
+	desired_set_release(&ds);
+}
+
+static void answer__bad_ones_are_rejected_whole(void **state)
+{
+	struct desired_set ds = { 0 };
+	char err[256];
+	(void)state;
+	static const char *const cases[][2] = {
+		{ "{\"replicas\": [", "invalid JSON" },
+		{ "[]", "sync answer" },
+		{ "{\"replicas\": {}}", "not an array" },
+		{ "{\"replicas\": [1]}", "replicas[0] is not an object" },
+		{ "{\"replicas\": [{\"attempt\": 1, \"desired\": \"RUN\"}]}", "replicas[0]" },
+		{ "{\"replicas\": [{\"replica\": \"a\", \"desired\": \"RUN\"}]}", "replicas[0]" },
+		{ "{\"replicas\": [{\"replica\": \"a\", \"attempt\": 1, \"desired\": \"WALK\"}]}",
+		  "neither RUN nor STOP" },
+		{ "{\"replicas\": [{\"replica\": \"../x\", \"attempt\": 1, \"desired\": \"RUN\"}]}",
+		  "bad replica name" },
+		{ "{\"replicas\": [{\"replica\": \"a\", \"attempt\": 1, \"desired\": \"RUN\"},"
+		  " {\"replica\": \"b\", \"attempt\": 1, \"desired\": \"RUN\", \"env\": [1]}]}",
+		  "replicas[1]: 'env'[0] is not a string" },
+		{ "{\"replicas\": [{\"replica\": \"a\", \"attempt\": 1, \"desired\": \"RUN\","
+		  " \"gpus\": [-1]}]}", "'gpus'[0]" },
+		{ "{\"replicas\": [{\"replica\": \"a\", \"attempt\": 1, \"desired\": \"RUN\","
+		  " \"simulate\": \"explode\"}]}", "bad simulate script" },
+		{ "{\"replicas\": [{\"replica\": \"a\", \"attempt\": 1, \"desired\": \"RUN\","
+		  " \"simulate\": {\"exitCode\": 300}}]}", "bad simulate object" },
+		{ "{\"desiredVersion\": [], \"replicas\": []}", "desiredVersion" },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		err[0] = '\0';
+		if (sync_parse_answer(cases[i][0], strlen(cases[i][0]), &ds, err, sizeof(err)) != -1)
+			fail_msg("accepted: %s", cases[i][0]);
+		if (!strstr(err, cases[i][1]))
+			fail_msg("'%s' not in '%s'", cases[i][1], err);
+		assert_int_equal(ds.n, 0);
+		assert_null(ds.v);
+	}
+}
+
+/* ---- the agent's side ------------------------------------------------ */
+
+struct fx {
+	char *dir;
+	struct agent_config cfg;
+	struct agent a;
+};
+
+static int setup(void **state)
+{
+	struct fx *f = xcalloc(1, sizeof(*f));
+	char err[256];
+	f->dir = test_tmpdir();
+	test_config(&f->cfg, f->dir, RUNTIME_SIMULATE);
+	f->cfg.gpu_type = xstrdup("NVIDIA_TESLA_T4");	/* declared: no discovery */
+	f->cfg.gpu_count = 2;
+	assert_int_equal(agent_init(&f->a, &f->cfg, err, sizeof(err)), 0);
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fx *f = *state;
+	agent_release(&f->a);
+	test_rm_rf(f->dir);
+	free(f->dir);
+	agent_config_free(&f->cfg);
+	free(f);
+	return 0;
+}
+
+/* Builds the sync body and returns the report of id (a new reference), or NULL. */
+static json_t *sync_report_of(struct fx *f, const char *id, json_t **body_out)
+{
+	char *text = agent_sync_body(&f->a, 10);
+	json_t *body = json_loads(text, 0, NULL);
+	free(text);
+	assert_non_null(body);
+	json_t *found = NULL, *rep;
+	size_t i;
+	json_array_foreach(json_object_get(body, "replicas"), i, rep)
+		if (!strcmp(json_string_value(json_object_get(rep, "replica")), id))
+			found = json_incref(rep);
+	if (body_out)
+		*body_out = body;
+	else
+		json_decref(body);
+	return found;
+}
+
+static void answer(struct fx *f, const char *body)
+{
+	assert_int_equal(agent_sync_done(&f->a, body, strlen(body)), 0);
+}
+
+static json_int_t jint(json_t *o, const char *k)
+{
+	return json_integer_value(json_object_get(o, k));
+}
+
+static void agent__reports_carry_seq_and_are_acknowledged(void **state)
+{
+	struct fx *f = *state;
+	json_t *body, *rep;
+
+	/* Nothing known yet: an empty report list, no version. */
+	assert_null(sync_report_of(f, "r0", &body));
+	assert_string_equal(json_string_value(json_object_get(body, "incarnation")),
+			    f->a.incarnation);
+	assert_int_equal(jint(body, "waitSeconds"), 10);
+	assert_null(json_object_get(body, "desiredVersion"));
+	json_decref(body);
+	answer(f, "{\"desiredVersion\": \"1\", \"replicas\": [{\"replica\": \"r0\", \"attempt\": 1,"
+		  " \"desired\": \"RUN\", \"simulate\": \"fail-3-after-0.3s\"}]}");
+	struct replica *r = agent_find(&f->a, "r0", 1);
+	assert_non_null(r);
+	assert_int_equal(r->state, RS_RUNNING);
+
+	rep = sync_report_of(f, "r0", &body);
+	assert_string_equal(json_string_value(json_object_get(body, "desiredVersion")), "1");
+	json_decref(body);
+	assert_int_equal(jint(rep, "seq"), 1);
+	assert_string_equal(json_string_value(json_object_get(rep, "state")), "RUNNING");
+	assert_int_equal(json_array_size(json_object_get(rep, "logs")), 1);
+	json_decref(rep);
+	assert_true(f->a.inflight_new);
+
+	/* The sync failed (no answer): the same report goes again, same seq, same batch. */
+	rep = sync_report_of(f, "r0", NULL);
+	assert_int_equal(jint(rep, "seq"), 1);
+	assert_int_equal(json_array_size(json_object_get(rep, "logs")), 1);
+	json_decref(rep);
+	answer(f, "{\"desiredVersion\": \"1\"}");
+	assert_int_equal(r->acked_seq, 1);
+	assert_null(r->batch);
+
+	/* Acknowledged and unchanged: same seq, no logs, nothing new in flight. */
+	rep = sync_report_of(f, "r0", NULL);
+	assert_int_equal(jint(rep, "seq"), 1);
+	assert_int_equal(json_array_size(json_object_get(rep, "logs")), 0);
+	json_decref(rep);
+	assert_false(f->a.inflight_new);
+	answer(f, "{\"desiredVersion\": \"1\"}");
+
+	test_sleep_ms(350);
+	assert_true(agent_tick(&f->a));
+	assert_true(f->a.dirty);
+	rep = sync_report_of(f, "r0", NULL);
+	assert_int_equal(jint(rep, "seq"), 2);
+	assert_string_equal(json_string_value(json_object_get(rep, "state")), "EXITED");
+	assert_int_equal(jint(rep, "exitCode"), 3);
+	json_decref(rep);
+
+	/* Still listed: kept and reported even though finished. */
+	answer(f, "{\"desiredVersion\": \"1\"}");
+	assert_non_null(agent_find(&f->a, "r0", 1));
+	struct stat st;
+	assert_int_equal(stat(r->dir, &st), 0);
+	char *dir = xstrdup(r->dir);
+
+	/* The server recorded it and dropped it from the set: forgotten, files gone. */
+	rep = sync_report_of(f, "r0", NULL);
+	json_decref(rep);
+	answer(f, "{\"desiredVersion\": \"2\", \"replicas\": []}");
+	assert_null(agent_find(&f->a, "r0", 1));
+	assert_int_equal(stat(dir, &st), -1);
+	free(dir);
+
+	/* A stale answer listing it again never starts that attempt twice. */
+	answer(f, "{\"desiredVersion\": \"1\", \"replicas\": [{\"replica\": \"r0\", \"attempt\": 1,"
+		  " \"desired\": \"RUN\"}]}");
+	assert_null(agent_find(&f->a, "r0", 1));
+}
+
+static void agent__finished_but_unacknowledged_is_not_forgotten(void **state)
+{
+	struct fx *f = *state;
+	answer(f, "{\"desiredVersion\": \"1\", \"replicas\": [{\"replica\": \"r1\", \"attempt\": 1,"
+		  " \"desired\": \"RUN\", \"simulate\": \"run-0s-exit-0\"}]}");
+	agent_tick(&f->a);
+	struct replica *r = agent_find(&f->a, "r1", 1);
+	assert_int_equal(r->state, RS_EXITED);
+	/* An answer to a sync built before the exit: the EXITED report is not acknowledged. */
+	f->a.nsent = 0;
+	answer(f, "{\"desiredVersion\": \"2\", \"replicas\": []}");
+	assert_non_null(agent_find(&f->a, "r1", 1));
+	json_decref(sync_report_of(f, "r1", NULL));
+	answer(f, "{\"desiredVersion\": \"2\", \"replicas\": []}");
+	assert_null(agent_find(&f->a, "r1", 1));
+}
+
+static void agent__stop_and_absent_replicas_are_stopped(void **state)
+{
+	struct fx *f = *state;
+	answer(f, "{\"desiredVersion\": \"1\", \"replicas\": ["
+		  "{\"replica\": \"a\", \"attempt\": 1, \"desired\": \"RUN\", \"simulate\": \"run-100s-exit-0\"},"
+		  "{\"replica\": \"b\", \"attempt\": 1, \"desired\": \"RUN\", \"simulate\": \"run-100s-exit-0\"}]}");
+	assert_int_equal(agent_find(&f->a, "a", 1)->state, RS_RUNNING);
+	answer(f, "{\"desiredVersion\": \"2\", \"replicas\": ["
+		  "{\"replica\": \"a\", \"attempt\": 1, \"desired\": \"STOP\"}]}");
+	assert_int_equal(agent_find(&f->a, "a", 1)->state, RS_EXITED);
+	assert_int_equal(agent_find(&f->a, "a", 1)->exit_code, 143);
+	assert_int_equal(agent_find(&f->a, "b", 1)->state, RS_EXITED);
+	/* STOP for something never started starts nothing. */
+	answer(f, "{\"desiredVersion\": \"3\", \"replicas\": ["
+		  "{\"replica\": \"c\", \"attempt\": 1, \"desired\": \"STOP\"}]}");
+	assert_null(agent_find(&f->a, "c", 1));
+}
+
+static void agent__newer_attempt_replaces_the_older(void **state)
+{
+	struct fx *f = *state;
+	answer(f, "{\"desiredVersion\": \"1\", \"replicas\": ["
+		  "{\"replica\": \"w\", \"attempt\": 1, \"desired\": \"RUN\", \"simulate\": \"run-100s-exit-0\"}]}");
+	answer(f, "{\"desiredVersion\": \"2\", \"replicas\": ["
+		  "{\"replica\": \"w\", \"attempt\": 2, \"desired\": \"RUN\", \"simulate\": \"run-100s-exit-0\"}]}");
+	/* Simulate stops at once, so the new attempt starts in the same pass or the next. */
+	agent_tick(&f->a);
+	assert_int_equal(agent_find(&f->a, "w", 1)->state, RS_EXITED);
+	assert_int_equal(agent_find(&f->a, "w", 2)->state, RS_RUNNING);
+}
+
+static void agent__no_desired_set_yet_means_hands_off(void **state)
+{
+	struct fx *f = *state;
+	answer(f, "{\"desiredVersion\": \"1\", \"replicas\": ["
+		  "{\"replica\": \"keep\", \"attempt\": 1, \"desired\": \"RUN\", \"simulate\": \"run-100s-exit-0\"}]}");
+	json_decref(sync_report_of(f, "keep", NULL));	/* seq 1 went out */
+	char *incarnation = xstrdup(f->a.incarnation);
+	/* Agent restart: the same work dir gives the same incarnation and the replica back. */
+	agent_release(&f->a);
+	char err[256];
+	assert_int_equal(agent_init(&f->a, &f->cfg, err, sizeof(err)), 0);
+	assert_string_equal(f->a.incarnation, incarnation);
+	free(incarnation);
+	struct replica *r = agent_find(&f->a, "keep", 1);
+	assert_non_null(r);
+	assert_int_equal(r->state, RS_RUNNING);
+	agent_tick(&f->a);	/* no answer yet: nothing is stopped */
+	assert_int_equal(r->state, RS_RUNNING);
+	/* Its first report after the restart has a new seq. */
+	json_t *rep = sync_report_of(f, "keep", NULL);
+	assert_int_equal(jint(rep, "seq"), 2);
+	json_decref(rep);
+}
+
+static void agent__one_agent_per_work_dir(void **state)
+{
+	struct fx *f = *state;
+	struct agent other;
+	char err[256] = "";
+	assert_int_equal(agent_init(&other, &f->cfg, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "another agent"));
+	agent_release(&other);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(register_body__declared_gpus_and_tpu),
+		cmocka_unit_test(register_answer__parsed_and_checked),
+		cmocka_unit_test(report__states_times_and_logs),
+		cmocka_unit_test(answer__the_protocol_example_parses),
+		cmocka_unit_test(answer__bad_ones_are_rejected_whole),
+		cmocka_unit_test_setup_teardown(agent__reports_carry_seq_and_are_acknowledged, setup, teardown),
+		cmocka_unit_test_setup_teardown(agent__finished_but_unacknowledged_is_not_forgotten, setup, teardown),
+		cmocka_unit_test_setup_teardown(agent__stop_and_absent_replicas_are_stopped, setup, teardown),
+		cmocka_unit_test_setup_teardown(agent__newer_attempt_replaces_the_older, setup, teardown),
+		cmocka_unit_test_setup_teardown(agent__no_desired_set_yet_means_hands_off, setup, teardown),
+		cmocka_unit_test_setup_teardown(agent__one_agent_per_work_dir, setup, teardown),
+	};
+	log_set_level(LOG_ERROR);
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -74,7 +74,7 @@ static void load_incarnation(struct agent *a)
 	}
 	free(path);
 	if (ok)
-		snprintf(a->incarnation, sizeof(a->incarnation), "%s", buf);
+		snprintf(a->incarnation, sizeof(a->incarnation), "%.32s", buf);
 	else
 		new_incarnation(a);
 }

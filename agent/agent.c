@@ -39,9 +39,23 @@ static int mkdirs(const char *path)
 	return rc;
 }
 
+/* The kernel's id of this boot: replicas cannot outlive it. "" if unknown. */
+static void read_boot_id(char *buf, size_t len)
+{
+	FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
+	buf[0] = '\0';
+	if (f) {
+		if (!fgets(buf, (int)len, f))
+			buf[0] = '\0';
+		buf[strcspn(buf, "\n")] = '\0';
+		fclose(f);
+	}
+}
+
 static void new_incarnation(struct agent *a)
 {
 	unsigned char raw[8] = { 0 };
+	char boot[64];
 	int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
 	if (fd < 0 || read(fd, raw, sizeof(raw)) != (ssize_t)sizeof(raw)) {
 		int64_t t = now_usec() ^ ((int64_t)getpid() << 32);
@@ -51,25 +65,36 @@ static void new_incarnation(struct agent *a)
 		close(fd);
 	for (size_t i = 0; i < sizeof(raw); i++)
 		snprintf(a->incarnation + 2 * i, 3, "%02x", raw[i]);
+	read_boot_id(boot, sizeof(boot));
 	char *path = xasprintf("%s/incarnation", a->cfg->work_dir);
 	char *tmp = xasprintf("%s.tmp", path);
 	FILE *f = fopen(tmp, "w");
-	if (!f || fprintf(f, "%s\n", a->incarnation) < 0 || fclose(f) || rename(tmp, path))
+	if (!f || fprintf(f, "%s %s\n", a->incarnation, boot) < 0 || fclose(f) ||
+	    rename(tmp, path))
 		log_warn("cannot save the incarnation in %s: %s", path, strerror(errno));
 	free(tmp);
 	free(path);
 }
 
-/* The incarnation survives agent restarts with the work dir (PROTOCOL.md). */
+/*
+ * The incarnation survives agent restarts with the work dir, but not a
+ * reboot of the host (PROTOCOL.md, "Incarnations").
+ */
 static void load_incarnation(struct agent *a)
 {
 	char *path = xasprintf("%s/incarnation", a->cfg->work_dir);
 	FILE *f = fopen(path, "r");
-	char buf[64] = "";
+	char buf[64] = "", saved_boot[64] = "", boot[64];
 	bool ok = false;
+
+	read_boot_id(boot, sizeof(boot));
 	if (f) {
-		ok = fscanf(f, "%32s", buf) == 1 && strlen(buf) >= 8 &&
-		     strspn(buf, "0123456789abcdef") == strlen(buf);
+		int n = fscanf(f, "%32s %63s", buf, saved_boot);
+		ok = n >= 1 && strlen(buf) >= 8 && strspn(buf, "0123456789abcdef") == strlen(buf);
+		if (ok && strcmp(saved_boot, boot)) {
+			log_info("the host rebooted since incarnation %s: starting a new one", buf);
+			ok = false;
+		}
 		fclose(f);
 	}
 	free(path);

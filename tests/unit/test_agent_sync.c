@@ -400,6 +400,22 @@ static void agent__no_desired_set_yet_means_hands_off(void **state)
 	json_decref(rep);
 }
 
+static void agent__a_reboot_means_a_new_incarnation(void **state)
+{
+	struct fx *f = *state;
+	char err[256], *old = xstrdup(f->a.incarnation);
+	agent_release(&f->a);
+	char *path = xasprintf("%s/incarnation", f->dir);
+	FILE *file = fopen(path, "w");
+	fprintf(file, "%s 00000000-0000-0000-0000-000000000000\n", old);
+	fclose(file);
+	free(path);
+	assert_int_equal(agent_init(&f->a, &f->cfg, err, sizeof(err)), 0);
+	assert_string_not_equal(f->a.incarnation, old);
+	assert_int_equal(strlen(f->a.incarnation), 16);
+	free(old);
+}
+
 static void agent__one_agent_per_work_dir(void **state)
 {
 	struct fx *f = *state;
@@ -423,6 +439,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(agent__stop_and_absent_replicas_are_stopped, setup, teardown),
 		cmocka_unit_test_setup_teardown(agent__newer_attempt_replaces_the_older, setup, teardown),
 		cmocka_unit_test_setup_teardown(agent__no_desired_set_yet_means_hands_off, setup, teardown),
+		cmocka_unit_test_setup_teardown(agent__a_reboot_means_a_new_incarnation, setup, teardown),
 		cmocka_unit_test_setup_teardown(agent__one_agent_per_work_dir, setup, teardown),
 	};
 	log_set_level(LOG_ERROR);

@@ -117,8 +117,13 @@ $(BUILD)/bench/bench_validate: tools/bench_validate.c $(BUILD)/libtrainplane.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $< $(BUILD)/libtrainplane.a $(LDLIBS)
 
+$(BUILD)/bench/bench_placement: bench/bench_placement.c $(BUILD)/libtrainplane.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $< $(BUILD)/libtrainplane.a $(LDLIBS)
+
 bench: deps
-	@$(MAKE) --no-print-directory all $(BUILD)/bench/static_server $(BUILD)/bench/bench_validate
+	@$(MAKE) --no-print-directory all $(BUILD)/bench/static_server $(BUILD)/bench/bench_validate \
+		$(BUILD)/bench/bench_placement
 	./tools/bench.sh $(SERVER)
 
 FUZZ_SECONDS ?= 600

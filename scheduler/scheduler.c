@@ -27,7 +27,18 @@ struct sched {
 	bool leader;
 	struct store_conn *conn;	/* holds the advisory lock while leader */
 	int64_t last_log_expiry;	/* mono_usec() */
+	/* What the next pass must do, set by wake-ups from any thread. */
+	bool want_new;		/* new jobs: place jobs above max_seen_id */
+	bool want_full;		/* capacity may have changed: consider every queued job */
+	int64_t max_seen_id;	/* the highest queued job id a pass has seen */
+	bool starving;		/* a job waits past starve_s: every pass is full */
+	int64_t last_full, last_pass, last_housekeeping;	/* mono_usec() */
 };
+
+#define FULL_PASS_EVERY_US (INT64_C(10) * 1000000)
+#define MIN_PASS_GAP_US (INT64_C(20) * 1000)
+/* Replicas end all the time in a busy cluster: full passes at most this often. */
+#define MIN_FULL_GAP_US (INT64_C(250) * 1000)
 
 /* Per-node working state of one pass. */
 struct node_work {
@@ -36,11 +47,26 @@ struct node_work {
 	unsigned char *ports;	/* bitmap over port_lo..port_hi: taken */
 };
 
-void sched_wake(struct sched *s)
+static void wake(struct sched *s, bool *flag)
 {
 	uint64_t one = 1;
-	if (s && write(s->wake_fd, &one, sizeof(one)) < 0)
+	if (!s)
+		return;
+	__atomic_store_n(flag, true, __ATOMIC_RELEASE);
+	if (write(s->wake_fd, &one, sizeof(one)) < 0)
 		log_debug("scheduler wake-up: %m");
+}
+
+void sched_wake(struct sched *s)
+{
+	if (s)
+		wake(s, &s->want_full);
+}
+
+void sched_wake_new_job(struct sched *s)
+{
+	if (s)
+		wake(s, &s->want_new);
 }
 
 bool sched_is_leader(struct sched *s)
@@ -58,13 +84,6 @@ static int take_port(struct node_work *w)
 		}
 	}
 	return -1;
-}
-
-static void free_port(struct node_work *w, int p)
-{
-	int bit = p - w->port_lo;
-	if (p >= w->port_lo && p <= w->port_hi)
-		w->ports[bit / 8] &= (unsigned char)~(1 << (bit % 8));
 }
 
 static json_t *gpu_array(uint64_t mask)
@@ -164,16 +183,14 @@ static json_t *replica_spec(const json_t *run, const struct ml_cluster *cl, size
 	return spec;
 }
 
-/* Commits one placed job: ports, environment, rows. */
-static enum store_rc commit_job(struct sched *s, const json_t *q, const struct job_plan *plan,
-				const struct place_assignment *as, struct node_work *work)
+/* One placed job as a batch element {job, replicas}: ports, environment, rows. */
+static json_t *job_rows(const json_t *q, const struct job_plan *plan,
+			const struct place_assignment *as, struct node_work *work)
 {
 	int64_t id = json_integer_value(json_object_get(q, "id"));
 	struct replica_addr *addrs = xcalloc(plan->n, sizeof(*addrs));
 	int *ports = xcalloc(plan->n, sizeof(*ports));
 	json_t *rows = json_array();
-	enum store_rc rc = STORE_OK;
-	bool placed = false;
 
 	for (size_t i = 0; i < plan->n; i++) {
 		ports[i] = take_port(&work[as[i].node]);
@@ -199,15 +216,24 @@ static enum store_rc commit_job(struct sched *s, const json_t *q, const struct j
 		json_object_set_new(row, "accel_count", json_integer(r->demand.accel_count));
 		json_array_append_new(rows, row);
 	}
-	rc = store_sched_commit_job(s->conn, id, rows, &placed);
-	if (rc == STORE_OK && placed)
-		log_info("job %lld placed: %zu replicas", (long long)id, plan->n);
-	if (!placed)
-		for (size_t i = 0; i < plan->n; i++)
-			free_port(&work[as[i].node], ports[i]);
-	json_decref(rows);
 	free(addrs);
 	free(ports);
+	return json_pack("{s:I, s:o}", "job", (json_int_t)id, "replicas", rows);
+}
+
+#define COMMIT_BATCH 100
+
+static enum store_rc commit_batch(struct sched *s, json_t *batch)
+{
+	int placed = 0;
+	enum store_rc rc = STORE_OK;
+
+	if (json_array_size(batch)) {
+		rc = store_sched_commit_jobs(s->conn, batch, &placed);
+		if (rc == STORE_OK)
+			log_debug("placed %d of %zu jobs", placed, json_array_size(batch));
+	}
+	json_array_clear(batch);
 	return rc;
 }
 
@@ -315,7 +341,7 @@ static enum store_rc place_pending(struct sched *s, const json_t *pending, struc
 }
 
 /* One scheduling pass; see sched.h. */
-static enum store_rc sched_tick(struct sched *s)
+static enum store_rc sched_tick(struct sched *s, bool full)
 {
 	json_t *snap = NULL;
 	struct place_node *nodes = NULL;
@@ -330,9 +356,14 @@ static enum store_rc sched_tick(struct sched *s)
 	int lost, restarted;
 	enum store_rc rc;
 
-	rc = store_sched_housekeeping(s->conn, s->cfg.lease_s, &lost, &restarted);
-	if (rc != STORE_OK)
-		return rc;
+	lost = restarted = 0;
+	if (mono_usec() - s->last_housekeeping >= (int64_t)s->cfg.tick_ms * 1000) {
+		s->last_housekeeping = mono_usec();
+		rc = store_sched_housekeeping(s->conn, s->cfg.lease_s, &lost, &restarted);
+		if (rc != STORE_OK)
+			return rc;
+		full = full || lost || restarted;
+	}
 	if (lost)
 		log_warn("%d node(s) missed their lease and are LOST; %d replica(s) to restart",
 			 lost, restarted);
@@ -344,7 +375,12 @@ static enum store_rc sched_tick(struct sched *s)
 			log_info("deleted %ld log entries older than %d days", deleted,
 				 s->cfg.log_retention_days);
 	}
-	rc = store_sched_snapshot(s->conn, s->cfg.lease_s, MAX_QUEUED_PER_PASS, &snap);
+	if (full) {
+		s->last_full = mono_usec();
+		s->starving = false;
+	}
+	rc = store_sched_snapshot(s->conn, s->cfg.lease_s, MAX_QUEUED_PER_PASS,
+				  full ? 0 : s->max_seen_id, &snap);
 	if (rc != STORE_OK)
 		return rc;
 	nnodes = load_nodes(json_object_get(snap, "nodes"), &nodes, &work);
@@ -384,13 +420,30 @@ static enum store_rc sched_tick(struct sched *s)
 	as = xcalloc(total + 1, sizeof(*as));
 	place_queue(nodes, nnodes, jobs, kept, waited, (int64_t)s->cfg.starve_s * 1000000,
 		    offsets, as, placed);
+	json_t *batch = json_array();
 	for (size_t i = 0, qi = 0; i < kept && rc == STORE_OK; i++) {
 		/* Find the queued entry of jobs[i] (kept skips unplannable ones). */
 		while (json_integer_value(json_object_get(json_array_get(queued, qi), "id")) != jobs[i].id)
 			qi++;
 		if (placed[i])
-			rc = commit_job(s, json_array_get(queued, qi), &plans[i], as + offsets[i], work);
+			json_array_append_new(batch, job_rows(json_array_get(queued, qi), &plans[i],
+							      as + offsets[i], work));
+		if (json_array_size(batch) == COMMIT_BATCH)
+			rc = commit_batch(s, batch);
 	}
+	if (rc == STORE_OK)
+		rc = commit_batch(s, batch);
+	json_decref(batch);
+	for (size_t i = 0; i < kept; i++)
+		if (!placed[i] && waited[i] >= (int64_t)s->cfg.starve_s * 1000000)
+			s->starving = true;
+	for (size_t i = 0; i < nq; i++) {
+		int64_t qid = json_integer_value(json_object_get(json_array_get(queued, i), "id"));
+		if (qid > s->max_seen_id)
+			s->max_seen_id = qid;
+	}
+	if (nq == MAX_QUEUED_PER_PASS)
+		wake(s, &s->want_new);	/* more queued jobs than one pass takes */
 out:
 	for (size_t i = 0; i < nq; i++) {
 		if (i < nq && jobs)
@@ -412,11 +465,15 @@ out:
 	return rc;
 }
 
-static void drain_notify(void *ctx, const char *channel, const char *payload)
+/* A wake-up forwarded by another server: "new" jobs, or "full". */
+static void on_notify(void *ctx, const char *channel, const char *payload)
 {
-	(void)ctx;
+	struct sched *s = ctx;
 	(void)channel;
-	(void)payload;
+	if (!strcmp(payload, "new"))
+		__atomic_store_n(&s->want_new, true, __ATOMIC_RELEASE);
+	else
+		__atomic_store_n(&s->want_full, true, __ATOMIC_RELEASE);
 }
 
 static void lose_leadership(struct sched *s, const char *why)
@@ -435,6 +492,8 @@ static void *sched_main(void *arg)
 
 	while (!__atomic_load_n(&s->stopping, __ATOMIC_ACQUIRE)) {
 		int timeout = s->leader ? s->cfg.tick_ms : 1000;
+		if (s->leader && __atomic_load_n(&s->want_full, __ATOMIC_ACQUIRE))
+			timeout = (int)(MIN_FULL_GAP_US / 1000);
 		if (!s->conn) {
 			s->conn = store_conn_open(s->conninfo, err, sizeof(err));
 			if (!s->conn)
@@ -451,9 +510,30 @@ static void *sched_main(void *arg)
 				log_info("scheduler: this server is the leader");
 			}
 		}
+		if (s->conn && !s->leader) {
+			/* Forward our wake-ups to the leader, wherever it runs. */
+			bool full = __atomic_exchange_n(&s->want_full, false, __ATOMIC_ACQ_REL);
+			bool fresh = __atomic_exchange_n(&s->want_new, false, __ATOMIC_ACQ_REL);
+			if ((full || fresh) && store_sched_poke(s->conn, full ? "full" : "new") != STORE_OK)
+				lose_leadership(s, "database unavailable");
+		}
+		if (s->leader && mono_usec() - s->last_pass < MIN_PASS_GAP_US) {
+			/* Coalesce a storm of wake-ups into passes MIN_PASS_GAP_US apart. */
+			usleep((useconds_t)(MIN_PASS_GAP_US - (mono_usec() - s->last_pass)));
+		}
 		if (s->leader) {
 			int64_t t0 = mono_usec();
-			enum store_rc rc = sched_tick(s);
+			bool full = t0 - s->last_full >= FULL_PASS_EVERY_US || s->starving;
+			/* A full pass asked for too soon stays asked for: the wait
+			 * below is cut to the gap, and the next iteration runs it. */
+			if (!full && __atomic_load_n(&s->want_full, __ATOMIC_ACQUIRE) &&
+			    t0 - s->last_full >= MIN_FULL_GAP_US)
+				full = true;
+			if (full)
+				__atomic_store_n(&s->want_full, false, __ATOMIC_RELEASE);
+			__atomic_store_n(&s->want_new, false, __ATOMIC_RELEASE);
+			s->last_pass = t0;
+			enum store_rc rc = sched_tick(s, full);
 			if (rc == STORE_UNAVAILABLE || (s->conn && store_conn_lost(s->conn)))
 				lose_leadership(s, "database connection lost");
 			else if (rc != STORE_OK)
@@ -468,7 +548,7 @@ static void *sched_main(void *arg)
 			if ((fds[0].revents & POLLIN) && read(s->wake_fd, &v, sizeof(v)) < 0)
 				log_debug("scheduler: %m");
 			if (s->conn && (fds[1].revents & (POLLIN | POLLHUP | POLLERR)) &&
-			    store_notifications(s->conn, drain_notify, NULL) != STORE_OK)
+			    store_notifications(s->conn, on_notify, s) != STORE_OK)
 				lose_leadership(s, "database connection lost");
 		}
 	}

@@ -11,7 +11,11 @@
  *   3. scheduling.maxRunningTime / maxWaitTime are enforced;
  *   4. CANCELLING jobs are driven to CANCELLED;
  *   5. queued jobs are gang-placed (FIFO with backfill, no starvation) and
- *      restarted replicas re-placed; each job's placement is one transaction.
+ *      restarted replicas re-placed; placed jobs commit in batches, each job
+ *      all or nothing.
+ * A pass after new jobs alone considers only those jobs (nothing else can
+ * fit that did not before); capacity changes, starving jobs and a timer
+ * (every 10 s) make it consider every queued job.
  */
 #ifndef TP_SCHED_H
 #define TP_SCHED_H
@@ -34,8 +38,15 @@ struct sched;
 
 /* Starts the scheduler thread (it campaigns for leadership). */
 struct sched *sched_start(const struct sched_config *cfg);
-/* Asks for a pass soon. NULL is a no-op. Any thread. */
+/*
+ * Asks for a pass soon: a full one, since capacity may have changed (a
+ * replica ended, a node came or went, a job was cancelled). NULL is a
+ * no-op. Any thread. On a server that is not the leader the wake-up is
+ * forwarded to the leader through the database.
+ */
 void sched_wake(struct sched *s);
+/* Asks for a pass over the jobs created since the last pass. */
+void sched_wake_new_job(struct sched *s);
 bool sched_is_leader(struct sched *s);
 /* Stops the thread and releases leadership. NULL is a no-op. */
 void sched_stop(struct sched *s);

@@ -212,7 +212,7 @@ void api_ml_jobs_create(struct request *req)
 		goto out;
 	}
 	log_info("job projects/%s/jobs/%s created", req->params[0], job_id);
-	sched_wake(req->srv->sched);
+	sched_wake_new_job(req->srv->sched);
 	reply_job(req, rows);
 out:
 	free(spec);

@@ -153,7 +153,10 @@ static const struct store_stmt stmt_snapshot = {
 	" 'queued', (SELECT coalesce(jsonb_agg(q), '[]'::jsonb) FROM (SELECT j.id, j.project, j.job_id, "
 	"   j.region, j.spec, j.labels, "
 	"   (extract(epoch FROM now() - j.create_time) * 1000)::int8 AS waited_ms "
-	"   FROM jobs j WHERE j.state = 'QUEUED' "
+	"   FROM jobs j WHERE j.state = 'QUEUED' AND j.id > $3::int8 "
+	/* A region with no schedulable node can place nothing: skip its jobs. */
+	"   AND j.region IN (SELECT region FROM nodes WHERE state = 'READY' AND NOT draining "
+	"     AND last_sync > now() - make_interval(secs => $1::int)) "
 	"   ORDER BY coalesce((j.spec->'scheduling'->>'priority')::int, 0) DESC, j.id LIMIT $2) q), "
 	" 'pending', (SELECT coalesce(jsonb_agg(r), '[]'::jsonb) FROM (SELECT p.id, p.job, p.uid, "
 	"   p.role, p.idx, j.region, p.vcpus, p.memory_mb, p.accel_type, p.accel_count, p.tpu, p.spec, "
@@ -164,16 +167,17 @@ static const struct store_stmt stmt_snapshot = {
 };
 
 enum store_rc store_sched_snapshot(struct store_conn *c, int lease_s, int max_queued,
-				   json_t **out)
+				   int64_t after_id, json_t **out)
 {
-	char lease[16], limit[16];
-	const char *p[] = { lease, limit };
+	char lease[16], limit[16], after[24];
+	const char *p[] = { lease, limit, after };
 	enum store_rc rc;
 	PGresult *res;
 
 	snprintf(lease, sizeof(lease), "%d", lease_s);
 	snprintf(limit, sizeof(limit), "%d", max_queued);
-	res = store_exec(c, &stmt_snapshot, 2, p, &rc);
+	snprintf(after, sizeof(after), "%lld", (long long)after_id);
+	res = store_exec(c, &stmt_snapshot, 3, p, &rc);
 	*out = NULL;
 	if (rc == STORE_OK) {
 		*out = json_loads(PQgetvalue(res, 0, 0), 0, NULL);
@@ -184,51 +188,51 @@ enum store_rc store_sched_snapshot(struct store_conn *c, int lease_s, int max_qu
 	return rc;
 }
 
-static const struct store_stmt stmt_prepare_job = {
-	36, "sched_prepare_job",
-	"UPDATE jobs SET state = 'PREPARING' WHERE id = $1 AND state = 'QUEUED' RETURNING id",
-	false,
-};
-
-static const struct store_stmt stmt_insert_replicas = {
-	37, "sched_insert_replicas",
-	"INSERT INTO replicas (job, uid, role, idx, node, gpus, port, spec, vcpus, memory_mb, "
+/*
+ * A batch of placed jobs in one statement and one commit: each job moves
+ * QUEUED -> PREPARING only if it is still QUEUED (not cancelled meanwhile),
+ * and only those jobs get their replicas.
+ */
+static const struct store_stmt stmt_commit_jobs = {
+	36, "sched_commit_jobs",
+	"WITH input AS (SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(job int8, replicas jsonb)), "
+	"ok AS (UPDATE jobs SET state = 'PREPARING' FROM input "
+	"  WHERE jobs.id = input.job AND jobs.state = 'QUEUED' RETURNING jobs.id), "
+	"ins AS (INSERT INTO replicas (job, uid, role, idx, node, gpus, port, spec, vcpus, memory_mb, "
 	"  accel_type, accel_count, tpu) "
-	"SELECT $1, r.uid, r.role, r.idx, r.node, "
+	" SELECT i.job, r.uid, r.role, r.idx, r.node, "
 	"  ARRAY(SELECT jsonb_array_elements_text(r.gpus)::int), r.port, r.spec, r.vcpus, "
 	"  r.memory_mb, r.accel_type, r.accel_count, r.tpu "
-	"FROM jsonb_to_recordset($2::jsonb) AS r(uid text, role text, idx int, node text, gpus jsonb, "
+	" FROM input i JOIN ok ON ok.id = i.job, "
+	"  jsonb_to_recordset(i.replicas) AS r(uid text, role text, idx int, node text, gpus jsonb, "
 	"  port int, spec jsonb, vcpus int, memory_mb bigint, accel_type text, accel_count int, "
-	"  tpu boolean)",
+	"  tpu boolean) RETURNING 1) "
+	"SELECT id, (SELECT count(*) FROM ins) FROM ok",
 	false,
 };
 
-enum store_rc store_sched_commit_job(struct store_conn *c, int64_t job, const json_t *replicas,
-				     bool *placed)
+enum store_rc store_sched_commit_jobs(struct store_conn *c, const json_t *batch, int *placed)
 {
-	char id[24];
-	char *text = json_dumps(replicas, JSON_COMPACT);
-	const char *p[] = { id, text };
+	char *text = json_dumps(batch, JSON_COMPACT);
+	const char *p[] = { text };
 	enum store_rc rc;
-	PGresult *res = NULL;
+	PGresult *res = store_exec(c, &stmt_commit_jobs, 1, p, &rc);
 
-	snprintf(id, sizeof(id), "%lld", (long long)job);
-	*placed = false;
-	if ((rc = store_begin(c)) != STORE_OK)
-		goto out;
-	res = store_exec(c, &stmt_prepare_job, 1, p, &rc);
-	if (rc != STORE_OK || PQntuples(res) == 0)
-		goto out;	/* cancelled meanwhile: nothing to place */
-	PQclear(res);
-	res = store_exec(c, &stmt_insert_replicas, 2, p, &rc);
-	if (rc != STORE_OK)
-		goto out;
-	if ((rc = store_commit(c)) == STORE_OK)
-		*placed = true;
-out:
-	store_rollback(c);
+	*placed = rc == STORE_OK ? PQntuples(res) : 0;
 	PQclear(res);
 	free(text);
+	return rc;
+}
+
+static const struct store_stmt stmt_poke = {
+	40, "sched_poke", "SELECT pg_notify('tp_sched', $1)", false,
+};
+
+enum store_rc store_sched_poke(struct store_conn *c, const char *what)
+{
+	const char *p[] = { what };
+	enum store_rc rc;
+	PQclear(store_exec(c, &stmt_poke, 1, p, &rc));
 	return rc;
 }
 

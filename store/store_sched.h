@@ -40,19 +40,23 @@ enum store_rc store_sched_housekeeping(struct store_conn *c, int lease_s, int *l
  *    "queued": [{id, project, job_id, region, spec, labels, waited_ms}],
  *    "pending": [{id, job, uid, role, idx, region, vcpus, memory_mb,
  *                 accel_type, accel_count, tpu, spec, job_spec, job_id}]}
- * Only READY, not draining nodes with a fresh sync are listed. New object.
+ * Only READY, not draining nodes with a fresh sync are listed, and queued
+ * jobs with an id above after_id (0: all). New object.
  */
 enum store_rc store_sched_snapshot(struct store_conn *c, int lease_s, int max_queued,
-				   json_t **out) MUST_CHECK;
+				   int64_t after_id, json_t **out) MUST_CHECK;
 
 /*
- * Commits a placed job: QUEUED -> PREPARING and its replicas (a JSON array
- * of {uid, role, idx, node, gpus, port, spec, vcpus, memory_mb, accel_type,
- * accel_count, tpu}), in one transaction. *placed is false when the job
- * left QUEUED meanwhile (cancelled): then nothing is written.
+ * Commits placed jobs in one statement: batch is a JSON array of
+ * {"job": id, "replicas": [{uid, role, idx, node, gpus, port, spec, vcpus,
+ * memory_mb, accel_type, accel_count, tpu}]}. A job that left QUEUED
+ * meanwhile (cancelled) is skipped whole. *placed: jobs committed.
  */
-enum store_rc store_sched_commit_job(struct store_conn *c, int64_t job, const json_t *replicas,
-				     bool *placed) MUST_CHECK;
+enum store_rc store_sched_commit_jobs(struct store_conn *c, const json_t *batch,
+				      int *placed) MUST_CHECK;
+
+/* Asks the leader, wherever it runs, for a pass: what is "new" or "full". */
+enum store_rc store_sched_poke(struct store_conn *c, const char *what) MUST_CHECK;
 
 /* The job's replicas with their addresses: [{role, idx, address, port}] (new). */
 enum store_rc store_sched_job_cluster(struct store_conn *c, int64_t job, json_t **out) MUST_CHECK;

@@ -45,7 +45,20 @@ create_rps=$(echo "$wrk_out" | awk '/Requests\/sec/ {print $2}')
 create_bad=$(echo "$wrk_out" | awk -F= '/^non2xx=/ {print $2}')
 
 # --- get ---------------------------------------------------------------------
+# Reads are measured in a steady state: after an insert storm PostgreSQL
+# spends a while on autovacuum, hint bits and a checkpoint.
+psql_run -c "DROP TABLE bench_jobs" -c "VACUUM (ANALYZE) jobs" -c "CHECKPOINT"
 job=$(psql_run -c "SELECT job_id FROM jobs WHERE project = 'bench' LIMIT 1")
+# PostgreSQL's own ceiling for the same SELECT (prepared, same clients).
+cat >"$state/get.sql" <<SQL
+SELECT id, project, api, job_id, region, spec::text, state, error_message, labels::text,
+  output::text, version, cancel_requested, (extract(epoch from create_time) * 1000000)::int8,
+  (extract(epoch from start_time) * 1000000)::int8, (extract(epoch from end_time) * 1000000)::int8,
+  (extract(epoch from update_time) * 1000000)::int8
+FROM jobs WHERE api = 'ml' AND project = 'bench' AND job_id = '$job';
+SQL
+chmod 644 "$state/get.sql"
+pg_get=$(pgbench_run -n -M prepared -c "$conns" -j 2 -T "$secs" -f "$state/get.sql" | awk '/^tps/ {print $3; exit}')
 url="http://127.0.0.1:$port/v1/projects/bench/jobs/$job"
 curl -sf "$url" >"$state/job.json"
 "$dir/bench/static_server" $sport 16 "$state/job.json" &
@@ -68,7 +81,76 @@ printf '  create: %8.0f jobs.create/s vs pgbench INSERT %8.0f/s  ratio %s (goal 
 printf '  get:    %8.0f jobs.get/s    vs static MHD    %8.0f/s  ratio %s (goal >= 0.5)%s\n' \
 	"$get_rps" "$static_rps" "$(ratio "$get_rps" "$static_rps")" \
 	"$([ -z "$get_bad" ] || echo "  [$get_bad non-2xx!]")"
-printf '          p99 latency: jobs.get %s, static %s\n' "$get_p99" "$static_p99"
+printf '          p99 latency: jobs.get %s, static %s; PostgreSQL alone serves the same SELECT at %.0f/s (jobs.get is %s of it)\n' \
+	"$get_p99" "$static_p99" "$pg_get" "$(ratio "$get_rps" "$pg_get")"
 if [ -x "$dir/bench/bench_validate" ]; then
 	printf '  '; "$dir/bench/bench_validate"
 fi
+[ -x "$dir/bench/bench_placement" ] && "$dir/bench/bench_placement"
+
+# --- the scheduler with its database commits ----------------------------------
+# 1,000 nodes x 8 T4 (rows written directly, lease fresh) and 10,000 queued
+# single-GPU jobs: how fast the leader moves them to PREPARING, commits included.
+psql_run -c "DELETE FROM replicas; DELETE FROM jobs;
+  INSERT INTO nodes (name, incarnation, region, zone, vcpus, memory_mb, address, port_lo, port_hi,
+    runtime, accel_type, accel_count)
+  SELECT 'bn-' || i, 'b', 'europe-west4', 'europe-west4-' || (ARRAY['a','b','c'])[1 + i % 3], 96, 368640,
+    '127.0.0.1', 20000, 20999, 'simulate', 'NVIDIA_TESLA_T4', 8 FROM generate_series(1, 1000) i;
+  UPDATE nodes SET last_sync = now() + interval '1 hour' WHERE name LIKE 'bn-%';"
+t0=$(date +%s%N)
+psql_run -c "INSERT INTO jobs (api, project, job_id, region, spec, state)
+  SELECT 'ml', 'sched', 'j' || i, 'europe-west4', '{\"scaleTier\": \"CUSTOM\", \"masterType\": \"n1-standard-4\",
+   \"region\": \"europe-west4\", \"masterConfig\": {\"imageUri\": \"x\", \"acceleratorConfig\":
+   {\"count\": \"1\", \"type\": \"NVIDIA_TESLA_T4\"}}}', 'QUEUED' FROM generate_series(1, 10000) i"
+for _ in $(seq 1 600); do
+	left=$(psql_run -c "SELECT count(*) FROM jobs WHERE project = 'sched' AND state = 'QUEUED'")
+	[ "$left" -le 2000 ] && break	# 8,000 GPUs: 2,000 jobs cannot fit
+	sleep 0.2
+done
+ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+placed=$(psql_run -c "SELECT count(*) FROM jobs WHERE project = 'sched' AND state = 'PREPARING'")
+printf '  scheduler: %s single-GPU jobs placed and committed in %d ms: %.0f jobs/s\n' "$placed" "$ms" \
+	"$(awk -v p="$placed" -v m="$ms" 'BEGIN { print p * 1000 / m }')"
+psql_run -c "DELETE FROM replicas; DELETE FROM jobs WHERE project = 'sched'; DELETE FROM nodes WHERE name LIKE 'bn-%'"
+
+# --- submit -> RUNNING with a real agent on loopback --------------------------
+# One process-runtime agent; each job is 1 master + 1 worker that sleep 0.3 s.
+# The latency is the job's startTime - createTime, both the server's clocks.
+TRAINPLANE_AGENT_SERVER="http://127.0.0.1:$port/" TRAINPLANE_AGENT_NODE=bench-agent \
+TRAINPLANE_AGENT_REGION=us-east1 TRAINPLANE_AGENT_ZONE=us-east1-b TRAINPLANE_AGENT_VCPUS=64 \
+TRAINPLANE_AGENT_MEMORY_MB=262144 TRAINPLANE_AGENT_RUNTIME=process \
+TRAINPLANE_AGENT_WORK_DIR="$state/agent" TRAINPLANE_AGENT_LOG_LEVEL=warn \
+	"$dir/trainplane-agent" --stop-replicas-on-exit 2>"$state/agent.log" &
+pids+=($!)
+sleep 1
+lat=()
+for i in $(seq 1 ${BENCH_LATENCY_JOBS:-40}); do
+	curl -sf -X POST "http://127.0.0.1:$port/v1/projects/lat/jobs" -H 'Content-Type: application/json' \
+		-d "{\"jobId\": \"l$i\", \"trainingInput\": {\"scaleTier\": \"CUSTOM\", \"region\": \"us-east1\",
+		     \"masterType\": \"n1-standard-4\", \"workerType\": \"n1-standard-4\", \"workerCount\": \"1\",
+		     \"masterConfig\": {\"imageUri\": \"x\", \"containerCommand\": [\"sleep\", \"0.3\"]}}}" >/dev/null
+	for _ in $(seq 1 100); do
+		out=$(curl -sf "http://127.0.0.1:$port/v1/projects/lat/jobs/l$i")
+		case "$out" in *'"startTime"'*) break ;; esac
+		sleep 0.02
+	done
+	lat+=("$(echo "$out" | python3 -c 'import json, sys, datetime as d
+j = json.load(sys.stdin)
+p = lambda s: d.datetime.fromisoformat(s.replace("Z", "+00:00"))
+print(round((p(j["startTime"]) - p(j["createTime"])).total_seconds() * 1000, 1))')")
+done
+printf '%s\n' "${lat[@]}" | sort -n | awk '{ a[NR] = $1 } END {
+	printf "  submit->RUNNING (real agent, 2 replicas): p50 %.1f ms, p99 %.1f ms over %d jobs (goal p99 < 100 ms)\n",
+		a[int(NR * 0.5 + 0.5)], a[int(NR * 0.99 + 0.5)], NR }'
+
+# --- 1,000 simulated agents long-polling every 10 s ---------------------------
+spid=${pids[0]}
+ticks() { awk '{ print $14 + $15 }' "/proc/$spid/stat"; }
+c0=$(ticks)
+node bench/agents_load.mjs "http://127.0.0.1:$port" ${BENCH_AGENTS:-1000} 10 ${BENCH_AGENT_SECONDS:-30} >"$state/agents.out"
+c1=$(ticks)
+hz=$(getconf CLK_TCK)
+printf '  agents: %s simulated agents, %s; server CPU %.1f%% of one core over %ss\n' \
+	"${BENCH_AGENTS:-1000}" "$(tail -1 "$state/agents.out")" \
+	"$(awk -v a="$c0" -v b="$c1" -v hz="$hz" -v s="${BENCH_AGENT_SECONDS:-30}" 'BEGIN { print (b - a) * 100 / hz / s }')" \
+	"${BENCH_AGENT_SECONDS:-30}"

@@ -147,8 +147,11 @@ void api_agent_sync(struct request *req)
 		reply_desired(req, desired, version);
 		return;
 	}
+	if (!http_park(req, node, mono_usec() + wait * 1000000)) {
+		reply_desired(req, desired, version);	/* shutting down: answer now */
+		return;
+	}
 	json_decref(desired);
-	http_park(req, node, mono_usec() + wait * 1000000);
 	/* A change committed between our read and the park would have been
 	 * missed: look once more. */
 	int64_t now_version;

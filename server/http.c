@@ -23,6 +23,7 @@ struct http_server {
 	struct request *parked;
 	pthread_t timer;
 	bool stopping;
+	int suspended;		/* parked, or resumed but not yet called back by MHD */
 };
 
 /* Called with park_mu held: unlinks req and lets MHD run its handler again. */
@@ -33,10 +34,13 @@ static void resume_locked(struct request *req)
 	MHD_resume_connection(req->conn);
 }
 
-void http_park(struct request *req, const char *key, int64_t deadline_us)
+bool http_park(struct request *req, const char *key, int64_t deadline_us)
 {
 	struct http_server *h = req->srv->http;
 
+	/* Shutting down: MHD must not be stopped with a suspended connection. */
+	if (__atomic_load_n(&h->stopping, __ATOMIC_ACQUIRE))
+		return false;
 	free(req->park_key);
 	req->park_key = xstrdup(key);
 	req->park_deadline = deadline_us;
@@ -46,7 +50,9 @@ void http_park(struct request *req, const char *key, int64_t deadline_us)
 	req->parked = true;
 	req->park_next = h->parked;
 	h->parked = req;
+	h->suspended++;
 	pthread_mutex_unlock(&h->park_mu);
+	return true;
 }
 
 /* Resumes the parked requests for which match() says so. */
@@ -388,6 +394,10 @@ static void dispatch(struct request *req)
 
 	if (req->resumed) {
 		/* A parked long-poll woke up: its route and body are known. */
+		struct http_server *h = req->srv->http;
+		pthread_mutex_lock(&h->park_mu);
+		h->suspended--;
+		pthread_mutex_unlock(&h->park_mu);
 		req->route->handler(req);
 		if (!req->replied && !req->parked)
 			reply_error(req, API_INTERNAL, "Internal error encountered.");
@@ -576,10 +586,19 @@ void http_stop(struct http_server *h)
 		return;
 	__atomic_store_n(&h->stopping, true, __ATOMIC_RELEASE);
 	pthread_join(h->timer, NULL);
-	/* Stop accepting, answer the parked long-polls, then stop. */
+	/* Stop accepting, answer the parked long-polls (no new ones park), and
+	 * wait until MHD has run each of them: it must not stop with a
+	 * suspended connection. */
 	MHD_socket listen_fd = MHD_quiesce_daemon(h->daemon);
 	http_wake(h, NULL);
-	usleep(50 * 1000);
+	for (int i = 0; i < 500; i++) {
+		pthread_mutex_lock(&h->park_mu);
+		int left = h->suspended;
+		pthread_mutex_unlock(&h->park_mu);
+		if (!left)
+			break;
+		usleep(10 * 1000);
+	}
 	MHD_stop_daemon(h->daemon);
 	if (listen_fd != MHD_INVALID_SOCKET)
 		close(listen_fd);	/* quiesce hands the listening socket to us */

@@ -101,9 +101,10 @@ const struct route *route_match(const char *method, const char *path,
 /*
  * Long-poll: parks req without a reply. Its handler runs again, with
  * req->resumed set, when http_wake() is called with the same key or at
- * deadline_us (mono_usec() clock), whichever comes first.
+ * deadline_us (mono_usec() clock), whichever comes first. Returns false,
+ * parking nothing, while the server shuts down: the handler replies now.
  */
-void http_park(struct request *req, const char *key, int64_t deadline_us);
+bool http_park(struct request *req, const char *key, int64_t deadline_us) MUST_CHECK;
 /* Wakes every request parked under key (NULL: all of them). Any thread. */
 void http_wake(struct http_server *h, const char *key);
 

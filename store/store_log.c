@@ -6,9 +6,9 @@
 #include "strbuf.h"
 
 #define ENTRY_JSON \
-	"jsonb_build_object('logName', 'projects/' || j.project || '/logs/' || l.task, " \
+	"jsonb_build_object('logName', 'projects/' || l.project || '/logs/' || l.task, " \
 	" 'resource', jsonb_build_object('type', 'ml_job', 'labels', jsonb_build_object(" \
-	"   'job_id', j.job_id, 'project_id', j.project, 'task_name', l.task)), " \
+	"   'job_id', l.job_id, 'project_id', l.project, 'task_name', l.task)), " \
 	" 'timestamp', to_char(l.time AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"'), " \
 	" 'receiveTimestamp', to_char(l.time AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"'), " \
 	" 'severity', CASE l.stream WHEN 'stderr' THEN 'ERROR' ELSE 'INFO' END, " \
@@ -33,16 +33,17 @@ enum store_rc store_log_list(struct store *st, const char *project, bool desc, i
 	params[2] = id;
 	for (int i = 0; i < nwhere; i++)
 		params[3 + i] = where_params[i];
-	sb_addf(&sql, "SELECT coalesce(jsonb_agg(e ORDER BY n), '[]'::jsonb)::text FROM ("
-		"SELECT " ENTRY_JSON " AS e, row_number() OVER () AS n FROM ("
+	/* The page is picked in order in the subquery and aggregated in the same order. */
+	sb_addf(&sql, "SELECT coalesce(jsonb_agg(" ENTRY_JSON " ORDER BY l.time %s, l.id %s), "
+		"'[]'::jsonb)::text FROM ("
 		"SELECT l.*, j.project, j.job_id FROM log_entries l JOIN jobs j ON j.id = l.job "
 		"WHERE j.project = $1 AND ($3::int8 = 0 OR "
 		"(l.time, l.id) %s (to_timestamp($2::int8 / 1000000.0), $3::int8))",
-		desc ? "<" : ">");
+		desc ? "DESC" : "ASC", desc ? "DESC" : "ASC", desc ? "<" : ">");
 	if (where && *where)
 		sb_addf(&sql, " AND (%s)", where);
-	sb_addf(&sql, " ORDER BY l.time %s, l.id %s LIMIT %d) l JOIN jobs j ON j.id = l.job) x",
-		desc ? "DESC" : "ASC", desc ? "DESC" : "ASC", limit);
+	sb_addf(&sql, " ORDER BY l.time %s, l.id %s LIMIT %d) l", desc ? "DESC" : "ASC",
+		desc ? "DESC" : "ASC", limit);
 	struct store_conn *c = store_acquire(st);
 	PGresult *res = store_exec_sql(c, sb_str(&sql), true, nwhere + 3, params, &rc);
 	store_release(st, c);

@@ -116,7 +116,7 @@ enum store_rc store_node_sync(struct store *st, const char *node, const char *in
 			      bool *changed)
 {
 	struct store_conn *c = store_acquire(st);
-	char *reports_text = json_dumps(reports ? reports : json_array(), JSON_COMPACT);
+	char *reports_text = reports ? json_dumps(reports, JSON_COMPACT) : xstrdup("[]");
 	PGresult *res = NULL;
 	enum store_rc rc;
 

@@ -7,6 +7,7 @@
 #   make bench      throughput figures as ratios against same-run baselines
 #   make fuzz       fuzz the request validator (libFuzzer), FUZZ_SECONDS=600
 
+SHELL    := /bin/bash
 CC       ?= cc
 PKGS     := libmicrohttpd jansson yaml-0.1 libpq libcurl
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
@@ -97,7 +98,10 @@ run: deps
 # --- tests --------------------------------------------------------------------
 test: deps
 	@$(MAKE) --no-print-directory all $(UNIT_BIN) node-deps
-	@$(MAKE) --no-print-directory test-unit test-integration lint-openapi
+	@mkdir -p $(BUILD)
+	@set -o pipefail; $(MAKE) --no-print-directory test-unit test-integration lint-openapi 2>&1 | \
+		tee $(BUILD)/test.log
+	@tools/test-summary.sh $(BUILD)/test.log
 
 test-unit: $(UNIT_BIN)
 	@fail=0; for t in $(UNIT_BIN); do echo "== $$t"; $$t || fail=1; done; exit $$fail

@@ -400,6 +400,11 @@ export function watchJob(base, project, jobId, intervalMs = 20) {
   })();
   return {
     states,
+    /** Waits until this watcher itself has seen `state`. */
+    async seen(state, timeoutMs = 10_000) {
+      await waitFor(() => states.includes(state) || final, timeoutMs, `job ${jobId} not seen ${state}`, 10);
+      assert.ok(states.includes(state), `job ${jobId} not seen ${state}: ${states}`);
+    },
     /** Stops polling after one last look; returns the states seen. */
     async stop() {
       running = false;

@@ -82,12 +82,19 @@ function world(t, { serverEnv = {} } = {}) {
       return [...w.agents.map((a) => `== agent ${a.node}\n${a.stderr().slice(-2500)}`),
         ...w.servers.map((s, i) => `== server ${i}\n${s.stderr().slice(-2500)}`)].join('\n');
     },
+    /** How long each server took from SIGTERM to its exit in finish(), ms. */
+    stopMs: [],
     async finish() {
       for (const a of w.agents) {
         if (a.alive()) await a.stop();
         else a.checkSanitizer();
       }
-      for (const s of w.servers) if (s.alive()) await s.stop();
+      for (const s of w.servers) {
+        if (!s.alive()) continue;
+        const t0 = Date.now();
+        await s.stop();
+        w.stopMs.push(Date.now() - t0);
+      }
     },
   };
   t.after(() => {
@@ -184,7 +191,7 @@ describe('scheduler and agents end to end', { skip: !AGENT_BIN && 'TRAINPLANE_AG
     assert.equal(created.state, 'QUEUED');
     const watch = watchJob(server.base, PROJECT, id);
     try {
-      await waitJobState(server.base, PROJECT, id, 'PREPARING', 10_000, w.logs);
+      await watch.seen('PREPARING', 10_000);
     } finally {
       process.kill(b.pid, 'SIGCONT');
     }
@@ -210,7 +217,6 @@ describe('scheduler and agents end to end', { skip: !AGENT_BIN && 'TRAINPLANE_AG
     assert.ok(job.startTime && job.endTime, `startTime and endTime: ${JSON.stringify(job)}`);
     assert.ok(Date.parse(job.createTime) <= Date.parse(job.startTime));
     assert.ok(Date.parse(job.startTime) < Date.parse(job.endTime));
-    assert.ok(Date.parse(job.endTime) - Date.parse(job.startTime) >= 2000, 'the master ran ~3 s');
     assert.equal(typeof job.trainingOutput?.consumedMLUnits, 'number', `consumedMLUnits: ${JSON.stringify(job)}`);
     assert.ok(job.trainingOutput.consumedMLUnits >= 0);
     assert.equal(job.errorMessage ?? '', '');
@@ -415,9 +421,9 @@ describe('scheduler and agents end to end', { skip: !AGENT_BIN && 'TRAINPLANE_AG
     await waitJobState(server.base, PROJECT, ids.running, 'RUNNING', 10_000, w.logs);
     await waitLogLine(server.base, PROJECT, ids.running, /^before$/);
 
-    // BUG: a server with a parked agent long-poll aborts on SIGTERM
-    // ("MHD_stop_daemon() called while we have suspended connections"):
-    // the clean exit is asserted at the end so that the restart is tested.
+    // A server with a parked agent long-poll must exit cleanly on SIGTERM
+    // (it aborted in MHD_stop_daemon with suspended connections before
+    // 99dfb93); asserted at the end so that the restart is tested either way.
     const stopError = await server.stop().then(() => null, (e) => e);
     w.servers.pop();
     server = await w.server(env);
@@ -505,6 +511,12 @@ describe('scheduler and agents end to end', { skip: !AGENT_BIN && 'TRAINPLANE_AG
     assert.equal(job.errorMessage, 'Job exceeded the maximum running time (scheduling.max_running_time) of 2s.');
     await waitNoProcesses(m, 5000);
     await w.finish();
+    // BUG: SIGTERM of a server whose agents have just left often takes
+    // 5.3 s instead of ~0.2 s: http_stop() waits its full 500 x 10 ms for
+    // the count of suspended long-polls to reach 0, and it does not (a
+    // parked request whose agent closed the connection is never run again
+    // by MHD, so it is never counted out). Seen in about 3 runs out of 4.
+    assert.ok(w.stopMs[0] < 3000, `the server took ${w.stopMs[0]} ms to exit after SIGTERM`);
   });
 
   it('re-adopts its replicas after an agent restart: nothing restarts, the job succeeds', async (t) => {
@@ -532,10 +544,9 @@ describe('scheduler and agents end to end', { skip: !AGENT_BIN && 'TRAINPLANE_AG
       'one attempt, each line once');
     assert.equal(job.errorMessage ?? '', '');
     await w.finish();
-    // BUG: entries:list with orderBy "timestamp asc" returns entries out of
-    // timestamp order (store_log_list numbers rows with row_number() OVER ()
-    // after a join that does not keep the inner ORDER BY); seen here as
-    // ["end", "begin"]. Paging by the last entry's position can then skip entries.
+    // entries:list with orderBy "timestamp asc" returns entries in timestamp
+    // order (before 99dfb93 it returned ["end", "begin"] here: rows were
+    // numbered after a join that did not keep the inner ORDER BY).
     assertTimeOrder(log);
   });
 
@@ -623,7 +634,7 @@ describe('scheduler and agents end to end', { skip: !AGENT_BIN && 'TRAINPLANE_AG
       created = await createJob(server.base, PROJECT, id, { scaleTier: 'BASIC', region: 'us-central1',
         masterConfig: { imageUri: IMAGE } }, { labels: { 'trainplane-simulate': 'fail-3-after-1s' } });
       watch = watchJob(server.base, PROJECT, id);
-      await waitJobState(server.base, PROJECT, id, 'PREPARING', 10_000, w.logs);
+      await watch.seen('PREPARING', 10_000);
     } finally {
       process.kill(a.pid, 'SIGCONT');
     }

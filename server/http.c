@@ -51,6 +51,7 @@ bool http_park(struct request *req, const char *key, int64_t deadline_us)
 	req->park_next = h->parked;
 	h->parked = req;
 	h->suspended++;
+	req->suspend_counted = true;
 	pthread_mutex_unlock(&h->park_mu);
 	return true;
 }
@@ -351,6 +352,22 @@ static enum MHD_Result check_arg_utf8(void *cls, enum MHD_ValueKind kind, const 
 	return *ok ? MHD_YES : MHD_NO;
 }
 
+/*
+ * MHD has run a resumed request again, or finished it (its client hung up
+ * while it was parked): either way it is no longer suspended.
+ */
+static void uncount_suspended(struct request *req)
+{
+	struct http_server *h = req->srv->http;
+
+	if (!req->suspend_counted || !h)
+		return;
+	pthread_mutex_lock(&h->park_mu);
+	h->suspended--;
+	req->suspend_counted = false;
+	pthread_mutex_unlock(&h->park_mu);
+}
+
 /* Constant-time comparison: a token must not leak through timing. */
 static bool token_equal(const char *a, const char *b)
 {
@@ -394,10 +411,7 @@ static void dispatch(struct request *req)
 
 	if (req->resumed) {
 		/* A parked long-poll woke up: its route and body are known. */
-		struct http_server *h = req->srv->http;
-		pthread_mutex_lock(&h->park_mu);
-		h->suspended--;
-		pthread_mutex_unlock(&h->park_mu);
+		uncount_suspended(req);
 		req->route->handler(req);
 		if (!req->replied && !req->parked)
 			reply_error(req, API_INTERNAL, "Internal error encountered.");
@@ -491,6 +505,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **ctx,
 		log_debug("%s %s terminated early (%d)", req->method, req->path, (int)toe);
 	log_debug("%s %s %d %.3fms", req->method, req->path, req->status,
 		  (double)(mono_usec() - req->start_us) / 1000.0);
+	uncount_suspended(req);
 	for (int i = 0; i < ROUTE_MAX_PARAMS; i++)
 		free(req->params[i]);
 	json_decref(req->json);

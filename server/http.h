@@ -66,6 +66,7 @@ struct request {
 	int64_t start_us;
 	bool resumed;		/* the handler runs again after http_park() */
 	bool parked;
+	bool suspend_counted;	/* counted in the server's suspended connections */
 	int64_t park_deadline;
 	char *park_key;
 	struct request *park_next;

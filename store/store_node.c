@@ -105,7 +105,9 @@ static const struct store_stmt stmt_desired = {
 	"  'gpus', to_jsonb(p.gpus), 'ports', CASE WHEN p.port IS NULL THEN '[]'::jsonb "
 	"    ELSE jsonb_build_array(p.port) END) || p.spec ORDER BY p.id) "
 	"  FILTER (WHERE p.id IS NOT NULL), '[]'::jsonb)::text "
+	/* A LOST replica is gone with its node's old incarnation: never sent again. */
 	"FROM nodes n LEFT JOIN replicas p ON p.node = n.name AND p.desired <> 'DONE' "
+	"  AND p.state <> 'LOST' "
 	"LEFT JOIN jobs j ON j.id = p.job "
 	"WHERE n.name = $1 GROUP BY n.desired_version",
 	true,

@@ -442,8 +442,15 @@ static enum store_rc sched_tick(struct sched *s, bool full)
 		if (qid > s->max_seen_id)
 			s->max_seen_id = qid;
 	}
-	if (nq == MAX_QUEUED_PER_PASS)
+	if (nq == MAX_QUEUED_PER_PASS) {
 		wake(s, &s->want_new);	/* more queued jobs than one pass takes */
+	} else {
+		/* Every queued job up to the newest has been considered, also those
+		 * of regions without nodes: only capacity can change their fate. */
+		int64_t newest = json_integer_value(json_object_get(snap, "max_queued_id"));
+		if (newest > s->max_seen_id)
+			s->max_seen_id = newest;
+	}
 out:
 	for (size_t i = 0; i < nq; i++) {
 		if (i < nq && jobs)

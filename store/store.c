@@ -38,12 +38,21 @@ const char *store_rc_name(enum store_rc rc)
 	return rc < ARRAY_SIZE(rc_names) ? rc_names[rc] : "?";
 }
 
+/* PostgreSQL's notices ("relation ... already exists, skipping") go to our log. */
+static void on_notice(void *arg, const char *message)
+{
+	(void)arg;
+	log_debug("database: %.*s", (int)strcspn(message, "\n"), message);
+}
+
 static PGconn *connect_db(const char *conninfo)
 {
 	/* conninfo may be a URI or key=value; later keywords override it. */
 	static const char *const keys[] = { "dbname", "connect_timeout", "application_name", NULL };
 	const char *vals[] = { conninfo, "5", "trainplane-server", NULL };
-	return PQconnectdbParams(keys, vals, 1);
+	PGconn *pg = PQconnectdbParams(keys, vals, 1);
+	PQsetNoticeProcessor(pg, on_notice, NULL);
+	return pg;
 }
 
 static void chomp_copy(char *dst, size_t len, const char *msg)

@@ -24,8 +24,9 @@ struct job_rows {
 /* Statement ids: 0 is store.c's ping; each id is one bit of a mask. */
 static const struct store_stmt stmt_insert = {
 	1, "job_insert",
-	"INSERT INTO jobs (api, project, job_id, region, spec, labels, state) "
-	"VALUES ($1, $2, $3, $4, $5, $6, 'QUEUED') "
+	"INSERT INTO jobs (api, project, job_id, region, spec, labels, state, priority) "
+	"VALUES ($1, $2, $3, $4, $5, $6, 'QUEUED', "
+	"  coalesce(($5::jsonb->'scheduling'->>'priority')::int, 0)) "
 	"ON CONFLICT (project, api, job_id) DO NOTHING RETURNING " JOB_COLS,
 	false,
 };

@@ -74,7 +74,8 @@ static const struct store_stmt stmt_restart = {
 
 static const struct store_stmt stmt_timeouts = {
 	33, "sched_timeouts",
-	"WITH t AS (SELECT id, state FROM jobs WHERE state IN ('QUEUED', 'PREPARING', 'RUNNING') AND ("
+	"WITH t AS (SELECT id, state FROM jobs WHERE state IN ('QUEUED', 'PREPARING', 'RUNNING') "
+	"  AND spec ? 'scheduling' AND ("
 	"   (state = 'RUNNING' AND spec->'scheduling' ? 'maxRunningTime' AND start_time + "
 	DURATION("spec->'scheduling'->>'maxRunningTime'") " < now()) OR "
 	"   (state IN ('QUEUED', 'PREPARING') AND spec->'scheduling' ? 'maxWaitTime' AND create_time + "
@@ -133,37 +134,48 @@ out:
 	return rc;
 }
 
+/*
+ * The cluster as placement sees it (see store_sched.h); order is the queue's:
+ * placement order for full passes, creation order for new jobs only.
+ */
+#define SNAPSHOT_SQL(order) \
+	"SELECT jsonb_build_object(" \
+	" 'nodes', (SELECT coalesce(jsonb_agg(jsonb_build_object(" \
+	"   'name', n.name, 'region', n.region, 'zone', n.zone, 'address', n.address, " \
+	"   'accel_type', n.accel_type, 'accel_count', n.accel_count, 'tpu', n.tpu_type IS NOT NULL, " \
+	"   'vcpus', n.vcpus, 'memory_mb', n.memory_mb, 'port_lo', n.port_lo, 'port_hi', n.port_hi, " \
+	"   'used', (SELECT jsonb_build_object('vcpus', coalesce(sum(p.vcpus), 0), " \
+	"      'memory_mb', coalesce(sum(p.memory_mb), 0), " \
+	"      'gpus', (SELECT coalesce(jsonb_agg(g), '[]'::jsonb) FROM replicas p2, " \
+	"         unnest(p2.gpus) g WHERE p2.node = n.name AND p2.desired <> 'DONE'), " \
+	"      'tpu', coalesce(bool_or(p.tpu), false), " \
+	"      'ports', coalesce(jsonb_agg(p.port) FILTER (WHERE p.port IS NOT NULL), '[]'::jsonb)) " \
+	"     FROM replicas p WHERE p.node = n.name AND p.desired <> 'DONE')) " \
+	"   ORDER BY n.name), '[]'::jsonb) " \
+	"   FROM nodes n WHERE n.state = 'READY' AND NOT n.draining " \
+	"     AND n.last_sync > now() - make_interval(secs => $1::int)), " \
+	" 'queued', (SELECT coalesce(jsonb_agg(q), '[]'::jsonb) FROM (SELECT j.id, j.project, j.job_id, " \
+	"   j.region, j.spec, j.labels, " \
+	"   (extract(epoch FROM now() - j.create_time) * 1000)::int8 AS waited_ms " \
+	"   FROM jobs j WHERE j.state = 'QUEUED' AND j.id > $3::int8 " \
+	/* A region with no schedulable node can place nothing: skip its jobs. */ \
+	"   AND j.region IN (SELECT region FROM nodes WHERE state = 'READY' AND NOT draining " \
+	"     AND last_sync > now() - make_interval(secs => $1::int)) " \
+	"   ORDER BY " order " LIMIT $2) q), " \
+	" 'max_queued_id', (SELECT max(id) FROM jobs WHERE state = 'QUEUED'), " \
+	" 'pending', (SELECT coalesce(jsonb_agg(r), '[]'::jsonb) FROM (SELECT p.id, p.job, p.uid, " \
+	"   p.role, p.idx, j.region, p.vcpus, p.memory_mb, p.accel_type, p.accel_count, p.tpu, p.spec, " \
+	"   j.spec AS job_spec, j.job_id " \
+	"   FROM replicas p JOIN jobs j ON j.id = p.job WHERE p.node IS NULL AND p.desired = 'RUN' " \
+	"   AND p.state = 'PENDING' ORDER BY p.job, p.id) r))::text"
+
 static const struct store_stmt stmt_snapshot = {
-	35, "sched_snapshot",
-	"SELECT jsonb_build_object("
-	" 'nodes', (SELECT coalesce(jsonb_agg(jsonb_build_object("
-	"   'name', n.name, 'region', n.region, 'zone', n.zone, 'address', n.address, "
-	"   'accel_type', n.accel_type, 'accel_count', n.accel_count, 'tpu', n.tpu_type IS NOT NULL, "
-	"   'vcpus', n.vcpus, 'memory_mb', n.memory_mb, 'port_lo', n.port_lo, 'port_hi', n.port_hi, "
-	"   'used', (SELECT jsonb_build_object('vcpus', coalesce(sum(p.vcpus), 0), "
-	"      'memory_mb', coalesce(sum(p.memory_mb), 0), "
-	"      'gpus', (SELECT coalesce(jsonb_agg(g), '[]'::jsonb) FROM replicas p2, "
-	"         unnest(p2.gpus) g WHERE p2.node = n.name AND p2.desired <> 'DONE'), "
-	"      'tpu', coalesce(bool_or(p.tpu), false), "
-	"      'ports', coalesce(jsonb_agg(p.port) FILTER (WHERE p.port IS NOT NULL), '[]'::jsonb)) "
-	"     FROM replicas p WHERE p.node = n.name AND p.desired <> 'DONE')) "
-	"   ORDER BY n.name), '[]'::jsonb) "
-	"   FROM nodes n WHERE n.state = 'READY' AND NOT n.draining "
-	"     AND n.last_sync > now() - make_interval(secs => $1::int)), "
-	" 'queued', (SELECT coalesce(jsonb_agg(q), '[]'::jsonb) FROM (SELECT j.id, j.project, j.job_id, "
-	"   j.region, j.spec, j.labels, "
-	"   (extract(epoch FROM now() - j.create_time) * 1000)::int8 AS waited_ms "
-	"   FROM jobs j WHERE j.state = 'QUEUED' AND j.id > $3::int8 "
-	/* A region with no schedulable node can place nothing: skip its jobs. */
-	"   AND j.region IN (SELECT region FROM nodes WHERE state = 'READY' AND NOT draining "
-	"     AND last_sync > now() - make_interval(secs => $1::int)) "
-	"   ORDER BY coalesce((j.spec->'scheduling'->>'priority')::int, 0) DESC, j.id LIMIT $2) q), "
-	" 'pending', (SELECT coalesce(jsonb_agg(r), '[]'::jsonb) FROM (SELECT p.id, p.job, p.uid, "
-	"   p.role, p.idx, j.region, p.vcpus, p.memory_mb, p.accel_type, p.accel_count, p.tpu, p.spec, "
-	"   j.spec AS job_spec, j.job_id "
-	"   FROM replicas p JOIN jobs j ON j.id = p.job WHERE p.node IS NULL AND p.desired = 'RUN' "
-	"   AND p.state = 'PENDING' ORDER BY p.job, p.id) r))::text",
-	true,
+	35, "sched_snapshot_full", SNAPSHOT_SQL("j.priority DESC, j.id"), true,
+};
+
+/* New jobs only: in creation order, which the id index gives. */
+static const struct store_stmt stmt_snapshot_new = {
+	41, "sched_snapshot_new", SNAPSHOT_SQL("j.id"), true,
 };
 
 enum store_rc store_sched_snapshot(struct store_conn *c, int lease_s, int max_queued,
@@ -177,7 +189,7 @@ enum store_rc store_sched_snapshot(struct store_conn *c, int lease_s, int max_qu
 	snprintf(lease, sizeof(lease), "%d", lease_s);
 	snprintf(limit, sizeof(limit), "%d", max_queued);
 	snprintf(after, sizeof(after), "%lld", (long long)after_id);
-	res = store_exec(c, &stmt_snapshot, 3, p, &rc);
+	res = store_exec(c, after_id ? &stmt_snapshot_new : &stmt_snapshot, 3, p, &rc);
 	*out = NULL;
 	if (rc == STORE_OK) {
 		*out = json_loads(PQgetvalue(res, 0, 0), 0, NULL);

@@ -38,6 +38,7 @@ enum store_rc store_sched_housekeeping(struct store_conn *c, int lease_s, int *l
  *               vcpus, memory_mb, port_lo, port_hi,
  *               used: {vcpus, memory_mb, gpus: [..], tpu, ports: [..]}}],
  *    "queued": [{id, project, job_id, region, spec, labels, waited_ms}],
+ *    "max_queued_id": the newest queued job's id,
  *    "pending": [{id, job, uid, role, idx, region, vcpus, memory_mb,
  *                 accel_type, accel_count, tpu, spec, job_spec, job_id}]}
  * Only READY, not draining nodes with a fresh sync are listed, and queued

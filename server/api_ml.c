@@ -155,7 +155,6 @@ void api_ml_get_config(struct request *req)
 void api_ml_jobs_create(struct request *req)
 {
 	struct violations vs = VIOLATIONS_INIT;
-	struct job_rows *rows = NULL;
 	json_t *job = schema_normalize(&ml_job_message, req->json, "job", &vs);
 	char *spec = NULL, *labels = NULL;
 
@@ -198,8 +197,9 @@ void api_ml_jobs_create(struct request *req)
 	labels = lab ? json_dumps(lab, JSON_COMPACT) : xstrdup("{}");
 	const char *region = json_string_value(json_object_get(training, "region"));
 	struct job_key key = { API_ML, req->params[0], job_id };
+	struct job created;
 	enum store_rc rc = store_job_insert(req->srv->store, &key, region ? region : "", spec,
-					    labels, &rows);
+					    labels, &created);
 	if (rc == STORE_CONFLICT) {
 		violations_add(&vs, "job.job_id", "A job with this id already exists.");
 		char *msg = api_violations_message(&vs);
@@ -213,7 +213,10 @@ void api_ml_jobs_create(struct request *req)
 	}
 	log_info("job projects/%s/jobs/%s created", req->params[0], job_id);
 	sched_wake_new_job(req->srv->sched);
-	reply_job(req, rows);
+	struct strbuf sb = STRBUF_INIT;
+	api_ml_job_render(&sb, &created);
+	size_t len = sb.len;
+	reply_json_text(req, 200, sb_detach(&sb), len);
 out:
 	free(spec);
 	free(labels);

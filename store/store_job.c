@@ -22,12 +22,14 @@ struct job_rows {
 #define KEY_MATCH "api = $1 AND project = $2 AND job_id = $3"
 
 /* Statement ids: 0 is store.c's ping; each id is one bit of a mask. */
+/* Returns only what the server does not know: the rest it just sent. */
 static const struct store_stmt stmt_insert = {
 	1, "job_insert",
 	"INSERT INTO jobs (api, project, job_id, region, spec, labels, state, priority) "
 	"VALUES ($1, $2, $3, $4, $5, $6, 'QUEUED', "
 	"  coalesce(($5::jsonb->'scheduling'->>'priority')::int, 0)) "
-	"ON CONFLICT (project, api, job_id) DO NOTHING RETURNING " JOB_COLS,
+	"ON CONFLICT (project, api, job_id) DO NOTHING "
+	"RETURNING id, version, (extract(epoch from create_time) * 1000000)::int8",
 	false,
 };
 static const struct store_stmt stmt_get = {
@@ -118,14 +120,27 @@ static enum store_rc exec_rows(struct store *st, const struct store_stmt *stmt, 
 }
 
 enum store_rc store_job_insert(struct store *st, const struct job_key *key, const char *region,
-			       const char *spec_json, const char *labels_json,
-			       struct job_rows **out)
+			       const char *spec_json, const char *labels_json, struct job *out)
 {
 	const char *params[] = { key->api, key->project, key->job_id, region, spec_json,
 				 labels_json };
-	enum store_rc rc = exec_rows(st, &stmt_insert, 6, params, out);
-	/* ON CONFLICT DO NOTHING returned no row: the id is taken. */
-	return rc == STORE_NOT_FOUND ? STORE_CONFLICT : rc;
+	struct store_conn *c = store_acquire(st);
+	enum store_rc rc;
+	PGresult *res = store_exec(c, &stmt_insert, 6, params, &rc);
+
+	store_release(st, c);
+	if (rc == STORE_OK && PQntuples(res) == 0)
+		rc = STORE_CONFLICT;	/* ON CONFLICT DO NOTHING: the id is taken */
+	if (rc == STORE_OK) {
+		*out = (struct job){ .id = col_int64(res, 0, 0), .project = key->project,
+				     .api = key->api, .job_id = key->job_id, .region = region,
+				     .spec_json = spec_json, .state = JOB_QUEUED, .error_message = "",
+				     .labels_json = labels_json, .output_json = "{}",
+				     .version = col_int64(res, 0, 1), .create_us = col_int64(res, 0, 2) };
+		out->update_us = out->create_us;
+	}
+	PQclear(res);
+	return rc;
 }
 
 enum store_rc store_job_get(struct store *st, const struct job_key *key, struct job_rows **out)

@@ -48,10 +48,14 @@ struct job_key {
 	const char *job_id;
 };
 
-/* Inserts a QUEUED job. STORE_CONFLICT when (project, api, job_id) exists. */
+/*
+ * Inserts a QUEUED job. STORE_CONFLICT when (project, api, job_id) exists.
+ * On success *out describes the new job; its strings are the arguments
+ * (borrowed: they must outlive *out).
+ */
 enum store_rc store_job_insert(struct store *st, const struct job_key *key, const char *region,
 			       const char *spec_json, const char *labels_json,
-			       struct job_rows **out) MUST_CHECK;
+			       struct job *out) MUST_CHECK;
 
 enum store_rc store_job_get(struct store *st, const struct job_key *key,
 			    struct job_rows **out) MUST_CHECK;

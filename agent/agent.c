@@ -21,24 +21,6 @@
 #define BACKOFF_MIN_MS 100
 #define BACKOFF_MAX_MS 3000
 
-static int mkdirs(const char *path)
-{
-	char *p = xstrdup(path);
-	int rc = 0;
-	for (char *s = p + 1; *s; s++) {
-		if (*s != '/')
-			continue;
-		*s = '\0';
-		if (mkdir(p, 0755) && errno != EEXIST)
-			rc = -1;
-		*s = '/';
-	}
-	if (!rc && mkdir(p, 0755) && errno != EEXIST)
-		rc = -1;
-	free(p);
-	return rc;
-}
-
 /* The kernel's id of this boot: replicas cannot outlive it. "" if unknown. */
 static void read_boot_id(char *buf, size_t len)
 {
@@ -120,7 +102,7 @@ int agent_init(struct agent *a, const struct agent_config *cfg, char *err, size_
 	a->sync_interval = 10;
 	a->lease = 30;
 	char *replicas = xasprintf("%s/replicas", cfg->work_dir);
-	int rc = mkdirs(replicas);
+	int rc = mkdir_p(replicas);
 	free(replicas);
 	if (rc) {
 		snprintf(err, errlen, "work_dir '%s': cannot create: %s", cfg->work_dir,

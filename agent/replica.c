@@ -89,24 +89,6 @@ char *replica_path(const struct replica *r, const char *name)
 	return xasprintf("%s/%s", r->dir, name);
 }
 
-static int mkdir_p(const char *path)
-{
-	char *p = xstrdup(path);
-	int rc = 0;
-	for (char *s = p + 1; *s; s++) {
-		if (*s != '/')
-			continue;
-		*s = '\0';
-		if (mkdir(p, 0755) && errno != EEXIST)
-			rc = -1;
-		*s = '/';
-	}
-	if (!rc && mkdir(p, 0755) && errno != EEXIST)
-		rc = -1;
-	free(p);
-	return rc;
-}
-
 int replica_mkdir(const struct replica *r)
 {
 	char *work = replica_path(r, "work");

@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
+#include <sys/stat.h>
 #include <time.h>
 
 static void oom(void)
@@ -73,4 +75,23 @@ int64_t mono_usec(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+int mkdir_p(const char *path)
+{
+	char *p = xstrdup(path);
+	int rc = 0;
+
+	for (char *s = p + 1; *s && !rc; s++) {
+		if (*s != '/')
+			continue;
+		*s = '\0';
+		if (mkdir(p, 0755) && errno != EEXIST)
+			rc = -1;
+		*s = '/';
+	}
+	if (!rc && mkdir(p, 0755) && errno != EEXIST)
+		rc = -1;
+	free(p);
+	return rc;
 }

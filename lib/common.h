@@ -23,6 +23,9 @@ char *xstrndup(const char *s, size_t n);
 /* printf into a newly allocated string; caller frees. */
 char *xasprintf(const char *fmt, ...) PRINTF_LIKE(1, 2);
 
+/* mkdir -p: creates path and its missing parents (mode 0755). 0 or -1 (errno). */
+int mkdir_p(const char *path) MUST_CHECK;
+
 /* Microseconds since the Unix epoch, wall clock. */
 int64_t now_usec(void);
 /* Microseconds from a monotonic clock, for measuring intervals. */

@@ -329,6 +329,23 @@ PGconn *store_conn_pg(struct store_conn *c)
 	return c->pg;
 }
 
+enum store_rc store_query_value(struct store *st, const struct store_stmt *stmt, int nparams,
+				const char *const *params, char **value)
+{
+	struct store_conn *c = store_acquire(st);
+	enum store_rc rc;
+	PGresult *res = store_exec(c, stmt, nparams, params, &rc);
+
+	store_release(st, c);
+	*value = NULL;
+	if (rc == STORE_OK && PQntuples(res) == 0)
+		rc = STORE_NOT_FOUND;
+	if (rc == STORE_OK)
+		*value = xstrdup(PQgetvalue(res, 0, 0));
+	PQclear(res);
+	return rc;
+}
+
 enum store_rc store_ping(struct store *st)
 {
 	static const struct store_stmt ping = { 0, "ping", "SELECT 1", true };

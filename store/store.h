@@ -85,6 +85,14 @@ bool store_conn_lost(struct store_conn *c);
 /* The libpq connection, for LISTEN/NOTIFY polling. Borrowed. */
 PGconn *store_conn_pg(struct store_conn *c);
 
+/*
+ * Runs a registered statement on a pooled connection and returns the first
+ * column of its first row (newly allocated; caller frees): STORE_NOT_FOUND
+ * when it returned no row.
+ */
+enum store_rc store_query_value(struct store *st, const struct store_stmt *stmt, int nparams,
+				const char *const *params, char **value) MUST_CHECK;
+
 /* SELECT 1 on a pooled connection: STORE_OK when the database answers. */
 enum store_rc store_ping(struct store *st);
 

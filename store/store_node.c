@@ -179,17 +179,27 @@ static const struct store_stmt stmt_version = {
 
 enum store_rc store_node_version(struct store *st, const char *node, int64_t *version)
 {
-	struct store_conn *c = store_acquire(st);
 	const char *p[] = { node };
-	enum store_rc rc;
-	PGresult *res = store_exec(c, &stmt_version, 1, p, &rc);
+	char *v;
+	enum store_rc rc = store_query_value(st, &stmt_version, 1, p, &v);
 
-	store_release(st, c);
-	if (rc == STORE_OK && PQntuples(res) == 0)
-		rc = STORE_NOT_FOUND;
 	if (rc == STORE_OK)
-		*version = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
-	PQclear(res);
+		*version = strtoll(v, NULL, 10);
+	free(v);
+	return rc;
+}
+
+/* A statement's single JSON value, parsed (new reference). */
+static enum store_rc query_json(struct store *st, const struct store_stmt *stmt, int n,
+				const char *const *params, json_t **out)
+{
+	char *text;
+	enum store_rc rc = store_query_value(st, stmt, n, params, &text);
+
+	*out = NULL;
+	if (rc == STORE_OK && !(*out = json_loads(text, 0, NULL)))
+		rc = STORE_ERROR;
+	free(text);
 	return rc;
 }
 
@@ -218,19 +228,7 @@ static const struct store_stmt stmt_list = {
 
 enum store_rc store_node_list(struct store *st, json_t **out)
 {
-	struct store_conn *c = store_acquire(st);
-	enum store_rc rc;
-	PGresult *res = store_exec(c, &stmt_list, 0, NULL, &rc);
-
-	store_release(st, c);
-	*out = NULL;
-	if (rc == STORE_OK) {
-		*out = json_loads(PQgetvalue(res, 0, 0), 0, NULL);
-		if (!*out)
-			rc = STORE_ERROR;
-	}
-	PQclear(res);
-	return rc;
+	return query_json(st, &stmt_list, 0, NULL, out);
 }
 
 static const struct store_stmt stmt_drain = {
@@ -242,17 +240,6 @@ static const struct store_stmt stmt_drain = {
 enum store_rc store_node_set_draining(struct store *st, const char *node, bool draining,
 				      json_t **out)
 {
-	struct store_conn *c = store_acquire(st);
 	const char *p[] = { node, draining ? "true" : "false" };
-	enum store_rc rc;
-	PGresult *res = store_exec(c, &stmt_drain, 2, p, &rc);
-
-	store_release(st, c);
-	*out = NULL;
-	if (rc == STORE_OK && PQntuples(res) == 0)
-		rc = STORE_NOT_FOUND;
-	if (rc == STORE_OK)
-		*out = json_loads(PQgetvalue(res, 0, 0), 0, NULL);
-	PQclear(res);
-	return rc;
+	return query_json(st, &stmt_drain, 2, p, out);
 }

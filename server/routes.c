@@ -6,6 +6,7 @@
 #include "api_agent.h"
 #include "api_logging.h"
 #include "api_ml.h"
+#include "api_vertex.h"
 #include "http.h"
 
 static void health_live(struct request *req)
@@ -25,6 +26,9 @@ static void health_ready(struct request *req)
 
 #define JOBS "/v1/projects/{projectsId}/jobs"
 #define JOB JOBS "/{jobsId}"
+#define LOCATION "/v1/projects/{projectsId}/locations/{locationsId}"
+#define CUSTOM_JOBS LOCATION "/customJobs"
+#define CUSTOM_JOB CUSTOM_JOBS "/{customJobsId}"
 
 const struct route routes[] = {
 	{ "GET", "/healthz", health_live, "healthz", false },
@@ -40,6 +44,18 @@ const struct route routes[] = {
 	  "ml.projects.locations.list", false },
 	{ "GET", "/v1/projects/{projectsId}/locations/{locationsId}", api_ml_locations_get,
 	  "ml.projects.locations.get", false },
+	{ "POST", CUSTOM_JOBS, api_vertex_custom_jobs_create,
+	  "aiplatform.projects.locations.customJobs.create", true },
+	{ "GET", CUSTOM_JOBS, api_vertex_custom_jobs_list,
+	  "aiplatform.projects.locations.customJobs.list", false },
+	{ "GET", CUSTOM_JOB, api_vertex_custom_jobs_get,
+	  "aiplatform.projects.locations.customJobs.get", false },
+	{ "DELETE", CUSTOM_JOB, api_vertex_custom_jobs_delete,
+	  "aiplatform.projects.locations.customJobs.delete", false },
+	{ "POST", CUSTOM_JOB ":cancel", api_vertex_custom_jobs_cancel,
+	  "aiplatform.projects.locations.customJobs.cancel", true },
+	{ "GET", LOCATION "/operations/{operationsId}", api_vertex_operations_get,
+	  "aiplatform.projects.locations.operations.get", false },
 	{ "POST", "/v2/entries:list", api_logging_entries_list, "logging.entries.list", true },
 	{ "GET", "/trainplane/v1/nodes", api_nodes_list, "trainplane.nodes.list", false },
 	{ "POST", "/trainplane/v1/nodes/{nodesId}:drain", api_nodes_drain,

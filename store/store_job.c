@@ -51,6 +51,31 @@ static const struct store_stmt stmt_set_labels = {
 	false,
 };
 
+/* Vertex: the numeric id is the row's own id, as text. */
+static const struct store_stmt stmt_insert_numbered = {
+	60, "job_insert_numbered",
+	"WITH n AS (SELECT nextval(pg_get_serial_sequence('jobs', 'id')) AS id) "
+	"INSERT INTO jobs (id, api, project, job_id, region, spec, labels, state) "
+	"SELECT n.id, $1, $2, n.id::text, $3, $4, $5, 'QUEUED' FROM n "
+	"RETURNING " JOB_COLS,
+	false,
+};
+static const struct store_stmt stmt_delete_final = {
+	61, "job_delete_final",
+	"WITH d AS (DELETE FROM jobs WHERE " KEY_MATCH
+	"  AND state IN ('SUCCEEDED', 'FAILED', 'CANCELLED') RETURNING id) "
+	"INSERT INTO vertex_operations (project, location, target) "
+	"SELECT $2, $4, $5 FROM d "
+	"RETURNING id, (extract(epoch from create_time) * 1000000)::int8",
+	false,
+};
+static const struct store_stmt stmt_operation_get = {
+	62, "vertex_operation_get",
+	"SELECT target, (extract(epoch from create_time) * 1000000)::int8 "
+	"FROM vertex_operations WHERE project = $1 AND location = $2 AND id = $3::int8",
+	true,
+};
+
 size_t job_rows_count(const struct job_rows *rows)
 {
 	return rows ? (size_t)PQntuples(rows->res) : 0;
@@ -211,5 +236,57 @@ enum store_rc store_job_set_labels(struct store *st, const struct job_key *key,
 		if (rc == STORE_OK)
 			rc = STORE_STALE;
 	}
+	return rc;
+}
+
+enum store_rc store_job_insert_numbered(struct store *st, const char *api, const char *project,
+					const char *region, const char *spec_json,
+					const char *labels_json, struct job_rows **out)
+{
+	const char *params[] = { api, project, region, spec_json, labels_json };
+	return exec_rows(st, &stmt_insert_numbered, 5, params, out);
+}
+
+enum store_rc store_job_delete_final(struct store *st, const struct job_key *key,
+				     const char *location, const char *target,
+				     int64_t *op_id, int64_t *op_create_us)
+{
+	const char *params[] = { key->api, key->project, key->job_id, location, target };
+	struct store_conn *c = store_acquire(st);
+	enum store_rc rc;
+	PGresult *res = store_exec(c, &stmt_delete_final, 5, params, &rc);
+
+	store_release(st, c);
+	if (rc == STORE_OK && PQntuples(res) == 1) {
+		*op_id = col_int64(res, 0, 0);
+		*op_create_us = col_int64(res, 0, 1);
+	} else if (rc == STORE_OK) {
+		struct job_rows *cur = NULL;
+		rc = store_job_get(st, key, &cur);
+		job_rows_free(cur);
+		if (rc == STORE_OK)
+			rc = STORE_CONFLICT;	/* present, not finished */
+	}
+	PQclear(res);
+	return rc;
+}
+
+enum store_rc store_vertex_operation_get(struct store *st, const char *project,
+					 const char *location, const char *id, char **target,
+					 int64_t *create_us)
+{
+	const char *params[] = { project, location, id };
+	struct store_conn *c = store_acquire(st);
+	enum store_rc rc;
+	PGresult *res = store_exec(c, &stmt_operation_get, 3, params, &rc);
+
+	store_release(st, c);
+	if (rc == STORE_OK && PQntuples(res) == 0)
+		rc = STORE_NOT_FOUND;
+	if (rc == STORE_OK) {
+		*target = xstrdup(PQgetvalue(res, 0, 0));
+		*create_us = col_int64(res, 0, 1);
+	}
+	PQclear(res);
 	return rc;
 }

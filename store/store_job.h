@@ -88,4 +88,26 @@ enum store_rc store_job_set_labels(struct store *st, const struct job_key *key,
 				   int64_t expect_version, const char *labels_json,
 				   struct job_rows **out) MUST_CHECK;
 
+/*
+ * Vertex: inserts a QUEUED job whose job_id is its numeric row id (as
+ * text); *out has the new row.
+ */
+enum store_rc store_job_insert_numbered(struct store *st, const char *api, const char *project,
+					const char *region, const char *spec_json,
+					const char *labels_json, struct job_rows **out) MUST_CHECK;
+
+/*
+ * Vertex: deletes a finished job (SUCCEEDED, FAILED, CANCELLED) and records
+ * a done delete operation on target in location. STORE_NOT_FOUND when
+ * absent, STORE_CONFLICT when the job has not finished.
+ */
+enum store_rc store_job_delete_final(struct store *st, const struct job_key *key,
+				     const char *location, const char *target,
+				     int64_t *op_id, int64_t *op_create_us) MUST_CHECK;
+
+/* Vertex: an operation's target (newly allocated) and creation time. */
+enum store_rc store_vertex_operation_get(struct store *st, const char *project,
+					 const char *location, const char *id, char **target,
+					 int64_t *create_us) MUST_CHECK;
+
 #endif

@@ -32,14 +32,17 @@ LIB_OBJ    := $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/schema_sql.o
 SERVER_OBJ := $(BUILD)/server/main.o
 AGENT_SRC  := $(filter-out agent/main.c,$(wildcard agent/*.c))
 AGENT_OBJ  := $(AGENT_SRC:%.c=$(BUILD)/%.o)
+CLI_SRC    := $(filter-out cli/main.c,$(wildcard cli/*.c))
+CLI_OBJ    := $(CLI_SRC:%.c=$(BUILD)/%.o)
 UNIT_SRC   := $(wildcard tests/unit/test_*.c)
 UNIT_BIN   := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 
 SERVER := $(BUILD)/trainplane-server
 AGENT  := $(BUILD)/trainplane-agent
+CLI    := $(BUILD)/trainplane
 
 .PHONY: all deps run test test-unit test-integration lint-openapi bench fuzz clean node-deps
-all: $(SERVER) $(if $(wildcard agent/main.c),$(AGENT))
+all: $(SERVER) $(if $(wildcard agent/main.c),$(AGENT)) $(if $(wildcard cli/main.c),$(CLI))
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -58,15 +61,21 @@ $(BUILD)/libtrainplane.a: $(LIB_OBJ)
 $(BUILD)/libagent.a: $(AGENT_OBJ)
 	rm -f $@ && ar rcs $@ $^
 
+$(BUILD)/libcli.a: $(CLI_OBJ)
+	rm -f $@ && ar rcs $@ $^
+
+$(CLI): $(BUILD)/cli/main.o $(BUILD)/libcli.a $(BUILD)/libtrainplane.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
 $(SERVER): $(SERVER_OBJ) $(BUILD)/libtrainplane.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(AGENT): $(BUILD)/agent/main.o $(BUILD)/libagent.a $(BUILD)/libtrainplane.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libagent.a $(BUILD)/libtrainplane.a
+$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libagent.a $(BUILD)/libcli.a $(BUILD)/libtrainplane.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -Iagent $(LDFLAGS) -o $@ $< $(BUILD)/libagent.a $(BUILD)/libtrainplane.a $(LDLIBS) -lcmocka
+	$(CC) $(CFLAGS) -Iagent -Icli $(LDFLAGS) -o $@ $< $(BUILD)/libagent.a $(BUILD)/libcli.a $(BUILD)/libtrainplane.a $(LDLIBS) -lcmocka
 
 # --- set-up -----------------------------------------------------------------
 DEB_PKGS := build-essential pkg-config libmicrohttpd-dev libjansson-dev libyaml-dev \
@@ -106,8 +115,8 @@ test: deps
 test-unit: $(UNIT_BIN)
 	@fail=0; for t in $(UNIT_BIN); do echo "== $$t"; $$t || fail=1; done; exit $$fail
 
-test-integration: $(SERVER) node-deps
-	TRAINPLANE_SERVER_BIN=$(abspath $(SERVER)) TRAINPLANE_AGENT_BIN=$(abspath $(AGENT)) TRAINPLANE_SANITIZED=$(if $(SANITIZE),1,) \
+test-integration: $(SERVER) $(if $(wildcard cli/main.c),$(CLI)) node-deps
+	TRAINPLANE_SERVER_BIN=$(abspath $(SERVER)) TRAINPLANE_AGENT_BIN=$(abspath $(AGENT)) TRAINPLANE_CLI_BIN=$(abspath $(CLI)) TRAINPLANE_SANITIZED=$(if $(SANITIZE),1,) \
 	  node --test --test-concurrency=1 tests/integration/
 
 lint-openapi: node-deps

@@ -1,0 +1,65 @@
+/*
+ * cli.h - the pure parts of the trainplane CLI: config.yaml -> Job JSON,
+ * gcloud flags -> request body, accelerator/label flag parsing, YAML
+ * output and gcloud-style error rendering. No I/O besides reading the
+ * config file; unit-tested in tests/unit/test_cli*.c.
+ */
+#ifndef TP_CLI_H
+#define TP_CLI_H
+
+#include <jansson.h>
+#include "strbuf.h"
+
+/* The `jobs submit training` flags; NULL/-1 = not given. */
+struct submit_opts {
+	const char *job_id;
+	const char *config;		/* path */
+	const char *region, *scale_tier;
+	const char *master_machine_type, *master_accelerator, *master_image_uri;
+	const char *worker_count, *worker_machine_type, *worker_accelerator, *worker_image_uri;
+	const char *ps_count, *ps_machine_type, *ps_accelerator, *ps_image_uri;
+	int use_chief_in_tf_config;	/* -1 unset, 0/1 */
+	int enable_web_access;		/* -1 unset, 0/1 */
+	const char *package_path, *packages, *staging_bucket, *module_name, *job_dir;
+	const char *runtime_version, *python_version, *labels, *service_account;
+	const char *network, *kms_key;
+	char **user_args;		/* after `--`; has_user_args says whether `--` was given */
+	int n_user_args;
+	int has_user_args;
+};
+
+void submit_opts_init(struct submit_opts *o);
+
+/*
+ * Loads a config.yaml (or JSON) file as a Job, checked against the ml v1
+ * Job schema: int64 fields become JSON strings, unknown keys are errors.
+ * On error returns NULL and sets *err (caller frees) to
+ * "FILE:LINE:COLUMN: message".
+ */
+json_t *cli_load_config(const char *path, char **err);
+/* The same from a string; name is used in messages. */
+json_t *cli_parse_config(const char *name, const char *text, size_t len, char **err);
+
+/* Parses "count=4,type=nvidia-tesla-t4" into {"count":"4","type":"NVIDIA_TESLA_T4"}. */
+json_t *cli_parse_accelerator(const char *flag, const char *value, char **err);
+/* Parses "k=v,k2=v2" into {"k":"v",...}. */
+json_t *cli_parse_labels(const char *flag, const char *value, char **err);
+
+/*
+ * The jobs.create body: config (may be NULL; not modified) overridden by
+ * the flags. NULL and *err on a bad flag value.
+ */
+json_t *cli_build_submit_body(const struct submit_opts *o, const json_t *config, char **err);
+
+/* YAML rendering of a JSON value (keys sorted, as gcloud prints). */
+void cli_yaml(struct strbuf *out, const json_t *v);
+
+/*
+ * gcloud's rendering of an error reply: "ERROR: (COMMAND) STATUS: message"
+ * with 404/409 special forms (reference §3.4) and details as YAML.
+ * url_path is the request path (e.g. "/v1/projects/p/jobs/j").
+ */
+void cli_render_error(struct strbuf *out, const char *command, long http_status,
+		      const char *url_path, const char *body);
+
+#endif

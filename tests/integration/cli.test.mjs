@@ -1,0 +1,200 @@
+// The trainplane CLI (build/trainplane) against a real server and a real
+// agent (process runtime): submit with a config.yaml and `--` args, follow
+// the log to the job's end (exit 0 / non-zero), describe, list, update
+// labels, cancel, nodes, and the client-side refusals (exit 2, nothing sent).
+
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+
+import { makeTempDir, request, startPostgres, startServer } from './harness.mjs';
+import { AGENT_BIN, getJob, startAgent, waitJobState } from './agents.mjs';
+
+const CLI = process.env.TRAINPLANE_CLI_BIN;
+const PROJECT = 'clitest';
+
+function run(args, { env = {}, timeoutMs = 60_000 } = {}) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(CLI, args, {
+      env: { ...process.env, TRAINPLANE_PROJECT: PROJECT, TRAINPLANE_ENDPOINT: server.base + '/', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => { stdout += d; });
+    child.stderr.on('data', (d) => { stderr += d; });
+    const timer = setTimeout(() => { child.kill('SIGKILL'); reject(new Error(`timeout: ${args.join(' ')}\n${stdout}\n${stderr}`)); }, timeoutMs);
+    child.on('exit', (code) => { clearTimeout(timer); resolve({ code, stdout, stderr }); });
+  });
+}
+
+let pg;
+let server;
+let agent;
+let dir;
+
+function writeConfig(name, text) {
+  const p = path.join(dir, name);
+  fs.writeFileSync(p, text);
+  return p;
+}
+
+function processJobYaml(script) {
+  return [
+    'trainingInput:',
+    '  scaleTier: BASIC',
+    '  masterConfig:',
+    '    imageUri: localhost/trainer:test',
+    `    containerCommand: [sh, -c, '${script}']`,
+    '',
+  ].join('\n');
+}
+
+describe('trainplane CLI', { skip: !CLI || !AGENT_BIN ? 'TRAINPLANE_CLI_BIN / TRAINPLANE_AGENT_BIN not set' : false }, () => {
+  before(async () => {
+    dir = makeTempDir('tp-cli-');
+    pg = await startPostgres();
+    server = await startServer({ pg, env: { TRAINPLANE_SCHEDULER_TICK_MS: '200', TRAINPLANE_SYNC_INTERVAL_SECONDS: '2' } });
+    agent = await startAgent(server, { node: 'cli-node-1', dir });
+  });
+  after(async () => {
+    if (agent) await agent.stop();
+    if (server) await server.stop();
+    if (pg) await pg.cleanup();
+  });
+
+  it('submits, streams the log of a succeeding job to its end and exits 0', async () => {
+    const cfg = writeConfig('ok.yaml', processJobYaml('echo hello-from-cli; echo line-two'));
+    const r = await run(['ai-platform', 'jobs', 'submit', 'training', 'cli_ok', '--config', cfg,
+      '--region', 'us-central1', '--labels', 'team=a,env=dev', '--stream-logs', '--polling-interval', '0.3']);
+    assert.equal(r.code, 0, `${r.stdout}\n${r.stderr}`);
+    assert.match(r.stderr, /Job \[cli_ok\] submitted successfully\./);
+    assert.match(r.stdout, /^INFO\t\S+\tmaster-replica-0\t\thello-from-cli\n.*line-two/m);
+    assert.equal(r.stdout.match(/hello-from-cli/g).length, 1);
+    assert.match(r.stdout, /state: SUCCEEDED/);
+    const j = await getJob(server.base, PROJECT, 'cli_ok');
+    assert.deepEqual(j.labels, { team: 'a', env: 'dev' });
+  });
+
+  it('sends the arguments after `--` as trainingInput.args, flags over the config', async () => {
+    const cfg = writeConfig('args.yaml', 'trainingInput:\n  scaleTier: BASIC\n  region: europe-west1\n'
+      + '  args: [--from-config]\n  masterConfig:\n    imageUri: localhost/old:1\n');
+    const r = await run(['ai-platform', 'jobs', 'submit', 'training', 'cli_args', '--config', cfg, '--async',
+      '--region', 'us-central1', '--master-image-uri', 'localhost/new:2', '--', 'arg1', 'two words']);
+    assert.equal(r.code, 0, r.stderr);
+    const j = await getJob(server.base, PROJECT, 'cli_args');
+    assert.deepEqual(j.trainingInput.args, ['arg1', 'two words']);
+    assert.equal(j.trainingInput.region, 'us-central1');
+    assert.equal(j.trainingInput.masterConfig.imageUri, 'localhost/new:2');
+    await run(['ai-platform', 'jobs', 'cancel', 'cli_args']);
+  });
+
+  it('stream-logs exits non-zero for a failing job', async () => {
+    const cfg = writeConfig('fail.yaml', processJobYaml('echo about-to-fail; exit 3'));
+    const r = await run(['ai-platform', 'jobs', 'submit', 'training', 'cli_fail', '--config', cfg,
+      '--region', 'us-central1', '--async']);
+    assert.equal(r.code, 0, r.stderr);
+    const s = await run(['ai-platform', 'jobs', 'stream-logs', 'cli_fail', '--polling-interval', '0.3']);
+    assert.notEqual(s.code, 0, s.stdout + s.stderr);
+    assert.match(s.stdout, /about-to-fail/);
+  });
+
+  it('describes, lists and filters', async () => {
+    const d = await run(['ai-platform', 'jobs', 'describe', 'cli_ok']);
+    assert.equal(d.code, 0, d.stderr);
+    assert.match(d.stdout, /^jobId: cli_ok$/m);
+    assert.match(d.stdout, /^state: SUCCEEDED$/m);
+    assert.match(d.stdout, /^  region: us-central1$/m);
+    const dj = await run(['ai-platform', 'jobs', 'describe', 'cli_ok', '--format', 'json']);
+    assert.equal(JSON.parse(dj.stdout).jobId, 'cli_ok');
+    const l = await run(['ai-platform', 'jobs', 'list']);
+    assert.equal(l.code, 0, l.stderr);
+    assert.match(l.stdout, /^JOB_ID\s+STATUS\s+CREATED/);
+    assert.match(l.stdout, /cli_ok\s+SUCCEEDED/);
+    assert.match(l.stdout, /cli_fail\s+FAILED/);
+    const f = await run(['ai-platform', 'jobs', 'list', '--filter', 'state=FAILED', '--format', 'json']);
+    assert.equal(f.code, 0, f.stderr);
+    const failed = JSON.parse(f.stdout);
+    assert.ok(failed.some((j) => j.jobId === 'cli_fail'), f.stdout);
+    assert.ok(failed.every((j) => j.state === 'FAILED'), f.stdout);
+    const lim = await run(['ai-platform', 'jobs', 'list', '--limit', '1', '--format', 'json']);
+    assert.equal(JSON.parse(lim.stdout).length, 1);
+  });
+
+  it('updates labels (GET then PATCH updateMask=labels)', async () => {
+    const r = await run(['ai-platform', 'jobs', 'update', 'cli_ok', '--update-labels', 'owner=bob,team=b',
+      '--remove-labels', 'env']);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stderr, /Updated ml engine job \[cli_ok\]\./);
+    const res = await request(server.base, 'GET', `/v1/projects/${PROJECT}/jobs/cli_ok`);
+    assert.deepEqual(res.json.labels, { team: 'b', owner: 'bob' });
+  });
+
+  it('cancels a running job', async () => {
+    const cfg = writeConfig('long.yaml', processJobYaml('sleep 60'));
+    const r = await run(['ai-platform', 'jobs', 'submit', 'training', 'cli_long', '--config', cfg,
+      '--region', 'us-central1']);
+    assert.equal(r.code, 0, r.stderr);
+    const c = await run(['ai-platform', 'jobs', 'cancel', 'cli_long']);
+    assert.equal(c.code, 0, c.stderr);
+    assert.equal(c.stdout, '');
+    await waitJobState(server.base, PROJECT, 'cli_long', ['CANCELLED'], 30_000);
+  });
+
+  it('renders server errors like gcloud and exits 1', async () => {
+    const nf = await run(['ai-platform', 'jobs', 'describe', 'no_such_job']);
+    assert.equal(nf.code, 1);
+    assert.match(nf.stderr, /^ERROR: \(trainplane\.ai-platform\.jobs\.describe\) Job instance \[no_such_job\] not found: /);
+    const cfg = writeConfig('ok2.yaml', processJobYaml('true'));
+    const dup = await run(['ai-platform', 'jobs', 'submit', 'training', 'cli_ok', '--config', cfg, '--region', 'us-central1']);
+    assert.equal(dup.code, 1);
+    assert.match(dup.stderr, /^ERROR: \(trainplane\.ai-platform\.jobs\.submit\.training\) Resource in projects \[clitest\] is the subject of a conflict: /);
+    const bad = await run(['ai-platform', 'jobs', 'submit', 'training', 'cli_bad_region', '--config', cfg, '--region', 'mars-central1']);
+    assert.equal(bad.code, 1);
+    assert.match(bad.stderr, /INVALID_ARGUMENT: /);
+  });
+
+  it('refuses bad input with exit 2 and sends nothing', async () => {
+    const before = (await request(server.base, 'GET', `/v1/projects/${PROJECT}/jobs?pageSize=100`)).json.jobs.length;
+    const bad = writeConfig('bad.yaml', 'trainingInput:\n  scaleTier: [CUSTOM\n');
+    const unknown = writeConfig('unknown.yaml', 'trainingInput:\n  scaleTeir: CUSTOM\n');
+    const cases = [
+      [['ai-platform', 'jobs', 'submit', 'training', 'x1', '--bogus'], /unrecognized arguments: --bogus/],
+      [['ai-platform', 'jobs', 'submit', 'training', 'x2', '--master-image-uri', 'i', '--region', 'us-central1',
+        '--master-accelerator', 'count=4'], /--master-accelerator: Key \[type\] required/],
+      [['ai-platform', 'jobs', 'submit', 'training', 'x3', '--config', bad], /bad\.yaml:3:1: invalid YAML/],
+      [['ai-platform', 'jobs', 'submit', 'training', 'x4', '--config', unknown], /unknown\.yaml:2:3: unknown field \[scaleTeir\]/],
+      [['ai-platform', 'jobs', 'frobnicate'], /Invalid choice: 'frobnicate'/],
+    ];
+    for (const [args, re] of cases) {
+      const r = await run(args);
+      assert.equal(r.code, 2, `${args.join(' ')}: ${r.stderr}`);
+      assert.match(r.stderr, re);
+    }
+    const after = (await request(server.base, 'GET', `/v1/projects/${PROJECT}/jobs?pageSize=100`)).json.jobs.length;
+    assert.equal(after, before);
+    for (const args of [['--help'], ['ai-platform', 'jobs', 'submit', 'training', '--help'],
+      ['ai-platform', 'jobs', 'list', '--help'], ['nodes', 'drain', '--help']]) {
+      const h = await run(args);
+      assert.equal(h.code, 0, args.join(' '));
+      assert.match(h.stdout, /Usage: trainplane/);
+    }
+  });
+
+  it('lists, drains and undrains nodes', async () => {
+    const l = await run(['nodes', 'list']);
+    assert.equal(l.code, 0, l.stderr);
+    assert.match(l.stdout, /cli-node-1\s+us-central1\s+READY\s+process/);
+    const d = await run(['nodes', 'drain', 'cli-node-1']);
+    assert.equal(d.code, 0, d.stderr);
+    const j = await run(['nodes', 'list', '--format', 'json']);
+    assert.equal(JSON.parse(j.stdout).find((n) => n.name === 'cli-node-1').state, 'DRAINING');
+    const u = await run(['nodes', 'undrain', 'cli-node-1']);
+    assert.equal(u.code, 0, u.stderr);
+    const nf = await run(['nodes', 'drain', 'no-such-node']);
+    assert.equal(nf.code, 1);
+    assert.match(nf.stderr, /Node instance \[no-such-node\] not found/);
+  });
+});

@@ -76,6 +76,13 @@ describe('trainplane CLI', { skip: !CLI || !AGENT_BIN ? 'TRAINPLANE_CLI_BIN / TR
     assert.match(r.stdout, /state: SUCCEEDED/);
     const j = await getJob(server.base, PROJECT, 'cli_ok');
     assert.deepEqual(j.labels, { team: 'a', env: 'dev' });
+    // an ended job's log, one task's or another's
+    const s = await run(['ai-platform', 'jobs', 'stream-logs', 'cli_ok', '--task-name', 'master-replica-0']);
+    assert.equal(s.code, 0, s.stderr);
+    assert.match(s.stdout, /hello-from-cli/);
+    const none = await run(['ai-platform', 'jobs', 'stream-logs', 'cli_ok', '--task-name', 'worker-replica-7']);
+    assert.equal(none.code, 0, none.stderr);
+    assert.equal(none.stdout, '');
   });
 
   it('sends the arguments after `--` as trainingInput.args, flags over the config', async () => {

@@ -141,6 +141,107 @@ int job_plan_ml(const struct catalog *cat, const json_t *ti, const json_t *label
 	return 0;
 }
 
+/* --- Vertex AI ------------------------------------------------------------ */
+
+/* What one worker pool's replicas run. */
+static json_t *vertex_run(const json_t *pool, const json_t *labels)
+{
+	const json_t *cs = json_object_get(pool, "containerSpec");
+	const json_t *pp = json_object_get(pool, "pythonPackageSpec");
+	json_t *run = json_object();
+
+	if (cs) {
+		const char *image = json_string_value(json_object_get(cs, "imageUri"));
+		json_t *command = json_object_get(cs, "command");
+		json_t *args = json_object_get(cs, "args");
+		json_object_set_new(run, "image", json_string(image ? image : ""));
+		json_object_set_new(run, "command", command ? json_deep_copy(command) : json_array());
+		json_object_set_new(run, "args", args ? json_deep_copy(args) : json_array());
+	} else {
+		const char *image = json_string_value(json_object_get(pp, "executorImageUri"));
+		const char *module = json_string_value(json_object_get(pp, "pythonModule"));
+		json_t *args = json_object_get(pp, "args");
+		json_object_set_new(run, "image", json_string(image ? image : ""));
+		json_object_set_new(run, "command",
+				    json_pack("[s, s, s]", "python3", "-m", module ? module : ""));
+		json_object_set_new(run, "args", args ? json_deep_copy(args) : json_array());
+	}
+	const char *sim = json_string_value(json_object_get(labels, "trainplane-simulate"));
+	if (sim)
+		json_object_set_new(run, "simulate", json_string(sim));
+	return run;
+}
+
+int job_plan_vertex(const struct catalog *cat, const json_t *custom_job, const json_t *labels,
+		    struct job_plan *out, char *err, size_t errlen)
+{
+	const json_t *pools = json_object_get(json_object_get(custom_job, "jobSpec"),
+					      "workerPoolSpecs");
+	size_t i;
+	const json_t *pool;
+
+	memset(out, 0, sizeof(*out));
+	if (json_array_size(pools) > ROLE_EVALUATOR + 1) {
+		snprintf(err, errlen, "the job has %zu worker pools; at most 4 are supported",
+			 json_array_size(pools));
+		return -1;
+	}
+	json_array_foreach(pools, i, pool) {
+		const json_t *ms = json_object_get(pool, "machineSpec");
+		const char *type = json_string_value(json_object_get(ms, "machineType"));
+		const char *accel = json_string_value(json_object_get(ms, "acceleratorType"));
+		int64_t count = 0, accel_count = json_integer_value(json_object_get(ms,
+										   "acceleratorCount"));
+		const struct catalog_machine *m;
+
+		if (!json_object_size(pool))
+			continue;	/* an empty pool is skipped */
+		if (wire_int64_get(json_object_get(pool, "replicaCount"), &count))
+			count = i == 0 ? 1 : 0;
+		if (count <= 0)
+			continue;
+		if (!type || !(m = catalog_machine_find(cat, type))) {
+			snprintf(err, errlen, "unknown machine type '%s' for workerpool%zu",
+				 type ? type : "", i);
+			job_plan_release(out);
+			return -1;
+		}
+		int idx = accel ? catalog_accelerator_find(cat, accel) : -1;
+		if (idx >= 0)
+			accel = catalog_accelerator(cat, (size_t)idx)->name;	/* catalog-owned */
+		else
+			accel = NULL;
+		if (!accel && m->accelerator >= 0) {	/* a machine type with GPUs built in */
+			idx = m->accelerator;
+			accel = catalog_accelerator(cat, (size_t)idx)->name;
+			accel_count = m->accelerator_count;
+		}
+		if (!accel)
+			accel_count = 0;
+		bool tpu = m->tpu_host || (idx >= 0 && catalog_accelerator(cat, (size_t)idx)->tpu);
+		out->replicas = xrealloc(out->replicas,
+					 (out->n + (size_t)count) * sizeof(*out->replicas));
+		for (int64_t k = 0; k < count; k++) {
+			struct plan_replica *r = &out->replicas[out->n++];
+			r->role = (enum replica_role)i;
+			r->index = (int)k;
+			r->machine_type = m->name;
+			r->demand.vcpus = m->vcpus;
+			r->demand.memory_mb = m->memory_mb;
+			r->demand.tpu = tpu;
+			r->demand.accel_type = accel_count > 0 ? accel : NULL;
+			r->demand.accel_count = (int)accel_count;
+			r->run = vertex_run(pool, labels);
+		}
+	}
+	if (!out->n || out->replicas[0].role != ROLE_MASTER) {
+		job_plan_release(out);
+		snprintf(err, errlen, "the job has no primary replica (workerpool0)");
+		return -1;
+	}
+	return 0;
+}
+
 void job_plan_release(struct job_plan *plan)
 {
 	for (size_t i = 0; i < plan->n; i++)

@@ -38,6 +38,15 @@ struct job_plan {
  */
 int job_plan_ml(const struct catalog *cat, const json_t *training_input, const json_t *labels,
 		struct job_plan *out, char *err, size_t errlen) MUST_CHECK;
+/*
+ * Plans a Vertex CustomJob (the stored {"displayName", "jobSpec", ...}):
+ * worker pool i becomes replicas of role i (0 master, 1 worker, 2 ps,
+ * 3 evaluator), replicaCount of them, with the pool's machineSpec and
+ * containerSpec (or pythonPackageSpec: "python3 -m <module>" in the
+ * executor image). Empty pools are skipped.
+ */
+int job_plan_vertex(const struct catalog *cat, const json_t *custom_job, const json_t *labels,
+		    struct job_plan *out, char *err, size_t errlen) MUST_CHECK;
 void job_plan_release(struct job_plan *plan);
 
 #endif

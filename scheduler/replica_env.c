@@ -32,15 +32,14 @@ static json_t *address(const struct replica_addr *r)
 	return json_string(buf);
 }
 
-/* cluster: role -> addresses ordered by index. */
-static json_t *cluster(const struct ml_cluster *c, const char *primary, bool evaluators)
+/* cluster: role -> addresses ordered by index; roles named NULL are left out. */
+static json_t *cluster_named(const struct ml_cluster *c, const char *const names[4])
 {
 	json_t *out = json_object();
 
 	for (int role = ROLE_MASTER; role <= ROLE_EVALUATOR; role++) {
-		if (role == ROLE_EVALUATOR && !evaluators)
+		if (!names[role])
 			continue;
-		const char *name = role == ROLE_MASTER ? primary : role_names[role];
 		json_t *list = json_array();
 		for (int index = 0;; index++) {
 			size_t found = c->nreplicas;
@@ -52,11 +51,18 @@ static json_t *cluster(const struct ml_cluster *c, const char *primary, bool eva
 			json_array_append_new(list, address(&c->replicas[found]));
 		}
 		if (json_array_size(list))
-			json_object_set_new(out, name, list);
+			json_object_set_new(out, names[role], list);
 		else
 			json_decref(list);
 	}
 	return out;
+}
+
+static json_t *cluster(const struct ml_cluster *c, const char *primary, bool evaluators)
+{
+	const char *const names[4] = { primary, role_names[ROLE_WORKER], role_names[ROLE_PS],
+				       evaluators ? role_names[ROLE_EVALUATOR] : NULL };
+	return cluster_named(c, names);
 }
 
 static json_t *document(const struct ml_cluster *c, size_t self, const char *primary,
@@ -125,4 +131,86 @@ void replica_env_ml(const struct ml_cluster *c, size_t self, const char *trial,
 	}
 	add(env, n, xasprintf("CUDA_VISIBLE_DEVICES=%s", gpu_list ? gpu_list : ""));
 	add(env, n, xasprintf("NVIDIA_VISIBLE_DEVICES=%s", gpu_list && *gpu_list ? gpu_list : "void"));
+}
+
+/* --- Vertex AI -------------------------------------------------------------- */
+
+static const char *const pool_names[] = { "workerpool0", "workerpool1", "workerpool2",
+					  "workerpool3" };
+static const char *const vertex_tf_names[] = { "chief", "worker", "ps", "evaluator" };
+
+bool replica_env_is_vertex(const json_t *spec)
+{
+	return json_is_object(json_object_get(spec, "jobSpec"));
+}
+
+static json_t *vertex_document(const struct ml_cluster *c, size_t self,
+			       const char *const names[4], const char *const task_names[4])
+{
+	const struct replica_addr *me = &c->replicas[self];
+	json_t *job = json_object_get(c->training_input, "jobSpec");
+	return json_pack("{s:o, s:s, s:{s:s, s:i}, s:O}", "cluster", cluster_named(c, names),
+			 "environment", "cloud", "task", "type", task_names[me->role], "index",
+			 me->index, "job", job ? job : json_object());
+}
+
+json_t *replica_env_vertex_cluster_spec(const struct ml_cluster *c, size_t self)
+{
+	return vertex_document(c, self, pool_names, pool_names);
+}
+
+json_t *replica_env_vertex_tf_config(const struct ml_cluster *c, size_t self)
+{
+	const char *const names[4] = { "chief", "worker", "ps", NULL };
+	return vertex_document(c, self, names, vertex_tf_names);
+}
+
+void replica_env_vertex(const struct ml_cluster *c, size_t self, const char *gpu_list,
+			char ***env, size_t *n)
+{
+	const struct replica_addr *me = &c->replicas[self], *primary = NULL;
+	const json_t *spec = json_object_get(c->training_input, "jobSpec");
+	const char *base = json_string_value(
+		json_object_get(json_object_get(spec, "baseOutputDirectory"), "outputUriPrefix"));
+	int workers = 0;
+
+	add_json(env, n, "CLUSTER_SPEC", replica_env_vertex_cluster_spec(c, self));
+	add_json(env, n, "TF_CONFIG", replica_env_vertex_tf_config(c, self));
+	if (base && *base) {
+		const char *slash = base[strlen(base) - 1] == '/' ? "" : "/";
+		add(env, n, xasprintf("AIP_MODEL_DIR=%s%smodel/", base, slash));
+		add(env, n, xasprintf("AIP_CHECKPOINT_DIR=%s%scheckpoints/", base, slash));
+		add(env, n, xasprintf("AIP_TENSORBOARD_LOG_DIR=%s%slogs/", base, slash));
+	}
+	if (c->cloud_id)
+		add(env, n, xasprintf("CLOUD_ML_JOB_ID=%s", c->cloud_id));
+	for (size_t i = 0; i < c->nreplicas; i++) {
+		if (c->replicas[i].role == ROLE_MASTER)
+			primary = &c->replicas[i];
+		else if (c->replicas[i].role == ROLE_WORKER)
+			workers++;
+	}
+	/* PyTorch, as users derive it from CLUSTER_SPEC: rank 0 is workerpool0. */
+	if (primary && (me->role == ROLE_MASTER || me->role == ROLE_WORKER)) {
+		add(env, n, xasprintf("MASTER_ADDR=%s", primary->host));
+		add(env, n, xasprintf("MASTER_PORT=%d", primary->port));
+		add(env, n, xasprintf("WORLD_SIZE=%d", 1 + workers));
+		add(env, n, xasprintf("RANK=%d", me->role == ROLE_MASTER ? 0 : 1 + me->index));
+	}
+	add(env, n, xasprintf("CUDA_VISIBLE_DEVICES=%s", gpu_list ? gpu_list : ""));
+	add(env, n, xasprintf("NVIDIA_VISIBLE_DEVICES=%s", gpu_list && *gpu_list ? gpu_list : "void"));
+	/* The pool's own variables last: containerSpec.env or pythonPackageSpec.env. */
+	const json_t *pool = json_array_get(json_object_get(spec, "workerPoolSpecs"),
+					    (size_t)me->role);
+	const json_t *vars = json_object_get(json_object_get(pool, "containerSpec"), "env");
+	if (!vars)
+		vars = json_object_get(json_object_get(pool, "pythonPackageSpec"), "env");
+	size_t i;
+	const json_t *v;
+	json_array_foreach(vars, i, v) {
+		const char *name = json_string_value(json_object_get(v, "name"));
+		const char *value = json_string_value(json_object_get(v, "value"));
+		if (name && *name)
+			add(env, n, xasprintf("%s=%s", name, value ? value : ""));
+	}
 }

@@ -58,4 +58,19 @@ json_t *replica_env_cluster_spec(const struct ml_cluster *c, size_t self);
 void replica_env_ml(const struct ml_cluster *c, size_t self, const char *trial,
 		    const char *gpu_list, char ***env, size_t *n);
 
+/*
+ * Vertex AI (reference §4.4): a job whose stored spec is a CustomJob
+ * ({"displayName", "jobSpec", ...}, passed as ml_cluster.training_input).
+ * Worker pool i runs as role i (0 master, 1 worker, 2 ps, 3 evaluator) and
+ * is named "workerpool<i>" in CLUSTER_SPEC; TF_CONFIG names the pools
+ * chief, worker, ps (evaluators out of the cluster); "job" is the
+ * CustomJobSpec. AIP_MODEL_DIR, AIP_CHECKPOINT_DIR, AIP_TENSORBOARD_LOG_DIR
+ * come from baseOutputDirectory; the pool's env follows everything else.
+ */
+bool replica_env_is_vertex(const json_t *spec);
+json_t *replica_env_vertex_cluster_spec(const struct ml_cluster *c, size_t self);
+json_t *replica_env_vertex_tf_config(const struct ml_cluster *c, size_t self);
+void replica_env_vertex(const struct ml_cluster *c, size_t self, const char *gpu_list,
+			char ***env, size_t *n);
+
 #endif

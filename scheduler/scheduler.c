@@ -172,7 +172,10 @@ static json_t *replica_spec(const json_t *run, const struct ml_cluster *cl, size
 	char **vars = NULL;
 	size_t n = 0;
 
-	replica_env_ml(cl, self, NULL, list, &vars, &n);
+	if (replica_env_is_vertex(cl->training_input))
+		replica_env_vertex(cl, self, list, &vars, &n);
+	else
+		replica_env_ml(cl, self, NULL, list, &vars, &n);
 	for (size_t i = 0; i < n; i++) {
 		json_array_append_new(env, json_string(vars[i]));
 		free(vars[i]);
@@ -400,8 +403,10 @@ static enum store_rc sched_tick(struct sched *s, bool full)
 		json_t *q = json_array_get(queued, i);
 		char err[256];
 		struct place_replica *reps;
-		if (job_plan_ml(s->cfg.catalog, json_object_get(q, "spec"), json_object_get(q, "labels"),
-				&plans[kept], err, sizeof(err))) {
+		const json_t *spec = json_object_get(q, "spec");
+		if ((replica_env_is_vertex(spec) ? job_plan_vertex : job_plan_ml)(
+			    s->cfg.catalog, spec, json_object_get(q, "labels"), &plans[kept], err,
+			    sizeof(err))) {
 			log_error("job %lld cannot be planned: %s",
 				  (long long)json_integer_value(json_object_get(q, "id")), err);
 			continue;

@@ -73,10 +73,12 @@ static json_t *job_json(const struct job *j)
 	add_time(o, "updateTime", j->update_us ? j->update_us : j->create_us);
 	if (!strcmp(j->state, JOB_FAILED) || !strcmp(j->state, JOB_CANCELLED)) {
 		/* google.rpc.Status: CANCELLED is code 1; a failure the user's
-		 * code caused is INVALID_ARGUMENT (3), anything else INTERNAL. */
+		 * code caused is INVALID_ARGUMENT (3), a timeout DEADLINE_EXCEEDED (4),
+		 * anything else INTERNAL (13). */
 		int code = !strcmp(j->state, JOB_CANCELLED) ? API_CANCELLED
 			   : strstr(j->error_message, "exited with") ? API_INVALID_ARGUMENT
-								     : API_INTERNAL;
+			   : strstr(j->error_message, "(scheduling.timeout)") ? API_DEADLINE_EXCEEDED
+									       : API_INTERNAL;
 		json_object_set_new(o, "error",
 				    json_pack("{s:i, s:s}", "code", code, "message",
 					      *j->error_message ? j->error_message

@@ -90,6 +90,20 @@ static const struct store_stmt stmt_timeouts = {
 	false,
 };
 
+/* Vertex: jobSpec.scheduling.timeout bounds the running time (default 7 days). */
+static const struct store_stmt stmt_vertex_timeouts = {
+	37, "sched_vertex_timeouts",
+	"WITH t AS (SELECT id FROM jobs WHERE state = 'RUNNING' AND api = 'vertex' "
+	"  AND start_time + " DURATION("coalesce(spec->'jobSpec'->'scheduling'->>'timeout', "
+	"'604800s')") " < now() FOR UPDATE), "
+	"f AS (UPDATE jobs j SET state = 'FAILED', end_time = now(), error_message = "
+	"  format('The job exceeded its timeout (scheduling.timeout) of %s.', "
+	"    coalesce(j.spec->'jobSpec'->'scheduling'->>'timeout', '604800s')) "
+	" FROM t WHERE j.id = t.id RETURNING j.id) "
+	"SELECT count(tp_stop_replicas(id)) FROM f",
+	false,
+};
+
 static const struct store_stmt stmt_cancelling = {
 	34, "sched_cancelling",
 	"SELECT count(tp_reconcile_job(id)) FROM jobs WHERE state = 'CANCELLING'", false,
@@ -125,6 +139,7 @@ enum store_rc store_sched_housekeeping(struct store_conn *c, int lease_s, int *l
 		goto out;
 	*restarted = PQntuples(res);
 	if ((rc = count_of(c, &stmt_timeouts, 0, NULL, 0, NULL)) != STORE_OK ||
+	    (rc = count_of(c, &stmt_vertex_timeouts, 0, NULL, 0, NULL)) != STORE_OK ||
 	    (rc = count_of(c, &stmt_cancelling, 0, NULL, 0, NULL)) != STORE_OK)
 		goto out;
 	rc = store_commit(c);

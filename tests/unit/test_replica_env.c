@@ -127,6 +127,83 @@ static void pytorch_and_gpu_variables(void **state)
 	json_decref(ti);
 }
 
+/* Vertex (reference §4.4): pools 0..3 as roles 0..3, named workerpool<i>. */
+static json_t *vertex_job(const char *base)
+{
+	json_t *job = json_pack("{s:s, s:{s:[{s:s}, {s:{s:s, s:[{s:s, s:s}]}}, {}, {}]}}",
+				"displayName", "d", "jobSpec", "workerPoolSpecs", "replicaCount",
+				"1", "containerSpec", "imageUri", "img", "env", "name", "FOO",
+				"value", "bar");
+	if (base)
+		json_object_set_new(json_object_get(job, "jobSpec"), "baseOutputDirectory",
+				    json_pack("{s:s}", "outputUriPrefix", base));
+	return job;
+}
+
+static void vertex_cluster_spec_names_worker_pools(void **state)
+{
+	json_t *job = vertex_job(NULL);
+	struct ml_cluster c = { cluster4, 5, job, "123" };
+	(void)state;
+
+	assert_true(replica_env_is_vertex(job));
+	assert_json_eq(replica_env_vertex_cluster_spec(&c, 1),
+		"{\"cluster\":{\"workerpool0\":[\"10.0.0.1:2222\"],"
+		"\"workerpool1\":[\"10.0.0.2:2222\",\"10.0.0.3:2223\"],"
+		"\"workerpool2\":[\"10.0.0.4:2222\"],\"workerpool3\":[\"10.0.0.5:2222\"]},"
+		"\"environment\":\"cloud\",\"task\":{\"type\":\"workerpool1\",\"index\":1},"
+		"\"job\":{\"workerPoolSpecs\":[{\"replicaCount\":\"1\"},{\"containerSpec\":"
+		"{\"imageUri\":\"img\",\"env\":[{\"name\":\"FOO\",\"value\":\"bar\"}]}},{},{}]}}");
+	/* TF_CONFIG: chief, worker, ps; evaluators out of the cluster. */
+	assert_json_eq(replica_env_vertex_tf_config(&c, 4),
+		"{\"cluster\":{\"chief\":[\"10.0.0.1:2222\"],"
+		"\"worker\":[\"10.0.0.2:2222\",\"10.0.0.3:2223\"],\"ps\":[\"10.0.0.4:2222\"]},"
+		"\"environment\":\"cloud\",\"task\":{\"type\":\"evaluator\",\"index\":0},"
+		"\"job\":{\"workerPoolSpecs\":[{\"replicaCount\":\"1\"},{\"containerSpec\":"
+		"{\"imageUri\":\"img\",\"env\":[{\"name\":\"FOO\",\"value\":\"bar\"}]}},{},{}]}}");
+	json_decref(job);
+	json_t *ml = json_pack("{s:s}", "region", "us-central1");
+	assert_false(replica_env_is_vertex(ml));
+	json_decref(ml);
+}
+
+static void vertex_env_has_aip_dirs_and_the_pool_env(void **state)
+{
+	json_t *job = vertex_job("gs://b/out");
+	struct ml_cluster c = { cluster4, 5, job, "123" };
+	char **env = NULL;
+	size_t n = 0;
+	(void)state;
+
+	replica_env_vertex(&c, 2, "0", &env, &n);
+	assert_string_equal(find(env, "AIP_MODEL_DIR"), "gs://b/out/model/");
+	assert_string_equal(find(env, "AIP_CHECKPOINT_DIR"), "gs://b/out/checkpoints/");
+	assert_string_equal(find(env, "AIP_TENSORBOARD_LOG_DIR"), "gs://b/out/logs/");
+	assert_string_equal(find(env, "CLOUD_ML_JOB_ID"), "123");
+	assert_string_equal(find(env, "FOO"), "bar");	/* pool 1's env */
+	assert_string_equal(find(env, "RANK"), "1");
+	assert_string_equal(find(env, "CUDA_VISIBLE_DEVICES"), "0");
+	assert_non_null(find(env, "CLUSTER_SPEC"));
+	assert_non_null(find(env, "TF_CONFIG"));
+	for (size_t i = 0; i < n; i++)
+		free(env[i]);
+	free(env);
+	env = NULL;
+	n = 0;
+	/* The primary: no pool env (pool 0 has none); a prefix ending in '/' kept. */
+	json_decref(job);
+	job = vertex_job("gs://b/out/");
+	c.training_input = job;
+	replica_env_vertex(&c, 0, NULL, &env, &n);
+	assert_string_equal(find(env, "AIP_MODEL_DIR"), "gs://b/out/model/");
+	assert_null(find(env, "FOO"));
+	assert_string_equal(find(env, "RANK"), "0");
+	for (size_t i = 0; i < n; i++)
+		free(env[i]);
+	free(env);
+	json_decref(job);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -134,6 +211,8 @@ int main(void)
 		cmocka_unit_test(cluster_spec_has_evaluators_and_says_master),
 		cmocka_unit_test(chief_or_master_per_reference_rule),
 		cmocka_unit_test(pytorch_and_gpu_variables),
+		cmocka_unit_test(vertex_cluster_spec_names_worker_pools),
+		cmocka_unit_test(vertex_env_has_aip_dirs_and_the_pool_env),
 	};
 	return cmocka_run_group_tests_name("replica_env", tests, NULL, NULL);
 }

@@ -376,27 +376,58 @@ void api_vertex_custom_jobs_delete(struct request *req)
 	}
 }
 
+static bool operation_id_valid(const char *id)
+{
+	bool ok = *id && strlen(id) <= 18;
+	for (const char *p = id; *p; p++)
+		ok = ok && isdigit((unsigned char)*p);
+	return ok;
+}
+
+static void reply_operation_not_found(struct request *req)
+{
+	reply_error(req, API_NOT_FOUND,
+		    "Operation \"projects/%s/locations/%s/operations/%s\" not found.",
+		    req->params[0], req->params[1], req->params[2]);
+}
+
 void api_vertex_operations_get(struct request *req)
 {
 	const char *id = req->params[2];
 	char *target = NULL;
 	int64_t create_us = 0;
 	enum store_rc rc = STORE_NOT_FOUND;
-	bool numeric = *id && strlen(id) <= 18;
 
-	for (const char *p = id; *p; p++)
-		numeric = numeric && isdigit((unsigned char)*p);
-	if (numeric)
+	if (operation_id_valid(id))
 		rc = store_vertex_operation_get(req->srv->store, req->params[0], req->params[1], id,
 						&target, &create_us);
 	if (rc == STORE_NOT_FOUND)
-		reply_error(req, API_NOT_FOUND,
-			    "Operation \"projects/%s/locations/%s/operations/%s\" not found.",
-			    req->params[0], req->params[1], id);
+		reply_operation_not_found(req);
 	else if (rc != STORE_OK)
 		reply_store_error(req, rc);
 	else
 		reply_json(req, 200, delete_operation(req->params[0], req->params[1],
 						      strtoll(id, NULL, 10), create_us));
 	free(target);
+}
+
+/* Every operation of this server is done when it is answered: wait is get. */
+void api_vertex_operations_wait(struct request *req)
+{
+	api_vertex_operations_get(req);
+}
+
+void api_vertex_operations_delete(struct request *req)
+{
+	enum store_rc rc = STORE_NOT_FOUND;
+
+	if (operation_id_valid(req->params[2]))
+		rc = store_vertex_operation_delete(req->srv->store, req->params[0], req->params[1],
+						   req->params[2]);
+	if (rc == STORE_NOT_FOUND)
+		reply_operation_not_found(req);
+	else if (rc != STORE_OK)
+		reply_store_error(req, rc);
+	else
+		reply_json_text(req, 200, xstrdup("{}"), 2);
 }

@@ -76,6 +76,13 @@ static const struct store_stmt stmt_operation_get = {
 	true,
 };
 
+static const struct store_stmt stmt_operation_delete = {
+	63, "vertex_operation_delete",
+	"DELETE FROM vertex_operations WHERE project = $1 AND location = $2 AND id = $3::int8 "
+	"RETURNING id",
+	false,
+};
+
 size_t job_rows_count(const struct job_rows *rows)
 {
 	return rows ? (size_t)PQntuples(rows->res) : 0;
@@ -287,6 +294,21 @@ enum store_rc store_vertex_operation_get(struct store *st, const char *project,
 		*target = xstrdup(PQgetvalue(res, 0, 0));
 		*create_us = col_int64(res, 0, 1);
 	}
+	PQclear(res);
+	return rc;
+}
+
+enum store_rc store_vertex_operation_delete(struct store *st, const char *project,
+					    const char *location, const char *id)
+{
+	const char *params[] = { project, location, id };
+	struct store_conn *c = store_acquire(st);
+	enum store_rc rc;
+	PGresult *res = store_exec(c, &stmt_operation_delete, 3, params, &rc);
+
+	store_release(st, c);
+	if (rc == STORE_OK && PQntuples(res) == 0)
+		rc = STORE_NOT_FOUND;
 	PQclear(res);
 	return rc;
 }

@@ -110,4 +110,8 @@ enum store_rc store_vertex_operation_get(struct store *st, const char *project,
 					 const char *location, const char *id, char **target,
 					 int64_t *create_us) MUST_CHECK;
 
+/* Vertex: forgets an operation. STORE_NOT_FOUND when absent. */
+enum store_rc store_vertex_operation_delete(struct store *st, const char *project,
+					    const char *location, const char *id) MUST_CHECK;
+
 #endif

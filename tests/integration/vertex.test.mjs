@@ -164,5 +164,13 @@ describe('Vertex customJobs', () => {
     assert.equal(e.code, 404);
     e = await rejects(ai.projects.locations.operations.get({ name: `${PARENT}/operations/424242` }));
     assert.equal(e.code, 404);
+
+    const waited = (await ai.projects.locations.operations.wait({ name: op.name })).data;
+    assert.deepEqual(waited, op);
+    assert.deepEqual((await ai.projects.locations.operations.delete({ name: op.name })).data, {});
+    e = await rejects(ai.projects.locations.operations.get({ name: op.name }));
+    assert.equal(e.code, 404);
+    e = await rejects(ai.projects.locations.operations.delete({ name: op.name }));
+    assert.equal(e.code, 404);
   });
 });

@@ -431,3 +431,44 @@ void api_vertex_operations_delete(struct request *req)
 	else
 		reply_json_text(req, 200, xstrdup("{}"), 2);
 }
+
+void api_vertex_operations_list(struct request *req)
+{
+	const char *token = req_query(req, "pageToken");
+	int64_t after = 0, *ids = NULL, *times = NULL;
+	size_t n = 0;
+	int size;
+
+	if (paging_size(req_query(req, "pageSize"), &size)) {
+		reply_error(req, API_INVALID_ARGUMENT, "Invalid page size: must be non-negative.");
+		return;
+	}
+	if (token && *token && paging_token_read(token, NULL, &after)) {
+		reply_error(req, API_INVALID_ARGUMENT, "Invalid page token.");
+		return;
+	}
+	enum store_rc rc = store_vertex_operation_list(req->srv->store, req->params[0],
+						       req->params[1], after, size + 1, &ids,
+						       &times, &n);
+	if (rc != STORE_OK) {
+		reply_store_error(req, rc);
+		return;
+	}
+	size_t shown = n > (size_t)size ? (size_t)size : n;
+	json_t *out = json_object(), *list = json_array();
+	for (size_t i = 0; i < shown; i++)
+		json_array_append_new(list, delete_operation(req->params[0], req->params[1], ids[i],
+							     times[i]));
+	if (shown)
+		json_object_set_new(out, "operations", list);
+	else
+		json_decref(list);
+	if (n > shown) {
+		char *next = paging_token_make(ids[shown - 1], NULL);
+		json_object_set_new(out, "nextPageToken", json_string(next));
+		free(next);
+	}
+	free(ids);
+	free(times);
+	reply_json(req, 200, out);
+}

@@ -1,7 +1,7 @@
 /*
  * api_vertex.h - Vertex AI (aiplatform.googleapis.com v1):
  * projects.locations.customJobs.{create,get,list,cancel,delete} and
- * projects.locations.operations.{get,wait,delete}. Route handlers for routes.c.
+ * projects.locations.operations.{get,list,wait,delete}. Route handlers for routes.c.
  *
  * Vertex jobs live in the same jobs table as ml v1 ones (api 'vertex'):
  * job_id is the server-assigned numeric id, region the location, and spec
@@ -21,6 +21,7 @@ void api_vertex_custom_jobs_delete(struct request *req);
 void api_vertex_operations_get(struct request *req);
 void api_vertex_operations_wait(struct request *req);	/* operations are done at once */
 void api_vertex_operations_delete(struct request *req);
+void api_vertex_operations_list(struct request *req);
 
 /* The Vertex JobState name of a stored state ("PREPARING" -> "JOB_STATE_PENDING"). */
 const char *api_vertex_state_name(const char *state);

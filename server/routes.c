@@ -54,6 +54,8 @@ const struct route routes[] = {
 	  "aiplatform.projects.locations.customJobs.delete", false },
 	{ "POST", CUSTOM_JOB ":cancel", api_vertex_custom_jobs_cancel,
 	  "aiplatform.projects.locations.customJobs.cancel", true },
+	{ "GET", LOCATION "/operations", api_vertex_operations_list,
+	  "aiplatform.projects.locations.operations.list", false },
 	{ "GET", LOCATION "/operations/{operationsId}", api_vertex_operations_get,
 	  "aiplatform.projects.locations.operations.get", false },
 	{ "DELETE", LOCATION "/operations/{operationsId}", api_vertex_operations_delete,

@@ -83,6 +83,13 @@ static const struct store_stmt stmt_operation_delete = {
 	false,
 };
 
+static const struct store_stmt stmt_operation_list = {
+	59, "vertex_operation_list",
+	"SELECT id, (extract(epoch from create_time) * 1000000)::int8 FROM vertex_operations "
+	"WHERE project = $1 AND location = $2 AND id > $3::int8 ORDER BY id LIMIT $4::int",
+	true,
+};
+
 size_t job_rows_count(const struct job_rows *rows)
 {
 	return rows ? (size_t)PQntuples(rows->res) : 0;
@@ -309,6 +316,35 @@ enum store_rc store_vertex_operation_delete(struct store *st, const char *projec
 	store_release(st, c);
 	if (rc == STORE_OK && PQntuples(res) == 0)
 		rc = STORE_NOT_FOUND;
+	PQclear(res);
+	return rc;
+}
+
+enum store_rc store_vertex_operation_list(struct store *st, const char *project,
+					  const char *location, int64_t after_id, int limit,
+					  int64_t **ids, int64_t **create_us, size_t *n)
+{
+	char after[32], lim[16];
+	const char *params[] = { project, location, after, lim };
+	struct store_conn *c = store_acquire(st);
+	enum store_rc rc;
+	PGresult *res;
+
+	snprintf(after, sizeof(after), "%lld", (long long)after_id);
+	snprintf(lim, sizeof(lim), "%d", limit);
+	res = store_exec(c, &stmt_operation_list, 4, params, &rc);
+	store_release(st, c);
+	*n = 0;
+	*ids = *create_us = NULL;
+	if (rc == STORE_OK) {
+		*n = (size_t)PQntuples(res);
+		*ids = xcalloc(*n + 1, sizeof(**ids));
+		*create_us = xcalloc(*n + 1, sizeof(**create_us));
+		for (size_t i = 0; i < *n; i++) {
+			(*ids)[i] = col_int64(res, (int)i, 0);
+			(*create_us)[i] = col_int64(res, (int)i, 1);
+		}
+	}
 	PQclear(res);
 	return rc;
 }

@@ -114,4 +114,9 @@ enum store_rc store_vertex_operation_get(struct store *st, const char *project,
 enum store_rc store_vertex_operation_delete(struct store *st, const char *project,
 					    const char *location, const char *id) MUST_CHECK;
 
+/* Vertex: a location's operations with id > after_id, oldest first, at most limit. */
+enum store_rc store_vertex_operation_list(struct store *st, const char *project,
+					  const char *location, int64_t after_id, int limit,
+					  int64_t **ids, int64_t **create_us, size_t *n) MUST_CHECK;
+
 #endif

@@ -68,6 +68,14 @@ describe('Vertex customJobs', () => {
     assert.deepEqual(again, got);
   });
 
+  it("seed 001's single-machine example (2 x V100) is accepted", async () => {
+    const job = JSON.parse(fs.readFileSync(
+      path.join(REPO_ROOT, 'tests/unit/fixtures/seed001_vertex_single_machine_multi_gpu.json'), 'utf8'));
+    const got = await create(job);
+    assert.equal(got.state, 'JOB_STATE_QUEUED');
+    assert.equal(got.jobSpec.workerPoolSpecs[0].machineSpec.acceleratorCount, 2);
+  });
+
   it('get of an unknown job or in another location is 404', async () => {
     const e = await rejects(ai.projects.locations.customJobs.get({ name: `${PARENT}/customJobs/999999` }));
     assert.equal(e.code, 404);
@@ -164,6 +172,12 @@ describe('Vertex customJobs', () => {
     assert.equal(e.code, 404);
     e = await rejects(ai.projects.locations.operations.get({ name: `${PARENT}/operations/424242` }));
     assert.equal(e.code, 404);
+
+    const ops = (await ai.projects.locations.operations.list({ name: PARENT })).data;
+    assert.deepEqual(ops.operations.map((o) => o.name), [op.name]);
+    const one = (await ai.projects.locations.operations.list({ name: PARENT, pageSize: 1 })).data;
+    assert.equal(one.operations.length, 1);
+    assert.equal(one.nextPageToken, undefined);
 
     const waited = (await ai.projects.locations.operations.wait({ name: op.name })).data;
     assert.deepEqual(waited, op);

@@ -457,11 +457,11 @@ static enum store_rc sched_tick(struct sched *s, bool full)
 			s->max_seen_id = newest;
 	}
 out:
+	/* Arrays are allocated (zeroed, nq + 1 long) only past the pending step;
+	 * before that nq is 0 and nothing is freed here. */
 	for (size_t i = 0; i < nq; i++) {
-		if (i < nq && jobs)
-			free((void *)jobs[i].replicas);
-		if (plans)
-			job_plan_release(&plans[i]);
+		free((void *)jobs[i].replicas);
+		job_plan_release(&plans[i]);
 	}
 	for (size_t i = 0; i < nnodes; i++)
 		free(work[i].ports);

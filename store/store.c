@@ -3,6 +3,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -212,6 +213,21 @@ static enum store_rc classify(struct store_conn *c, const PGresult *res, const c
 	return STORE_ERROR;
 }
 
+/* Ids are assigned by hand across files: a clash is a bug, caught here. */
+static void stmt_claim(const struct store_stmt *stmt)
+{
+	static _Atomic(const struct store_stmt *) owner[STORE_MAX_STMTS];
+	const struct store_stmt *expect = NULL;
+
+	if (stmt->id >= STORE_MAX_STMTS ||
+	    (!atomic_compare_exchange_strong(&owner[stmt->id], &expect, stmt) && expect != stmt &&
+	     strcmp(expect->name, stmt->name))) {
+		log_error("statement id %u of %s is out of range or taken by %s", stmt->id,
+			  stmt->name, stmt->id < STORE_MAX_STMTS && expect ? expect->name : "-");
+		abort();
+	}
+}
+
 static PGresult *run(struct store_conn *c, const struct store_stmt *stmt, const char *sql,
 		     bool readonly, int nparams, const char *const *params, enum store_rc *rc)
 {
@@ -225,6 +241,7 @@ static PGresult *run(struct store_conn *c, const struct store_stmt *stmt, const 
 			return NULL;
 		}
 		if (stmt && !(c->prepared & (UINT64_C(1) << stmt->id))) {
+			stmt_claim(stmt);
 			res = PQprepare(c->pg, stmt->name, stmt->sql, nparams, NULL);
 			if (PQresultStatus(res) != PGRES_COMMAND_OK) {
 				*rc = classify(c, res, stmt->name);

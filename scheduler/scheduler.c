@@ -10,6 +10,7 @@
 
 #include "job_plan.h"
 #include "log.h"
+#include "snapshot.h"
 #include "placement.h"
 #include "replica_env.h"
 #include "store_log.h"
@@ -356,6 +357,7 @@ static enum store_rc sched_tick(struct sched *s, bool full)
 	size_t *offsets = NULL;
 	struct place_assignment *as = NULL;
 	bool *placed = NULL;
+	struct snap_ref *cat_ref = NULL;
 	int lost, restarted;
 	enum store_rc rc;
 
@@ -391,6 +393,9 @@ static enum store_rc sched_tick(struct sched *s, bool full)
 	if (rc != STORE_OK)
 		goto out;
 
+	/* Plans borrow the catalog's strings: hold it for the pass (SIGHUP may
+	 * replace it meanwhile). */
+	const struct catalog *cat = snapshot_acquire(s->cfg.catalogs, &cat_ref);
 	json_t *queued = json_object_get(snap, "queued");
 	nq = json_array_size(queued);
 	plans = xcalloc(nq + 1, sizeof(*plans));
@@ -405,7 +410,7 @@ static enum store_rc sched_tick(struct sched *s, bool full)
 		struct place_replica *reps;
 		const json_t *spec = json_object_get(q, "spec");
 		if ((replica_env_is_vertex(spec) ? job_plan_vertex : job_plan_ml)(
-			    s->cfg.catalog, spec, json_object_get(q, "labels"), &plans[kept], err,
+			    cat, spec, json_object_get(q, "labels"), &plans[kept], err,
 			    sizeof(err))) {
 			log_error("job %lld cannot be planned: %s",
 				  (long long)json_integer_value(json_object_get(q, "id")), err);
@@ -463,6 +468,7 @@ out:
 		free((void *)jobs[i].replicas);
 		job_plan_release(&plans[i]);
 	}
+	snapshot_release(cat_ref);
 	for (size_t i = 0; i < nnodes; i++)
 		free(work[i].ports);
 	free(plans);
@@ -592,6 +598,12 @@ void sched_stop(struct sched *s)
 	__atomic_store_n(&s->stopping, true, __ATOMIC_RELEASE);
 	sched_wake(s);
 	pthread_join(s->thread, NULL);
+}
+
+void sched_free(struct sched *s)
+{
+	if (!s)
+		return;
 	close(s->wake_fd);
 	free(s->conninfo);
 	free(s);

@@ -25,9 +25,11 @@
 #include "catalog.h"
 #include "common.h"
 
+struct snapshot;
+
 struct sched_config {
 	const char *conninfo;
-	const struct catalog *catalog;
+	struct snapshot *catalogs;	/* the catalog (snapshot.h), reloaded on SIGHUP */
 	int lease_s;		/* node lost after this long without a sync */
 	int tick_ms;		/* periodic pass */
 	int starve_s;		/* a queued job this old reserves its region */
@@ -48,7 +50,11 @@ void sched_wake(struct sched *s);
 /* Asks for a pass over the jobs created since the last pass. */
 void sched_wake_new_job(struct sched *s);
 bool sched_is_leader(struct sched *s);
-/* Stops the thread and releases leadership. NULL is a no-op. */
+/*
+ * Stops the thread and releases leadership at once (a standby takes over);
+ * sched_wake() stays safe to call until sched_free(). NULL is a no-op.
+ */
 void sched_stop(struct sched *s);
+void sched_free(struct sched *s);	/* after sched_stop(); NULL is a no-op */
 
 #endif

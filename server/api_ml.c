@@ -102,14 +102,14 @@ static void reply_job(struct request *req, struct job_rows *rows)
 	reply_json_text(req, 200, sb_detach(&sb), len);
 }
 
-static void reply_job_not_found(struct request *req)
+void api_ml_reply_job_not_found(struct request *req)
 {
 	reply_error(req, API_NOT_FOUND, "Job projects/%s/jobs/%s was not found.", req->params[0],
 		    req->params[1]);
 }
 
 /* Replies 400 for structural violations: the message is their text. */
-static void reply_schema_violations(struct request *req, const struct violations *vs)
+void api_ml_reply_schema_violations(struct request *req, const struct violations *vs)
 {
 	struct strbuf msg = STRBUF_INIT;
 	for (size_t i = 0; i < vs->n; i++)
@@ -119,7 +119,7 @@ static void reply_schema_violations(struct request *req, const struct violations
 }
 
 /* Replies 400 for semantic violations: "Field: f Error: d" each. */
-static void reply_field_violations(struct request *req, const struct violations *vs)
+void api_ml_reply_field_violations(struct request *req, const struct violations *vs)
 {
 	char *msg = api_violations_message(vs);
 	reply_violations(req, vs, msg);
@@ -159,7 +159,7 @@ void api_ml_jobs_create(struct request *req)
 	char *spec = NULL, *labels = NULL;
 
 	if (!job) {
-		reply_schema_violations(req, &vs);
+		api_ml_reply_schema_violations(req, &vs);
 		goto out;
 	}
 	const char *job_id = json_string_value(json_object_get(job, "jobId"));
@@ -184,11 +184,11 @@ void api_ml_jobs_create(struct request *req)
 	if (!training && !prediction) {
 		violations_add(&vs, "job.training_input", "A training input is required.");
 	} else if (training) {
-		validate_ml_training_input(req->srv->catalog, training, &vs);
+		validate_ml_training_input(req->catalog, training, &vs);
 	}
 	validate_labels(json_object_get(job, "labels"), "job.labels", &vs);
 	if (vs.n) {
-		reply_field_violations(req, &vs);
+		api_ml_reply_field_violations(req, &vs);
 		goto out;
 	}
 
@@ -233,7 +233,7 @@ void api_ml_jobs_get(struct request *req)
 	enum store_rc rc = store_job_get(req->srv->store, &key, &rows);
 
 	if (rc == STORE_NOT_FOUND)
-		reply_job_not_found(req);
+		api_ml_reply_job_not_found(req);
 	else if (rc != STORE_OK)
 		reply_store_error(req, rc);
 	else
@@ -326,7 +326,7 @@ void api_ml_jobs_cancel(struct request *req)
 					    &rows);
 
 	if (rc == STORE_NOT_FOUND) {
-		reply_job_not_found(req);
+		api_ml_reply_job_not_found(req);
 	} else if (rc != STORE_OK) {
 		reply_store_error(req, rc);
 	} else {
@@ -381,12 +381,12 @@ void api_ml_jobs_patch(struct request *req)
 			p++;
 	}
 	if (vs.n) {
-		reply_field_violations(req, &vs);
+		api_ml_reply_field_violations(req, &vs);
 		goto out;
 	}
 	job = schema_normalize(&ml_job_message, req->json, "job", &vs);
 	if (!job) {
-		reply_schema_violations(req, &vs);
+		api_ml_reply_schema_violations(req, &vs);
 		goto out;
 	}
 	const char *etag = json_string_value(json_object_get(job, "etag"));
@@ -398,7 +398,7 @@ void api_ml_jobs_patch(struct request *req)
 	if (set_labels)
 		validate_labels(lab, "job.labels", &vs);
 	if (vs.n) {
-		reply_field_violations(req, &vs);
+		api_ml_reply_field_violations(req, &vs);
 		goto out;
 	}
 	enum store_rc rc;
@@ -416,7 +416,7 @@ void api_ml_jobs_patch(struct request *req)
 		}
 	}
 	if (rc == STORE_NOT_FOUND) {
-		reply_job_not_found(req);
+		api_ml_reply_job_not_found(req);
 	} else if (rc == STORE_STALE) {
 		char subject[512];
 		snprintf(subject, sizeof(subject), "projects/%s/jobs/%s", key.project, key.job_id);
@@ -445,7 +445,7 @@ out:
 
 void api_ml_locations_list(struct request *req)
 {
-	const struct catalog *cat = req->srv->catalog;
+	const struct catalog *cat = req->catalog;
 	const char *token = req_query(req, "pageToken");
 	size_t n = catalog_region_count(cat);
 	int64_t start = 0;
@@ -481,7 +481,7 @@ void api_ml_locations_list(struct request *req)
 
 void api_ml_locations_get(struct request *req)
 {
-	json_t *loc = catalog_location_json(req->srv->catalog, req->params[0], req->params[1]);
+	json_t *loc = catalog_location_json(req->catalog, req->params[0], req->params[1]);
 
 	if (!loc) {
 		reply_error(req, API_NOT_FOUND,

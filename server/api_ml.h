@@ -24,6 +24,12 @@ void api_ml_job_render(struct strbuf *sb, const struct job *j);
 char *api_ml_etag(int64_t version);
 /* Reads an etag back into a version; -1 when it is not one of ours. */
 int api_ml_etag_version(const char *etag, int64_t *version) MUST_CHECK;
+/* 404 "Job projects/<p>/jobs/<j> was not found." for the request's job. */
+void api_ml_reply_job_not_found(struct request *req);
+/* 400 for structural violations (the message is their text). */
+void api_ml_reply_schema_violations(struct request *req, const struct violations *vs);
+/* 400 for semantic violations ("Field: f Error: d" each). */
+void api_ml_reply_field_violations(struct request *req, const struct violations *vs);
 /* Is id a valid ml v1 job id: [A-Za-z][A-Za-z0-9_]{0,127}? */
 bool api_ml_job_id_valid(const char *id);
 

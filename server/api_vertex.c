@@ -174,7 +174,7 @@ void api_vertex_custom_jobs_create(struct request *req)
 	if (!job_spec)
 		violations_add(&vs, "custom_job.job_spec", "Required field is not set.");
 	else
-		validate_vertex_job_spec(req->srv->catalog, req->params[1], job_spec, &vs);
+		validate_vertex_job_spec(req->catalog, req->params[1], job_spec, &vs);
 	validate_labels(json_object_get(job, "labels"), "custom_job.labels", &vs);
 	if (vs.n) {
 		reply_vertex_violations(req, &vs);

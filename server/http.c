@@ -11,7 +11,9 @@
 #include <string.h>
 #include <strings.h>
 
+#include "auth.h"
 #include "log.h"
+#include "snapshot.h"
 #include "wire.h"
 
 struct http_server {
@@ -24,7 +26,13 @@ struct http_server {
 	pthread_t timer;
 	bool stopping;
 	int suspended;		/* parked, or resumed but not yet called back by MHD */
+	int in_flight;		/* requests begun and not yet completed (park_mu) */
+	MHD_socket listen_fd;	/* ours once quiesced */
+	bool quiesced;
 };
+
+/* How long a graceful stop waits for the requests in flight. */
+#define DRAIN_SECONDS 10
 
 /* Called with park_mu held: unlinks req and lets MHD run its handler again. */
 static void resume_locked(struct request *req)
@@ -396,7 +404,8 @@ static int check_token_or_reply(struct request *req)
 			    "cluster token (Authorization: Bearer <agent_token>).");
 		return -1;
 	}
-	if (!req->route->agent && is_agent) {
+	if (!req->route->agent && is_agent && strchr(req->route->operation_id, '.')) {
+		/* (public routes such as /healthz take anyone) */
 		reply_error(req, API_PERMISSION_DENIED,
 			    "The caller does not have permission: the agents' cluster token cannot "
 			    "call user APIs.");
@@ -436,7 +445,7 @@ static void dispatch(struct request *req)
 				    "The requested URL %s was not found on this server.", req->path);
 		return;
 	}
-	if (check_token_or_reply(req))
+	if (check_token_or_reply(req) || auth_authenticate_or_reply(req))
 		return;
 	if (req->too_large) {
 		char msg[96];
@@ -447,6 +456,9 @@ static void dispatch(struct request *req)
 	}
 	if (req->route->takes_body && parse_body_or_reply(req))
 		return;
+	if (auth_authorize_or_reply(req))
+		return;
+	req->catalog = snapshot_acquire(req->srv->catalogs, &req->catalog_ref);
 	req->route->handler(req);
 	if (!req->replied && !req->parked) {
 		log_error("handler for %s %s sent no reply", req->method, req->path);
@@ -470,6 +482,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		req->path = xstrdup(url);
 		req->start_us = mono_usec();
 		*ctx = req;
+		pthread_mutex_lock(&h->park_mu);
+		h->in_flight++;
+		pthread_mutex_unlock(&h->park_mu);
 		/* Refuse an announced oversized body before reading it. */
 		const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
 							     MHD_HTTP_HEADER_CONTENT_LENGTH);
@@ -496,11 +511,14 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **ctx,
 			 enum MHD_RequestTerminationCode toe)
 {
 	struct request *req = *ctx;
+	struct http_server *h = cls;
 
-	(void)cls;
 	(void)conn;
 	if (!req)
 		return;
+	pthread_mutex_lock(&h->park_mu);
+	h->in_flight--;
+	pthread_mutex_unlock(&h->park_mu);
 	if (toe != MHD_REQUEST_TERMINATED_COMPLETED_OK)
 		log_debug("%s %s terminated early (%d)", req->method, req->path, (int)toe);
 	log_debug("%s %s %d %.3fms", req->method, req->path, req->status,
@@ -509,6 +527,8 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **ctx,
 	for (int i = 0; i < ROUTE_MAX_PARAMS; i++)
 		free(req->params[i]);
 	json_decref(req->json);
+	snapshot_release(req->catalog_ref);
+	snapshot_release(req->tokens_ref);
 	sb_release(&req->body);
 	free(req->park_key);
 	free(req->path);
@@ -561,6 +581,7 @@ struct http_server *http_start(struct server *srv, const char *listen, int threa
 
 	h = xcalloc(1, sizeof(*h));
 	h->srv = srv;
+	h->listen_fd = MHD_INVALID_SOCKET;
 	srv->http = h;
 	pthread_mutex_init(&h->park_mu, NULL);
 	h->daemon = MHD_start_daemon(
@@ -572,7 +593,7 @@ struct http_server *http_start(struct server *srv, const char *listen, int threa
 		MHD_OPTION_CONNECTION_LIMIT, (unsigned)4096,
 		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)120,
 		MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned)1024,
-		MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL,
+		MHD_OPTION_NOTIFY_COMPLETED, on_completed, h,
 		MHD_OPTION_END);
 	freeaddrinfo(ai);
 	if (!h->daemon) {
@@ -595,28 +616,42 @@ int http_port(struct http_server *h)
 	return h->port;
 }
 
+void http_quiesce(struct http_server *h)
+{
+	if (!h || h->quiesced)
+		return;
+	h->quiesced = true;
+	__atomic_store_n(&h->stopping, true, __ATOMIC_RELEASE);
+	pthread_join(h->timer, NULL);
+	/* Stop accepting and answer the parked long-polls (no new ones park). */
+	h->listen_fd = MHD_quiesce_daemon(h->daemon);
+	http_wake(h, NULL);
+}
+
 void http_stop(struct http_server *h)
 {
 	if (!h)
 		return;
-	__atomic_store_n(&h->stopping, true, __ATOMIC_RELEASE);
-	pthread_join(h->timer, NULL);
-	/* Stop accepting, answer the parked long-polls (no new ones park), and
-	 * wait until MHD has run each of them: it must not stop with a
+	http_quiesce(h);
+	/* Let the requests in flight finish (they reply normally), and wait
+	 * until MHD has run each resumed long-poll: it must not stop with a
 	 * suspended connection. */
-	MHD_socket listen_fd = MHD_quiesce_daemon(h->daemon);
-	http_wake(h, NULL);
-	for (int i = 0; i < 500; i++) {
+	int left = 0, suspended = 0;
+	for (int i = 0; i < DRAIN_SECONDS * 100; i++) {
 		pthread_mutex_lock(&h->park_mu);
-		int left = h->suspended;
+		left = h->in_flight;
+		suspended = h->suspended;
 		pthread_mutex_unlock(&h->park_mu);
-		if (!left)
+		if (!left && !suspended)
 			break;
 		usleep(10 * 1000);
 	}
+	if (left)
+		log_warn("stopping with %d request(s) still in flight after %d s", left,
+			 DRAIN_SECONDS);
 	MHD_stop_daemon(h->daemon);
-	if (listen_fd != MHD_INVALID_SOCKET)
-		close(listen_fd);	/* quiesce hands the listening socket to us */
+	if (h->listen_fd != MHD_INVALID_SOCKET)
+		close(h->listen_fd);	/* quiesce hands the listening socket to us */
 	pthread_mutex_destroy(&h->park_mu);
 	h->srv->http = NULL;
 	free(h);

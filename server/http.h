@@ -21,11 +21,18 @@
 struct catalog;
 struct sched;
 struct http_server;
+struct snapshot;
+struct snap_ref;
+struct auth_token;
+
+enum auth_mode { AUTH_OPEN, AUTH_TOKENS };
 
 /* What handlers share; owned by main(). */
 struct server {
 	struct store *store;
-	const struct catalog *catalog;
+	struct snapshot *catalogs;	/* the catalog; replaced on SIGHUP */
+	enum auth_mode auth_mode;
+	struct snapshot *tokens;	/* struct auth_tokens, AUTH_TOKENS only */
 	size_t max_body;	/* bytes */
 	const char *agent_token;	/* the cluster token of the agents */
 	int sync_interval_s;	/* agents sync at least this often */
@@ -62,6 +69,10 @@ struct request {
 	const struct route *route;
 	char *params[ROUTE_MAX_PARAMS];	/* path variables, in pattern order */
 	json_t *json;		/* the parsed body for takes_body routes, else NULL */
+	const struct catalog *catalog;	/* the catalog, held for the request's life */
+	struct snap_ref *catalog_ref;
+	const struct auth_token *caller;	/* AUTH_TOKENS: who calls; else NULL */
+	struct snap_ref *tokens_ref;
 	int status;		/* the HTTP status sent */
 	int64_t start_us;
 	bool resumed;		/* the handler runs again after http_park() */
@@ -117,7 +128,12 @@ struct http_server *http_start(struct server *srv, const char *listen, int threa
 			       char *err, size_t errlen);
 /* The port actually bound. */
 int http_port(struct http_server *h);
-/* Stops accepting, finishes in-flight requests, frees. NULL is a no-op. */
+/*
+ * Stops accepting connections and answers the parked long-polls; requests
+ * in flight go on. NULL or a second call is a no-op.
+ */
+void http_quiesce(struct http_server *h);
+/* Quiesces, lets the requests in flight finish (up to 10 s), frees. NULL is a no-op. */
 void http_stop(struct http_server *h);
 
 #endif

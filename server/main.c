@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "auth.h"
 #include "catalog.h"
 #include "config.h"
 #include "embedded.h"
@@ -21,10 +22,12 @@
 #include "listener.h"
 #include "log.h"
 #include "scheduler.h"
+#include "snapshot.h"
 #include "store.h"
 
 struct server_config {
 	char *agent_token;
+	char *auth_mode;
 	char *catalog;
 	char *database_url;
 	int db_pool_size;
@@ -41,7 +44,13 @@ struct server_config {
 	int starve_seconds;
 	char *state_dir;
 	int sync_interval_seconds;
+	char *tokens_file;
 };
+
+static const char *check_auth_mode(const char *v)
+{
+	return strcmp(v, "open") && strcmp(v, "tokens") ? "must be open or tokens" : NULL;
+}
 
 static const char *check_log_level(const char *v)
 {
@@ -54,6 +63,7 @@ static const char *check_log_level(const char *v)
 /* Alphabetical; each is also TRAINPLANE_<NAME>. */
 static const struct config_key server_keys[] = {
 	KEY(agent_token, CONFIG_STRING, "trainplane-dev-token", 0, 0, NULL),
+	KEY(auth_mode, CONFIG_STRING, "open", 0, 0, check_auth_mode),
 	KEY(catalog, CONFIG_STRING, "deploy/catalog.yaml", 0, 0, NULL),
 	KEY(database_url, CONFIG_STRING, NULL, 0, 0, NULL),
 	KEY(db_pool_size, CONFIG_INT, "16", 1, 1000, NULL),
@@ -70,15 +80,79 @@ static const struct config_key server_keys[] = {
 	KEY(starve_seconds, CONFIG_INT, "600", 1, 86400 * 7, NULL),
 	KEY(state_dir, CONFIG_STRING, "./var", 0, 0, NULL),
 	KEY(sync_interval_seconds, CONFIG_INT, "10", 1, 600, NULL),
+	KEY(tokens_file, CONFIG_STRING, NULL, 0, 0, NULL),
 };
 
 static void usage(FILE *f)
 {
 	fputs("usage: trainplane-server [--config FILE] [--routes] [--check-config]\n"
+	      "       trainplane-server --hash-token < TOKEN   (the sha256 for a tokens file)\n"
 	      "Configuration keys (YAML file or TRAINPLANE_<KEY> environment variables):\n", f);
 	for (size_t i = 0; i < ARRAY_SIZE(server_keys); i++)
 		fprintf(f, "  %-18s default %s\n", server_keys[i].name,
 			server_keys[i].def ? server_keys[i].def : "(unset)");
+}
+
+/* --hash-token: reads a token on stdin (one line) and prints its SHA-256. */
+static int hash_token(void)
+{
+	char line[4096], hex[65];
+
+	if (!fgets(line, sizeof(line), stdin)) {
+		fputs("trainplane-server: --hash-token reads the token on standard input\n", stderr);
+		return 2;
+	}
+	line[strcspn(line, "\r\n")] = '\0';
+	if (strlen(line) < 16) {
+		fputs("trainplane-server: a token should be at least 16 characters of random data "
+		      "(openssl rand -hex 32)\n", stderr);
+		return 2;
+	}
+	auth_sha256_hex(line, hex);
+	printf("%s\n", hex);
+	return 0;
+}
+
+static void catalog_free_any(void *cat)
+{
+	catalog_free(cat);
+}
+
+/* Loads the tokens file when the mode needs one (else *out = NULL). */
+static int load_tokens(const struct server_config *cfg, struct auth_tokens **out, char *err,
+		       size_t errlen)
+{
+	*out = NULL;
+	if (strcmp(cfg->auth_mode, "tokens"))
+		return 0;
+	if (!cfg->tokens_file || !*cfg->tokens_file) {
+		snprintf(err, errlen, "auth_mode tokens needs tokens_file");
+		return -1;
+	}
+	return auth_tokens_load(cfg->tokens_file, out, err, errlen);
+}
+
+/* SIGHUP: the catalog and the tokens file again; a bad file keeps the old. */
+static void reload(const struct server_config *cfg, struct server *srv)
+{
+	char err[2048];
+	struct catalog *cat;
+	struct auth_tokens *tokens;
+
+	if (catalog_load(cfg->catalog, &cat, err, sizeof(err))) {
+		log_error("SIGHUP: catalog not reloaded, keeping the current one: %s", err);
+	} else {
+		snapshot_replace(srv->catalogs, cat);
+		log_info("SIGHUP: catalog %s reloaded", cfg->catalog);
+	}
+	if (srv->auth_mode != AUTH_TOKENS)
+		return;
+	if (load_tokens(cfg, &tokens, err, sizeof(err))) {
+		log_error("SIGHUP: tokens not reloaded, keeping the current ones: %s", err);
+	} else {
+		snapshot_replace(srv->tokens, tokens);
+		log_info("SIGHUP: tokens file %s reloaded (%zu tokens)", cfg->tokens_file, tokens->n);
+	}
 }
 
 static void print_routes(void)
@@ -93,6 +167,7 @@ int main(int argc, char **argv)
 		{ "config", required_argument, NULL, 'c' },
 		{ "routes", no_argument, NULL, 'r' },
 		{ "check-config", no_argument, NULL, 'k' },
+		{ "hash-token", no_argument, NULL, 't' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -101,6 +176,8 @@ int main(int argc, char **argv)
 	bool check_only = false;
 	char err[2048];
 	struct catalog *cat = NULL;
+	struct auth_tokens *tokens = NULL;
+	struct snapshot *catalogs = NULL, *token_snap = NULL;
 	struct pg_embedded *pg = NULL;
 	struct store *st = NULL;
 	struct http_server *http = NULL;
@@ -114,6 +191,7 @@ int main(int argc, char **argv)
 		case 'c': config_path = optarg; break;
 		case 'r': print_routes(); return 0;
 		case 'k': check_only = true; break;
+		case 't': return hash_token();
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
@@ -134,11 +212,20 @@ int main(int argc, char **argv)
 		fprintf(stderr, "trainplane-server: bad catalog: %s\n", err);
 		goto out;
 	}
+	if (load_tokens(&cfg, &tokens, err, sizeof(err))) {
+		fprintf(stderr, "trainplane-server: bad tokens file: %s\n", err);
+		goto out;
+	}
 	if (check_only) {
 		printf("configuration and catalog are valid\n");
 		rc = 0;
 		goto out;
 	}
+
+	catalogs = snapshot_new(cat, catalog_free_any);
+	cat = NULL;
+	token_snap = snapshot_new(tokens, auth_tokens_free);
+	tokens = NULL;
 
 	/* Signals are taken synchronously by this thread; block them before
 	 * any thread starts so that workers never see them. */
@@ -167,11 +254,13 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	if (cfg.scheduler) {
-		struct sched_config sc = { conninfo, cat, cfg.lease_seconds, cfg.scheduler_tick_ms,
+		struct sched_config sc = { conninfo, catalogs, cfg.lease_seconds, cfg.scheduler_tick_ms,
 					   cfg.starve_seconds, cfg.log_retention_days };
 		sched = sched_start(&sc);
 	}
-	struct server srv = { .store = st, .catalog = cat, .max_body = (size_t)cfg.max_body_bytes,
+	struct server srv = { .store = st, .catalogs = catalogs, .tokens = token_snap,
+			      .auth_mode = strcmp(cfg.auth_mode, "tokens") ? AUTH_OPEN : AUTH_TOKENS,
+			      .max_body = (size_t)cfg.max_body_bytes,
 			      .agent_token = cfg.agent_token,
 			      .sync_interval_s = cfg.sync_interval_seconds,
 			      .lease_s = cfg.lease_seconds, .sched = sched };
@@ -181,30 +270,39 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	listener = listener_start(conninfo, http);
-	log_info("trainplane-server listening on http://%.*s:%d/ (database: %s)",
+	log_info("trainplane-server listening on http://%.*s:%d/ (database: %s, auth: %s)",
 		 (int)(strrchr(cfg.listen, ':') - cfg.listen), cfg.listen, http_port(http),
-		 pg ? "embedded" : "external");
+		 pg ? "embedded" : "external", cfg.auth_mode);
 
 	for (;;) {
 		int sig;
 		if (sigwait(&sigs, &sig))
 			continue;
 		if (sig == SIGHUP) {
-			log_info("SIGHUP: nothing to reload yet");
+			reload(&cfg, &srv);
 			continue;
 		}
-		log_info("%s: shutting down", strsignal(sig));
+		log_info("%s: shutting down: no new connections, finishing the requests in flight",
+			 strsignal(sig));
 		break;
 	}
 	rc = 0;
 out:
-	listener_stop(listener);
-	http_stop(http);
+	/* Graceful: stop accepting and answer the parked long-polls, give up
+	 * the scheduler lock at once (a standby takes over), let the requests
+	 * in flight finish, then close. Agents keep their replicas running. */
+	http_quiesce(http);
 	sched_stop(sched);
+	http_stop(http);
+	listener_stop(listener);
+	sched_free(sched);
 	store_close(st);
 	pg_embedded_stop(pg);
 	free(conninfo);
 	catalog_free(cat);
+	auth_tokens_free(tokens);
+	snapshot_free(catalogs);
+	snapshot_free(token_snap);
 	config_free(server_keys, ARRAY_SIZE(server_keys), &cfg);
 	return rc;
 }

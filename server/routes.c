@@ -4,6 +4,7 @@
  * `trainplane-server --routes`).
  */
 #include "api_agent.h"
+#include "api_iam.h"
 #include "api_logging.h"
 #include "api_ml.h"
 #include "api_vertex.h"
@@ -40,6 +41,10 @@ const struct route routes[] = {
 	{ "GET", JOB, api_ml_jobs_get, "ml.projects.jobs.get", false },
 	{ "PATCH", JOB, api_ml_jobs_patch, "ml.projects.jobs.patch", true },
 	{ "POST", JOB ":cancel", api_ml_jobs_cancel, "ml.projects.jobs.cancel", true },
+	{ "GET", JOB ":getIamPolicy", api_iam_get_policy, "ml.projects.jobs.getIamPolicy", false },
+	{ "POST", JOB ":setIamPolicy", api_iam_set_policy, "ml.projects.jobs.setIamPolicy", true },
+	{ "POST", JOB ":testIamPermissions", api_iam_test_permissions,
+	  "ml.projects.jobs.testIamPermissions", true },
 	{ "GET", "/v1/projects/{projectsId}/locations", api_ml_locations_list,
 	  "ml.projects.locations.list", false },
 	{ "GET", "/v1/projects/{projectsId}/locations/{locationsId}", api_ml_locations_get,

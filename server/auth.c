@@ -1,0 +1,558 @@
+#include "auth.h"
+
+#include <errno.h>
+#include <openssl/evp.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <yaml.h>
+
+#include "common.h"
+#include "http.h"
+#include "log.h"
+#include "snapshot.h"
+#include "store_iam.h"
+
+/* --- the tokens file ------------------------------------------------------ */
+
+struct tl {
+	const char *path;
+	yaml_document_t *doc;
+	char *err;
+	size_t errlen;
+};
+
+PRINTF_LIKE(3, 4)
+static int tl_fail(struct tl *l, const yaml_node_t *n, const char *fmt, ...)
+{
+	va_list ap;
+	int off = snprintf(l->err, l->errlen, "%s:%zu:%zu: ", l->path,
+			   n ? n->start_mark.line + 1 : 1, n ? n->start_mark.column + 1 : 1);
+
+	if (off < 0 || (size_t)off >= l->errlen)
+		return -1;
+	va_start(ap, fmt);
+	vsnprintf(l->err + off, l->errlen - (size_t)off, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+static yaml_node_t *tl_node(struct tl *l, yaml_node_item_t i)
+{
+	return yaml_document_get_node(l->doc, i);
+}
+
+static const char *tl_scalar(const yaml_node_t *n)
+{
+	return n->type == YAML_SCALAR_NODE ? (const char *)n->data.scalar.value : NULL;
+}
+
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+static const char *const role_names[] = { "none", "viewer", "developer", "admin" };
+
+const char *auth_role_name(enum auth_role r)
+{
+	return role_names[r];
+}
+
+static void token_release(struct auth_token *t)
+{
+	free(t->name);
+	free(t->member);
+	for (size_t i = 0; i < t->nprojects; i++)
+		free(t->projects[i]);
+	free(t->projects);
+}
+
+void auth_tokens_free(void *p)
+{
+	struct auth_tokens *t = p;
+	if (!t)
+		return;
+	for (size_t i = 0; i < t->n; i++)
+		token_release(&t->v[i]);
+	free(t->v);
+	free(t);
+}
+
+static int load_projects(struct tl *l, const yaml_node_t *n, struct auth_token *t)
+{
+	if (n->type != YAML_SEQUENCE_NODE || n->data.sequence.items.top ==
+						     n->data.sequence.items.start)
+		return tl_fail(l, n, "projects must be a non-empty list of project ids (or [\"*\"])");
+	for (yaml_node_item_t *it = n->data.sequence.items.start; it < n->data.sequence.items.top;
+	     it++) {
+		const yaml_node_t *p = tl_node(l, *it);
+		const char *s = tl_scalar(p);
+		if (!s || !*s || strchr(s, '/'))
+			return tl_fail(l, p, "projects: each must be a project id");
+		if (!strcmp(s, "*")) {
+			t->all_projects = true;
+			continue;
+		}
+		t->projects = xrealloc(t->projects, (t->nprojects + 1) * sizeof(*t->projects));
+		t->projects[t->nprojects++] = xstrdup(s);
+	}
+	return 0;
+}
+
+static int load_token(struct tl *l, const yaml_node_t *map, struct auth_token *t)
+{
+	const yaml_node_t *hash = NULL, *role = NULL, *projects = NULL;
+
+	if (map->type != YAML_MAPPING_NODE)
+		return tl_fail(l, map, "each token must be a mapping (name, sha256, role, projects)");
+	for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top;
+	     p++) {
+		const yaml_node_t *k = tl_node(l, p->key), *v = tl_node(l, p->value);
+		const char *key = tl_scalar(k), *val = tl_scalar(v);
+		if (!key)
+			return tl_fail(l, k, "keys must be names");
+		if (!strcmp(key, "projects")) {
+			projects = v;
+			continue;
+		}
+		if (!val)
+			return tl_fail(l, v, "%s must be a single value", key);
+		if (!strcmp(key, "name") && !t->name)
+			t->name = xstrdup(val);
+		else if (!strcmp(key, "member") && !t->member)
+			t->member = xstrdup(val);
+		else if (!strcmp(key, "sha256") && !hash)
+			hash = v;
+		else if (!strcmp(key, "role") && !role)
+			role = v;
+		else if (!strcmp(key, "name") || !strcmp(key, "member") || !strcmp(key, "sha256") ||
+			 !strcmp(key, "role"))
+			return tl_fail(l, k, "duplicate key \"%s\"", key);
+		else
+			return tl_fail(l, k, "unknown key \"%s\" (name, sha256, role, projects, member)",
+				       key);
+	}
+	if (!t->name || !*t->name)
+		return tl_fail(l, map, "a token needs a name");
+	if (!hash)
+		return tl_fail(l, map, "token %s needs sha256 (printf %%s TOKEN | sha256sum)",
+			       t->name);
+	const char *h = tl_scalar(hash);
+	if (strlen(h) != 64)
+		return tl_fail(l, hash, "sha256 must be 64 hex digits (the token's SHA-256, never the "
+				     "token itself)");
+	for (int i = 0; i < 32; i++) {
+		int hi = hexval(h[2 * i]), lo = hexval(h[2 * i + 1]);
+		if (hi < 0 || lo < 0)
+			return tl_fail(l, hash, "sha256 must be 64 hex digits");
+		t->sha256[i] = (unsigned char)(hi << 4 | lo);
+	}
+	if (!role)
+		return tl_fail(l, map, "token %s needs a role (viewer, developer or admin)", t->name);
+	for (int r = ROLE_VIEWER; r <= ROLE_ADMIN; r++)
+		if (!strcmp(tl_scalar(role), role_names[r]))
+			t->role = (enum auth_role)r;
+	if (t->role == ROLE_NONE)
+		return tl_fail(l, role, "role must be viewer, developer or admin, not \"%s\"",
+			       tl_scalar(role));
+	if (!projects)
+		return tl_fail(l, map, "token %s needs projects (a list, or [\"*\"] for all)", t->name);
+	if (load_projects(l, projects, t))
+		return -1;
+	if (!t->member)
+		t->member = xasprintf("user:%s", t->name);
+	return 0;
+}
+
+static int load_root(struct tl *l, const yaml_node_t *root, struct auth_tokens *t)
+{
+	const yaml_node_t *list = NULL;
+
+	if (root->type != YAML_MAPPING_NODE)
+		return tl_fail(l, root, "the tokens file must be a mapping with a \"tokens\" list");
+	for (yaml_node_pair_t *p = root->data.mapping.pairs.start;
+	     p < root->data.mapping.pairs.top; p++) {
+		const yaml_node_t *k = tl_node(l, p->key);
+		if (!tl_scalar(k) || strcmp(tl_scalar(k), "tokens"))
+			return tl_fail(l, k, "unknown key (the file holds one key: tokens)");
+		list = tl_node(l, p->value);
+	}
+	if (!list || list->type != YAML_SEQUENCE_NODE)
+		return tl_fail(l, list ? list : root, "tokens must be a list");
+	size_t n = (size_t)(list->data.sequence.items.top - list->data.sequence.items.start);
+	t->v = xcalloc(n ? n : 1, sizeof(*t->v));
+	for (size_t i = 0; i < n; i++) {
+		const yaml_node_t *item = tl_node(l, list->data.sequence.items.start[i]);
+		t->n = i + 1;
+		if (load_token(l, item, &t->v[i]))
+			return -1;
+		for (size_t j = 0; j < i; j++) {
+			if (!strcmp(t->v[j].name, t->v[i].name))
+				return tl_fail(l, item, "duplicate token name \"%s\"", t->v[i].name);
+			if (!memcmp(t->v[j].sha256, t->v[i].sha256, 32))
+				return tl_fail(l, item, "tokens %s and %s have the same hash",
+					       t->v[j].name, t->v[i].name);
+		}
+	}
+	return 0;
+}
+
+int auth_tokens_load(const char *path, struct auth_tokens **out, char *err, size_t errlen)
+{
+	struct tl l = { path, NULL, err, errlen };
+	struct auth_tokens *t = NULL;
+	yaml_parser_t parser;
+	yaml_document_t doc;
+	bool parser_ok = false, doc_ok = false;
+	int rc = -1;
+	FILE *f = fopen(path, "rb");
+
+	*out = NULL;
+	if (!f) {
+		snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+		return -1;
+	}
+	if (!yaml_parser_initialize(&parser)) {
+		snprintf(err, errlen, "%s: cannot initialise the YAML parser", path);
+		goto out;
+	}
+	parser_ok = true;
+	yaml_parser_set_input_file(&parser, f);
+	if (!yaml_parser_load(&parser, &doc)) {
+		snprintf(err, errlen, "%s:%zu:%zu: %s", path, parser.problem_mark.line + 1,
+			 parser.problem_mark.column + 1, parser.problem ? parser.problem : "YAML error");
+		goto out;
+	}
+	doc_ok = true;
+	l.doc = &doc;
+	yaml_node_t *root = yaml_document_get_root_node(&doc);
+	if (!root) {
+		snprintf(err, errlen, "%s:1:1: the tokens file is empty", path);
+		goto out;
+	}
+	t = xcalloc(1, sizeof(*t));
+	if (load_root(&l, root, t))
+		goto out;
+	*out = t;
+	t = NULL;
+	rc = 0;
+out:
+	auth_tokens_free(t);
+	if (doc_ok)
+		yaml_document_delete(&doc);
+	if (parser_ok)
+		yaml_parser_delete(&parser);
+	fclose(f);
+	return rc;
+}
+
+static void sha256(const char *s, unsigned char out[32])
+{
+	unsigned int n = 32;
+	if (!EVP_Digest(s, strlen(s), out, &n, EVP_sha256(), NULL))
+		abort();
+}
+
+void auth_sha256_hex(const char *token, char out[65])
+{
+	unsigned char h[32];
+	sha256(token, h);
+	for (int i = 0; i < 32; i++)
+		sprintf(out + 2 * i, "%02x", h[i]);
+}
+
+const struct auth_token *auth_tokens_find(const struct auth_tokens *t, const char *token)
+{
+	unsigned char h[32];
+	const struct auth_token *found = NULL;
+
+	if (!t)
+		return NULL;
+	sha256(token, h);
+	for (size_t i = 0; i < t->n; i++) {
+		unsigned char diff = 0;
+		for (int b = 0; b < 32; b++)
+			diff |= (unsigned char)(h[b] ^ t->v[i].sha256[b]);
+		if (!diff)
+			found = &t->v[i];
+	}
+	return found;
+}
+
+/* --- permissions ---------------------------------------------------------- */
+
+bool auth_permission(const char *op, char *buf, size_t len)
+{
+	const char *first = strchr(op, '.'), *last = strrchr(op, '.');
+	const char *coll_end, *coll;
+
+	if (!first)
+		return false;
+	if (!strcmp(op, "logging.entries.list")) {
+		snprintf(buf, len, "logging.logEntries.list");
+		return true;
+	}
+	/* service . [projects . [locations .]] collection . verb */
+	coll_end = last;
+	coll = coll_end;
+	while (coll > first && coll[-1] != '.')
+		coll--;
+	const char *verb = last + 1;
+	if (!strcmp(verb, "patch"))
+		verb = "update";
+	snprintf(buf, len, "%.*s.%.*s.%s", (int)(first - op), op, (int)(coll_end - coll), coll,
+		 verb);
+	return true;
+}
+
+enum auth_role auth_role_needed(const char *permission)
+{
+	static const char *const viewer[] = { "get", "list", "getConfig", "wait",
+					      "testIamPermissions" };
+	static const char *const developer[] = { "create", "cancel", "update", "delete" };
+	const char *verb = strrchr(permission, '.');
+
+	verb = verb ? verb + 1 : permission;
+	if (!strncmp(permission, "trainplane.", 11))
+		return ROLE_ADMIN;	/* the nodes API: the cluster is the admins' */
+	for (size_t i = 0; i < ARRAY_SIZE(viewer); i++)
+		if (!strcmp(verb, viewer[i]))
+			return ROLE_VIEWER;
+	for (size_t i = 0; i < ARRAY_SIZE(developer); i++)
+		if (!strcmp(verb, developer[i]))
+			return ROLE_DEVELOPER;
+	return ROLE_ADMIN;	/* IAM, and whatever a later route adds, until said otherwise */
+}
+
+static bool token_reaches(const struct auth_token *t, const char *project)
+{
+	if (t->all_projects)
+		return true;
+	for (size_t i = 0; i < t->nprojects; i++)
+		if (!strcmp(t->projects[i], project))
+			return true;
+	return false;
+}
+
+bool auth_token_allows(const struct auth_token *t, const char *project, const char *permission)
+{
+	return t->role >= auth_role_needed(permission) && (!project || token_reaches(t, project));
+}
+
+const char *const auth_ml_job_permissions[] = {
+	"ml.jobs.get", "ml.jobs.cancel", "ml.jobs.update", "ml.jobs.getIamPolicy",
+	"ml.jobs.setIamPolicy",
+};
+const size_t auth_ml_job_permissions_count = ARRAY_SIZE(auth_ml_job_permissions);
+
+enum auth_role auth_iam_role(const char *role)
+{
+	static const struct {
+		const char *name;
+		enum auth_role role;
+	} roles[] = {
+		{ "roles/ml.viewer", ROLE_VIEWER },   { "roles/viewer", ROLE_VIEWER },
+		{ "roles/ml.developer", ROLE_DEVELOPER }, { "roles/editor", ROLE_DEVELOPER },
+		{ "roles/ml.admin", ROLE_ADMIN },     { "roles/ml.jobOwner", ROLE_ADMIN },
+		{ "roles/owner", ROLE_ADMIN },
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(roles); i++)
+		if (!strcmp(role, roles[i].name))
+			return roles[i].role;
+	return ROLE_NONE;
+}
+
+bool auth_policy_allows(const json_t *policy, const char *member, const char *permission)
+{
+	const json_t *b;
+	size_t i;
+
+	if (strncmp(permission, "ml.jobs.", 8))
+		return false;	/* job policies grant only job permissions */
+	json_array_foreach(json_object_get(policy, "bindings"), i, b) {
+		const char *role = json_string_value(json_object_get(b, "role"));
+		if (!role || auth_iam_role(role) < auth_role_needed(permission))
+			continue;
+		const json_t *m;
+		size_t k;
+		json_array_foreach(json_object_get(b, "members"), k, m) {
+			const char *s = json_string_value(m);
+			if (!s)
+				continue;
+			if (!strcmp(s, "allUsers") ||
+			    (member && (!strcmp(s, "allAuthenticatedUsers") || !strcmp(s, member))))
+				return true;
+		}
+	}
+	return false;
+}
+
+/* --- the router's hooks --------------------------------------------------- */
+
+static const char *credential(struct request *req)
+{
+	const char *auth = req_header(req, "Authorization");
+	if (auth && !strncasecmp(auth, "Bearer ", 7))
+		return auth + 7;
+	return req_query(req, "key");
+}
+
+#define AUTH_HELP "Expected OAuth 2 access token, login cookie or other valid authentication " \
+		  "credential. See https://developers.google.com/identity/sign-in/web/devconsole-project."
+
+static void reply_unauthenticated(struct request *req, bool missing)
+{
+	json_t *details = json_pack("[{s:s, s:s, s:s}]", "@type",
+				    "type.googleapis.com/google.rpc.ErrorInfo", "reason",
+				    missing ? "CREDENTIALS_MISSING" : "ACCESS_TOKEN_TYPE_UNSUPPORTED",
+				    "domain", "googleapis.com");
+	reply_error_full(req, API_UNAUTHENTICATED, 0, details,
+			 missing ? "Request is missing required authentication credential. " AUTH_HELP
+				 : "Request had invalid authentication credentials. " AUTH_HELP);
+}
+
+int auth_authenticate_or_reply(struct request *req)
+{
+	const struct server *srv = req->srv;
+
+	if (srv->auth_mode == AUTH_OPEN || req->route->agent)
+		return 0;	/* agent routes: the cluster token, checked already */
+	char perm[128];
+	if (!auth_permission(req->route->operation_id, perm, sizeof(perm)))
+		return 0;	/* public */
+	const char *cred = credential(req);
+	if (!cred || !*cred) {
+		reply_unauthenticated(req, true);
+		return -1;
+	}
+	const struct auth_tokens *t = snapshot_acquire(srv->tokens, &req->tokens_ref);
+	req->caller = auth_tokens_find(t, cred);
+	if (!req->caller) {
+		reply_unauthenticated(req, false);
+		return -1;
+	}
+	return 0;
+}
+
+/* "projects/p/jobs/j" for /v1/projects/p/jobs/j:cancel; the parent for list/create. */
+static char *resource_name(struct request *req, const char *permission)
+{
+	const char *p = req->path;
+	const char *verb = strrchr(permission, '.') + 1;
+
+	if (!strncmp(p, "/v1/", 4))
+		p += 4;
+	else if (*p == '/')
+		p++;
+	size_t n = strcspn(p, ":");
+	if (!strcmp(verb, "list") || !strcmp(verb, "create")) {
+		const char *slash = memrchr(p, '/', n);
+		if (slash)
+			n = (size_t)(slash - p);
+	}
+	return xstrndup(p, n);
+}
+
+static void reply_denied(struct request *req, const char *permission, const char *resource)
+{
+	json_t *details = json_pack("[{s:s, s:s, s:s, s:{s:s}}]", "@type",
+				    "type.googleapis.com/google.rpc.ErrorInfo", "reason",
+				    "IAM_PERMISSION_DENIED", "domain", "iam.googleapis.com",
+				    "metadata", "permission", permission);
+	char *msg = xasprintf("Permission '%s' denied on resource '%s' (or it may not exist).",
+			      permission, resource);
+	reply_error_full(req, API_PERMISSION_DENIED, 0, details, msg);
+	free(msg);
+}
+
+static bool is_ml_job_route(const struct request *req)
+{
+	return !strncmp(req->route->operation_id, "ml.projects.jobs.", 17) && req->params[1];
+}
+
+enum store_rc auth_request_allows_job(struct request *req, const char *project,
+				     const char *job_id, const char *permission, bool *allowed)
+{
+	char *policy = NULL;
+	int64_t etag;
+
+	*allowed = true;
+	if (req->srv->auth_mode == AUTH_OPEN || auth_token_allows(req->caller, project, permission))
+		return STORE_OK;
+	*allowed = false;
+	enum store_rc rc = store_iam_get(req->srv->store, "ml", project, job_id, &policy, &etag);
+	if (rc == STORE_NOT_FOUND)
+		return STORE_OK;
+	if (rc != STORE_OK)
+		return rc;
+	json_t *p = json_loads(policy, 0, NULL);
+	*allowed = p && auth_policy_allows(p, req->caller->member, permission);
+	json_decref(p);
+	free(policy);
+	return STORE_OK;
+}
+
+/* logging's entries:list names its projects in the body: "projects/<id>". */
+static bool logging_allowed(struct request *req, const char *permission, char **denied)
+{
+	const json_t *names = json_object_get(req->json, "resourceNames"), *n;
+	size_t i;
+
+	json_array_foreach(names, i, n) {
+		const char *s = json_string_value(n);
+		if (!s || strncmp(s, "projects/", 9))
+			continue;	/* the handler refuses what is not a project */
+		if (!auth_token_allows(req->caller, s + 9, permission)) {
+			*denied = xstrdup(s);
+			return false;
+		}
+	}
+	return true;
+}
+
+int auth_authorize_or_reply(struct request *req)
+{
+	char perm[128];
+
+	if (req->srv->auth_mode == AUTH_OPEN || req->route->agent || !req->caller ||
+	    !auth_permission(req->route->operation_id, perm, sizeof(perm)))
+		return 0;
+	if (!strcmp(perm, "ml.jobs.testIamPermissions"))
+		return 0;	/* anyone signed in; the answer is what they hold */
+	if (!strcmp(perm, "logging.logEntries.list")) {
+		char *denied = NULL;
+		if (logging_allowed(req, perm, &denied))
+			return 0;
+		reply_denied(req, perm, denied);
+		free(denied);
+		return -1;
+	}
+	/* Routes under /v1/projects/{projectsId}/ have the project first. */
+	const char *project = !strncmp(req->route->pattern, "/v1/projects/{", 14) ? req->params[0]
+										   : NULL;
+	bool ok = true;
+	if (!is_ml_job_route(req)) {
+		ok = auth_token_allows(req->caller, project, perm);
+	} else {
+		enum store_rc rc = auth_request_allows_job(req, project, req->params[1], perm, &ok);
+		if (rc != STORE_OK) {
+			reply_store_error(req, rc);
+			return -1;
+		}
+	}
+	if (ok)
+		return 0;
+	char *res = resource_name(req, perm);
+	reply_denied(req, perm, res);
+	free(res);
+	return -1;
+}

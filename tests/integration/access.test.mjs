@@ -1,0 +1,470 @@
+// Access control (auth_mode: tokens), IAM on ml jobs, SIGHUP reload and
+// graceful SIGTERM. Every served route (from `trainplane-server --routes`,
+// so a new route is covered the day it lands) is tried with no token, the
+// agents' cluster token, another project's token, a viewer, a developer
+// and an admin; the status must be the one the role allows, and nothing
+// may change where it must not.
+
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import crypto from 'node:crypto';
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { google } from 'googleapis';
+
+import {
+  assertError, client, makeTempDir, removeTempDir, request, runServerSync, startPostgres, startServer,
+  trainingInput, waitFor,
+} from './harness.mjs';
+import { startAgent, waitJobState } from './agents.mjs';
+
+const AGENT_TOKEN = 'agent-cluster-token-0123456789';
+const tok = (name) => `${name}-${crypto.randomBytes(16).toString('hex')}`;
+const TOKENS = {
+  viewer: tok('viewer'),
+  developer: tok('developer'),
+  admin: tok('admin'),
+  other: tok('other'),
+  root: tok('root'),
+  late: tok('late'),
+};
+const sha = (t) => crypto.createHash('sha256').update(t).digest('hex');
+
+function tokensYaml(extra = '') {
+  return `# test tokens: hashes only
+tokens:
+  - name: viewer-a
+    sha256: ${sha(TOKENS.viewer)}
+    role: viewer
+    projects: [proj-a]
+  - name: developer-a
+    sha256: ${sha(TOKENS.developer)}
+    role: developer
+    projects: [proj-a]
+  - name: admin-a
+    sha256: ${sha(TOKENS.admin)}
+    role: admin
+    projects: [proj-a]
+  - name: dev-b
+    member: user:bob@example.com
+    sha256: ${sha(TOKENS.other)}
+    role: developer
+    projects: [proj-b]
+  - name: root
+    sha256: ${sha(TOKENS.root)}
+    role: admin
+    projects: ["*"]
+${extra}`;
+}
+
+const bearer = (t) => ({ Authorization: `Bearer ${t}` });
+
+let pg;
+let dir;
+let dbSeq = 0;
+
+before(async () => {
+  pg = await startPostgres({ dbname: 'postgres' });
+  dir = makeTempDir('tp-access-');
+});
+after(async () => {
+  if (pg) await pg.cleanup();
+  if (dir) removeTempDir(dir);
+});
+
+function newDatabase() {
+  dbSeq += 1;
+  pg.psql(`CREATE DATABASE access_${dbSeq}`);
+  return { url: pg.url.replace('dbname=postgres', `dbname=access_${dbSeq}`) };
+}
+
+function tokensFile(name, text) {
+  const p = path.join(dir, name);
+  fs.writeFileSync(p, text);
+  return p;
+}
+
+async function tokensServer(env = {}) {
+  const file = tokensFile(`tokens-${dbSeq + 1}.yaml`, tokensYaml());
+  const server = await startServer({
+    pg: newDatabase(),
+    env: { TRAINPLANE_AUTH_MODE: 'tokens', TRAINPLANE_TOKENS_FILE: file, TRAINPLANE_AGENT_TOKEN: AGENT_TOKEN, ...env },
+  });
+  return { server, file };
+}
+
+// The least role each verb needs (auth.h); trainplane.* (nodes) is admin's.
+const VIEWER_VERBS = new Set(['get', 'list', 'getConfig', 'wait', 'testIamPermissions']);
+const DEVELOPER_VERBS = new Set(['create', 'cancel', 'patch', 'delete']);
+function needed(op) {
+  if (!op.includes('.')) return 'public';
+  if (op.startsWith('agent.')) return 'agent';
+  if (op.startsWith('trainplane.')) return 'admin';
+  const verb = op.split('.').pop();
+  if (VIEWER_VERBS.has(verb)) return 'viewer';
+  if (DEVELOPER_VERBS.has(verb)) return 'developer';
+  return 'admin';
+}
+const RANK = { viewer: 1, developer: 2, admin: 3 };
+
+function servedRoutes() {
+  const r = runServerSync(['--routes']);
+  assert.equal(r.status, 0);
+  return r.stdout.trim().split('\n').map((l) => {
+    const [method, pattern, op] = l.trim().split(' ');
+    return { method, pattern, op };
+  });
+}
+
+/** A concrete request for a route against project p; bodies that reach the handler. */
+function concrete(route, p, ids) {
+  const values = {
+    projectsId: p, locationsId: 'us-central1', jobsId: ids.job, customJobsId: ids.customJob ?? '1',
+    operationsId: '1', nodesId: 'no-such-node', trainingPipelinesId: '1',
+  };
+  const url = route.pattern.replace(/\{(\w+)\}/g, (_, k) => encodeURIComponent(values[k] ?? 'x'));
+  let body;
+  if (route.op === 'logging.entries.list') body = { resourceNames: [`projects/${p}`] };
+  else if (['POST', 'PATCH'].includes(route.method)) body = {};
+  return { url, body };
+}
+
+describe('auth_mode: tokens', () => {
+  let server;
+  let file;
+  let c;
+  const JOB = 'guarded_job';
+
+  before(async () => {
+    ({ server, file } = await tokensServer());
+    c = client(server.base);
+    const r = await c.post('/v1/projects/proj-a/jobs', { jobId: JOB, trainingInput: trainingInput(), labels: { team: 'a' } },
+      { headers: bearer(TOKENS.admin) });
+    assert.equal(r.status, 200, r.text);
+  });
+  after(async () => {
+    if (server) await server.stop();
+  });
+
+  it('refuses a bad tokens file at start with file, line and column', () => {
+    const bad = tokensFile('bad.yaml', 'tokens:\n  - name: x\n    sha256: abc\n    role: viewer\n    projects: [p]\n');
+    const r = runServerSync(['--check-config'], { env: { TRAINPLANE_AUTH_MODE: 'tokens', TRAINPLANE_TOKENS_FILE: bad } });
+    assert.equal(r.status, 1);
+    assert.match(r.stderr, /bad tokens file: .*bad\.yaml:3:13: sha256 must be 64 hex digits/);
+    const noFile = runServerSync(['--check-config'], { env: { TRAINPLANE_AUTH_MODE: 'tokens' } });
+    assert.match(noFile.stderr, /auth_mode tokens needs tokens_file/);
+    const role = tokensFile('role.yaml', `tokens:\n  - name: x\n    sha256: ${sha('x'.repeat(20))}\n    role: boss\n    projects: [p]\n`);
+    assert.match(runServerSync(['--check-config'], { env: { TRAINPLANE_AUTH_MODE: 'tokens', TRAINPLANE_TOKENS_FILE: role } }).stderr,
+      /role\.yaml:4:11: role must be viewer, developer or admin, not "boss"/);
+  });
+
+  it('--hash-token prints the SHA-256 a tokens file holds', () => {
+    const r = spawn(process.env.TRAINPLANE_SERVER_BIN, ['--hash-token']);
+    return new Promise((resolve) => {
+      let out = '';
+      r.stdout.on('data', (d) => { out += d; });
+      r.on('exit', (code) => {
+        assert.equal(code, 0);
+        assert.equal(out.trim(), sha(TOKENS.viewer));
+        resolve();
+      });
+      r.stdin.end(`${TOKENS.viewer}\n`);
+    });
+  });
+
+  it('no credentials: 401 UNAUTHENTICATED in Google\'s words; a wrong token: 401 too', async () => {
+    const e = assertError(await c.get(`/v1/projects/proj-a/jobs/${JOB}`), 401, 'UNAUTHENTICATED',
+      /^Request is missing required authentication credential\./);
+    assert.equal(e.details[0].reason, 'CREDENTIALS_MISSING');
+    assertError(await c.get(`/v1/projects/proj-a/jobs/${JOB}`, { headers: bearer('nope-nope-nope-nope') }), 401,
+      'UNAUTHENTICATED', /^Request had invalid authentication credentials\./);
+    // ?key= is a credential too (what the Google clients send for an API key).
+    assert.equal((await c.get(`/v1/projects/proj-a/jobs/${JOB}?key=${TOKENS.viewer}`)).status, 200);
+  });
+
+  it('another project: the same 403 whether the job exists or not', async () => {
+    const there = assertError(await c.get(`/v1/projects/proj-a/jobs/${JOB}`, { headers: bearer(TOKENS.other) }),
+      403, 'PERMISSION_DENIED');
+    const absent = assertError(await c.get('/v1/projects/proj-a/jobs/no_such_job', { headers: bearer(TOKENS.other) }),
+      403, 'PERMISSION_DENIED');
+    assert.equal(there.message, `Permission 'ml.jobs.get' denied on resource 'projects/proj-a/jobs/${JOB}' (or it may not exist).`);
+    assert.equal(absent.message, there.message.replace(JOB, 'no_such_job'));
+    assert.deepEqual(absent.details, there.details);
+    assert.equal(there.details[0]['@type'], 'type.googleapis.com/google.rpc.ErrorInfo');
+    assert.equal(there.details[0].reason, 'IAM_PERMISSION_DENIED');
+    // Its own project works; listing the other one does not.
+    assert.equal((await c.get('/v1/projects/proj-b/jobs', { headers: bearer(TOKENS.other) })).status, 200);
+    assertError(await c.get('/v1/projects/proj-a/jobs', { headers: bearer(TOKENS.other) }), 403, 'PERMISSION_DENIED',
+      "Permission 'ml.jobs.list' denied on resource 'projects/proj-a' (or it may not exist).");
+    // Logs of another project: refused from the body's resourceNames.
+    assertError(await c.post('/v2/entries:list', { resourceNames: ['projects/proj-a'] }, { headers: bearer(TOKENS.other) }),
+      403, 'PERMISSION_DENIED', /logging\.logEntries\.list/);
+  });
+
+  it('every route: no token, agent token, other project, viewer, developer, admin', async () => {
+    const routes = servedRoutes();
+    assert.ok(routes.length >= 25);
+    const cv = await c.post('/v1/projects/proj-a/locations/us-central1/customJobs', {
+      displayName: 'guarded',
+      jobSpec: { workerPoolSpecs: [{ machineSpec: { machineType: 'n1-standard-4' }, replicaCount: '1', containerSpec: { imageUri: 'x/y:z' } }] },
+    }, { headers: bearer(TOKENS.developer) });
+    assert.equal(cv.status, 200, cv.text);
+    const ids = { job: JOB, customJob: cv.json.name.split('/').pop() };
+    const before = (await c.get(`/v1/projects/proj-a/jobs/${JOB}`, { headers: bearer(TOKENS.root) })).json;
+
+    const callers = [
+      ['none', {}],
+      ['agent', bearer(AGENT_TOKEN)],
+      ['other', bearer(TOKENS.other)],
+      ['viewer', bearer(TOKENS.viewer)],
+      ['developer', bearer(TOKENS.developer)],
+      ['admin', bearer(TOKENS.admin)],
+    ];
+    const failures = [];
+    for (const [who, headers] of callers) {
+      for (const route of routes) {
+        // The developer's and admin's calls change things: they run last,
+        // and the delete of the custom job stays for the admin.
+        const { url, body } = concrete(route, 'proj-a', ids);
+        const need = needed(route.op);
+        const res = await request(server.base, route.method, url, { body, headers });
+        let want;
+        if (need === 'public') want = (s) => s !== 401 && s !== 403;
+        else if (need === 'agent') want = who === 'agent' ? (s) => s !== 401 && s !== 403 : (s) => s === 401;
+        else if (who === 'none') want = (s) => s === 401;
+        else if (who === 'other' && route.op.endsWith('.testIamPermissions')) {
+          // Anyone signed in may ask; another project's caller holds nothing there.
+          want = (s) => s === 200 && JSON.stringify(res.json) === '{}';
+        } else if (who === 'agent' || who === 'other') want = (s) => s === 403;
+        else if (RANK[who] >= RANK[need]) want = (s) => s !== 401 && s !== 403;
+        else want = (s) => s === 403;
+        if (!want(res.status)) failures.push(`${who} ${route.method} ${url} (${route.op}, needs ${need}): ${res.status} ${res.text.slice(0, 200)}`);
+        if (res.status === 401 || res.status === 403) {
+          assert.ok(res.json?.error?.status, `envelope for ${who} ${route.op}`);
+        }
+      }
+      if (who === 'viewer') {
+        // Nobody below developer changed anything.
+        const now = (await c.get(`/v1/projects/proj-a/jobs/${JOB}`, { headers: bearer(TOKENS.root) })).json;
+        assert.deepEqual(now, before, 'the job is unchanged after the refused calls');
+        const pol = await c.get(`/v1/projects/proj-a/jobs/${JOB}:getIamPolicy`, { headers: bearer(TOKENS.root) });
+        assert.equal(pol.json.bindings, undefined, 'no policy was set');
+        const cj = await c.get(`/v1/projects/proj-a/locations/us-central1/customJobs/${ids.customJob}`, { headers: bearer(TOKENS.root) });
+        assert.equal(cj.status, 200, 'the custom job still exists');
+      }
+    }
+    assert.deepEqual(failures, []);
+  });
+
+  it('a policy binding grants another project\'s member access to that job only', async () => {
+    const job = 'shared_job';
+    assert.equal((await c.post('/v1/projects/proj-a/jobs', { jobId: job, trainingInput: trainingInput() },
+      { headers: bearer(TOKENS.developer) })).status, 200);
+    const url = `/v1/projects/proj-a/jobs/${job}`;
+    assertError(await c.get(url, { headers: bearer(TOKENS.other) }), 403, 'PERMISSION_DENIED');
+    // A developer may not set policies; an admin may.
+    assertError(await c.post(`${url}:setIamPolicy`, { policy: { bindings: [] } }, { headers: bearer(TOKENS.developer) }),
+      403, 'PERMISSION_DENIED', /ml\.jobs\.setIamPolicy/);
+    const empty = await c.get(`${url}:getIamPolicy`, { headers: bearer(TOKENS.admin) });
+    assert.equal(empty.status, 200);
+    assert.deepEqual(Object.keys(empty.json), ['etag']);
+    const set = await c.post(`${url}:setIamPolicy`, {
+      policy: { bindings: [{ role: 'roles/ml.viewer', members: ['user:bob@example.com'] }], etag: empty.json.etag },
+    }, { headers: bearer(TOKENS.admin) });
+    assert.equal(set.status, 200, set.text);
+    assert.equal(set.json.version, 1);
+    assert.deepEqual(set.json.bindings, [{ role: 'roles/ml.viewer', members: ['user:bob@example.com'] }]);
+    assert.notEqual(set.json.etag, empty.json.etag);
+
+    assert.equal((await c.get(url, { headers: bearer(TOKENS.other) })).status, 200, 'bob reads the shared job');
+    assertError(await c.post(`${url}:cancel`, {}, { headers: bearer(TOKENS.other) }), 403, 'PERMISSION_DENIED');
+    assertError(await c.get(`/v1/projects/proj-a/jobs/${JOB}`, { headers: bearer(TOKENS.other) }), 403, 'PERMISSION_DENIED');
+    const t = await c.post(`${url}:testIamPermissions`, { permissions: ['ml.jobs.get', 'ml.jobs.cancel', 'ml.jobs.setIamPolicy'] },
+      { headers: bearer(TOKENS.other) });
+    assert.deepEqual(t.json, { permissions: ['ml.jobs.get'] });
+    // Another job of proj-a: nothing, the same as a job that does not exist.
+    assert.deepEqual((await c.post(`/v1/projects/proj-a/jobs/${JOB}:testIamPermissions`, { permissions: ['ml.jobs.get'] },
+      { headers: bearer(TOKENS.other) })).json, {});
+    assert.deepEqual((await c.post('/v1/projects/proj-a/jobs/nope:testIamPermissions', { permissions: ['ml.jobs.get'] },
+      { headers: bearer(TOKENS.other) })).json, {});
+
+    // Upgrade bob to developer on the job: cancel works now.
+    const up = await c.post(`${url}:setIamPolicy`, {
+      policy: { bindings: [{ role: 'roles/ml.developer', members: ['user:bob@example.com'] }] },
+    }, { headers: bearer(TOKENS.admin) });
+    assert.equal(up.status, 200);
+    assert.equal((await c.post(`${url}:cancel`, {}, { headers: bearer(TOKENS.other) })).status, 200);
+    // A stale etag is refused as IAM does.
+    assertError(await c.post(`${url}:setIamPolicy`, { policy: { bindings: [], etag: set.json.etag } },
+      { headers: bearer(TOKENS.admin) }), 409, 'ABORTED', /concurrent policy changes/);
+  });
+
+  it('SIGHUP reloads the tokens file; a bad file keeps the old one', async () => {
+    const url = `/v1/projects/proj-a/jobs/${JOB}`;
+    assertError(await c.get(url, { headers: bearer(TOKENS.late) }), 401, 'UNAUTHENTICATED');
+    fs.writeFileSync(file, tokensYaml(`  - name: late\n    sha256: ${sha(TOKENS.late)}\n    role: viewer\n    projects: [proj-a]\n`));
+    server.child.kill('SIGHUP');
+    await waitFor(async () => (await c.get(url, { headers: bearer(TOKENS.late) })).status === 200, 5000,
+      'the new token works after SIGHUP');
+    fs.writeFileSync(file, 'tokens: [ {name: broken\n');
+    server.child.kill('SIGHUP');
+    await waitFor(() => /tokens not reloaded, keeping the current ones: .*tokens-\d+\.yaml:\d+:\d+/.test(server.stderr()), 5000,
+      'the bad file is reported');
+    assert.equal((await c.get(url, { headers: bearer(TOKENS.late) })).status, 200, 'the old tokens stay');
+    assert.equal((await c.get(url, { headers: bearer(TOKENS.viewer) })).status, 200);
+    fs.writeFileSync(file, tokensYaml());
+  });
+
+  it('SIGHUP under load (wrk): no failed request', async () => {
+    const url = `${server.base}/v1/projects/proj-a/jobs/${JOB}`;
+    const wrk = spawn('wrk', ['-t2', '-c16', '-d4s', '-H', `Authorization: Bearer ${TOKENS.viewer}`, url]);
+    let out = '';
+    wrk.stdout.on('data', (d) => { out += d; });
+    const done = new Promise((resolve) => wrk.on('exit', resolve));
+    for (let i = 0; i < 15; i++) {
+      await new Promise((r) => setTimeout(r, 200));
+      fs.writeFileSync(file, tokensYaml(i % 2 ? `  - name: extra\n    sha256: ${sha(TOKENS.late)}\n    role: viewer\n    projects: [x]\n` : ''));
+      server.child.kill('SIGHUP');
+    }
+    assert.equal(await done, 0, out);
+    const m = /(\d+) requests in/.exec(out);
+    assert.ok(m && Number(m[1]) > 100, `wrk ran: ${out}`);
+    assert.doesNotMatch(out, /Non-2xx|Socket errors/, out);
+    assert.match(server.stderr(), /SIGHUP: catalog .* reloaded/);
+    fs.writeFileSync(file, tokensYaml());
+  });
+
+  it('the googleapis client passes its key and drives IAM', async () => {
+    const ml = google.ml({ version: 'v1', rootUrl: `${server.base}/`, auth: TOKENS.admin });
+    const name = `projects/proj-a/jobs/${JOB}`;
+    const got = await ml.projects.jobs.getIamPolicy({ resource: name });
+    const set = await ml.projects.jobs.setIamPolicy({
+      resource: name,
+      requestBody: { policy: { bindings: [{ role: 'roles/ml.admin', members: ['group:ops@example.com'] }], etag: got.data.etag } },
+    });
+    assert.deepEqual(set.data.bindings, [{ role: 'roles/ml.admin', members: ['group:ops@example.com'] }]);
+    const test = await ml.projects.jobs.testIamPermissions({ resource: name, requestBody: { permissions: ['ml.jobs.get', 'ml.jobs.setIamPolicy'] } });
+    assert.deepEqual(test.data.permissions, ['ml.jobs.get', 'ml.jobs.setIamPolicy']);
+    const viewer = google.ml({ version: 'v1', rootUrl: `${server.base}/`, auth: TOKENS.viewer });
+    await assert.rejects(viewer.projects.jobs.getIamPolicy({ resource: name }), (e) => e.code === 403);
+  });
+});
+
+describe('IAM in open mode', () => {
+  let server;
+  let c;
+  before(async () => {
+    server = await startServer({ pg: newDatabase() });
+    c = client(server.base);
+    assert.equal((await c.post('/v1/projects/p/jobs', { jobId: 'j1', trainingInput: trainingInput() })).status, 200);
+  });
+  after(async () => {
+    if (server) await server.stop();
+  });
+
+  it('validates policies: roles, members, conditions, versions, masks', async () => {
+    const url = '/v1/projects/p/jobs/j1:setIamPolicy';
+    assertError(await c.post(url, { policy: { bindings: [{ role: 'roles/storage.admin', members: ['user:a@b.c'] }] } }),
+      400, 'INVALID_ARGUMENT', /Role roles\/storage\.admin is not supported for this resource/);
+    assertError(await c.post(url, { policy: { bindings: [{ role: 'roles/ml.viewer', members: ['alice'] }] } }),
+      400, 'INVALID_ARGUMENT', /Invalid member "alice"/);
+    assertError(await c.post(url, { policy: { bindings: [{ role: 'roles/ml.viewer', members: ['user:a@b.c'], condition: { expression: 'true' } }] } }),
+      400, 'INVALID_ARGUMENT', /Conditions are not supported/);
+    assertError(await c.post(url, { policy: { version: 2 } }), 400, 'INVALID_ARGUMENT', /Invalid policy version 2/);
+    assertError(await c.post(url, { policy: {}, updateMask: 'owners' }), 400, 'INVALID_ARGUMENT', /update_mask/);
+    assertError(await c.post(url, { policy: { bindingz: [] } }), 400, 'INVALID_ARGUMENT', /Unknown name "bindingz"/);
+    assertError(await c.post(url, {}), 400, 'INVALID_ARGUMENT', /A policy is required/);
+    assertError(await c.post('/v1/projects/p/jobs/nope:setIamPolicy', { policy: {} }), 404, 'NOT_FOUND');
+    assertError(await c.get('/v1/projects/p/jobs/nope:getIamPolicy'), 404, 'NOT_FOUND');
+    assertError(await c.get('/v1/projects/p/jobs/j1:getIamPolicy?options.requestedPolicyVersion=2'), 400, 'INVALID_ARGUMENT');
+    assertError(await c.post('/v1/projects/p/jobs/j1:testIamPermissions', { permissions: ['ml.jobs.*'] }), 400,
+      'INVALID_ARGUMENT', /Permission ml\.jobs\.\* is not valid/);
+  });
+
+  it('get/set round trip keeps auditConfigs only under the mask; test returns what is asked', async () => {
+    const set = await c.post('/v1/projects/p/jobs/j1:setIamPolicy', {
+      policy: {
+        bindings: [{ role: 'roles/ml.developer', members: ['user:a@example.com', 'serviceAccount:sa@p.iam.gserviceaccount.com'] },
+          { role: 'roles/ml.viewer', members: [] }],
+        auditConfigs: [{ service: 'allServices', auditLogConfigs: [{ logType: 'DATA_READ' }] }],
+      },
+      updateMask: 'bindings,auditConfigs',
+    });
+    assert.equal(set.status, 200, set.text);
+    assert.equal(set.json.bindings.length, 1, 'a binding without members is dropped');
+    assert.deepEqual(set.json.auditConfigs, [{ service: 'allServices', auditLogConfigs: [{ logType: 'DATA_READ' }] }]);
+    const got = await c.get('/v1/projects/p/jobs/j1:getIamPolicy');
+    assert.deepEqual(got.json, set.json);
+    const again = await c.post('/v1/projects/p/jobs/j1:setIamPolicy', { policy: { bindings: [] } });
+    assert.deepEqual(again.json.auditConfigs, set.json.auditConfigs, 'the default mask leaves auditConfigs alone');
+    assert.equal(again.json.bindings, undefined);
+    const t = await c.post('/v1/projects/p/jobs/j1:testIamPermissions', { permissions: ['ml.jobs.get', 'ml.jobs.cancel', 'storage.objects.get'] });
+    assert.deepEqual(t.json, { permissions: ['ml.jobs.get', 'ml.jobs.cancel'] });
+    assert.deepEqual((await c.post('/v1/projects/p/jobs/none:testIamPermissions', { permissions: ['ml.jobs.get'] })).json, {});
+  });
+});
+
+describe('graceful SIGTERM', () => {
+  it('the leader stops under load: the standby schedules within 2 s and no acknowledged job is lost', async (t) => {
+    const db = newDatabase();
+    const env = { TRAINPLANE_SCHEDULER_TICK_MS: '200', TRAINPLANE_SYNC_INTERVAL_SECONDS: '1', TRAINPLANE_LEASE_SECONDS: '5' };
+    const s1 = await startServer({ pg: db, env });
+    await waitFor(() => /this server is the leader/.test(s1.stderr()), 10_000, 'first server leads');
+    const s2 = await startServer({ pg: db, env });
+    const agentDir = makeTempDir('tp-access-agent-');
+    const agent = await startAgent(s2, { node: 'standby-node', dir: agentDir, runtime: 'simulate', vcpus: 64 });
+    t.after(async () => {
+      s1.kill();
+      s2.kill();
+      agent.kill?.('SIGKILL');
+      removeTempDir(agentDir);
+    });
+    // Load: clients create jobs on both servers until told to stop.
+    const acked = [];
+    let stop = false;
+    let n = 0;
+    const loop = async (s) => {
+      while (!stop) {
+        const id = `load_${n++}`;
+        try {
+          // Another region (no nodes there): the load queues without taking the node.
+          const r = await request(s.base, 'POST', '/v1/projects/ha/jobs',
+            { body: { jobId: id, trainingInput: trainingInput({ region: 'europe-west1' }) }, timeoutMs: 5000 });
+          if (r.status === 200) acked.push(id);
+          else if (s === s2) assert.fail(`standby answered ${r.status}: ${r.text}`);
+        } catch (e) {
+          if (s === s2) throw e;
+          await new Promise((r) => setTimeout(r, 20)); // the stopped server refuses connections
+        }
+      }
+    };
+    const loops = [loop(s1), loop(s1), loop(s2), loop(s2)];
+    await new Promise((r) => setTimeout(r, 500));
+    const t0 = Date.now();
+    s1.child.kill('SIGTERM');
+    await waitFor(() => /this server is the leader/.test(s2.stderr()), 2000, `the standby did not take over within 2 s:\n${s2.stderr().slice(-1500)}`);
+    const probe = `after_${Date.now()}`;
+    assert.equal((await request(s2.base, 'POST', '/v1/projects/ha/jobs', { body: { jobId: probe, trainingInput: trainingInput() } })).status, 200);
+    await waitJobState(s2.base, 'ha', probe, ['RUNNING', 'SUCCEEDED'], 3000);
+    assert.ok(Date.now() - t0 < 3000, `the probe ran ${Date.now() - t0} ms after the SIGTERM`);
+    stop = true;
+    await Promise.all(loops);
+    const r = await s1.exited;
+    assert.deepEqual(r, { code: 0, signal: null }, s1.stderr().slice(-2000));
+    assert.match(s1.stderr(), /shutting down: no new connections, finishing the requests in flight/);
+    // Every acknowledged create is there.
+    const have = new Set();
+    let token = '';
+    do {
+      const page = await request(s2.base, 'GET', `/v1/projects/ha/jobs?pageSize=100${token ? `&pageToken=${token}` : ''}`);
+      for (const j of page.json.jobs ?? []) have.add(j.jobId);
+      token = page.json.nextPageToken ?? '';
+    } while (token);
+    const lost = acked.filter((id) => !have.has(id));
+    assert.ok(acked.length > 10, `load ran (${acked.length} creates)`);
+    assert.deepEqual(lost, []);
+    await agent.stop();
+    await s2.stop();
+  });
+});

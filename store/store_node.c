@@ -83,9 +83,9 @@ static const struct store_stmt stmt_sync_apply = {
 	"   AND p.desired <> 'DONE' AND r.state IN ('STARTING', 'RUNNING', 'EXITED', 'FAILED_TO_START') "
 	" RETURNING p.job, p.uid, p.role, p.idx, p.attempt), "
 	"logs AS (INSERT INTO log_entries (job, task, attempt, stream, time, text) "
-	" SELECT upd.job, upd.role || '-replica-' || upd.idx, upd.attempt, "
+	" SELECT upd.job, tp_task_name(j.api, upd.role, upd.idx), upd.attempt, "
 	"   coalesce(l.stream, 'stdout'), coalesce(l.time, now()), coalesce(l.text, '') "
-	" FROM upd JOIN r ON r.replica = upd.uid, "
+	" FROM upd JOIN jobs j ON j.id = upd.job JOIN r ON r.replica = upd.uid, "
 	"   jsonb_to_recordset(coalesce(r.logs, '[]'::jsonb)) AS l(stream text, time timestamptz, text text) "
 	" RETURNING 1) "
 	"SELECT DISTINCT job, (SELECT count(*) FROM logs) FROM upd",

@@ -58,14 +58,29 @@ static const struct store_stmt stmt_expire = {
 	false,
 };
 
-/* A lost replica of a running job starts again elsewhere: attempt + 1. */
+/*
+ * Vertex jobs with lost replicas go through the state machine first
+ * (tp_reconcile_job): scheduling.disableRetries fails the job,
+ * restartJobOnWorkerRestart stops the whole gang and restarts it.
+ */
+static const struct store_stmt stmt_lost_vertex = {
+	42, "sched_lost_vertex",
+	"SELECT count(tp_reconcile_job(x.job)) FROM (SELECT DISTINCT p.job FROM replicas p "
+	"  JOIN jobs j ON j.id = p.job WHERE p.state = 'LOST' AND p.desired = 'RUN' "
+	"  AND j.api = 'vertex' AND j.state IN ('PREPARING', 'RUNNING') AND NOT j.restarting "
+	"  AND j.spec->'jobSpec'->'scheduling' ?| ARRAY['disableRetries', "
+	"    'restartJobOnWorkerRestart']) x",
+	false,
+};
+
+/* Any other lost replica of a running job starts again elsewhere: attempt + 1. */
 static const struct store_stmt stmt_restart = {
 	32, "sched_restart",
 	"UPDATE replicas p SET attempt = p.attempt + 1, state = 'PENDING', node = NULL, "
 	"  gpus = '{}', port = NULL, seq = 0, exit_code = NULL, message = '', "
 	"  start_time = NULL, end_time = NULL "
 	"FROM jobs j WHERE j.id = p.job AND p.state = 'LOST' AND p.desired = 'RUN' "
-	"  AND j.state IN ('PREPARING', 'RUNNING') RETURNING p.id",
+	"  AND j.state IN ('PREPARING', 'RUNNING') AND NOT j.restarting RETURNING p.id",
 	false,
 };
 
@@ -127,17 +142,19 @@ enum store_rc store_sched_housekeeping(struct store_conn *c, int lease_s, int *l
 	const char *p[] = { lease };
 	enum store_rc rc;
 	PGresult *res = NULL;
+	int gangs = 0;
 
 	snprintf(lease, sizeof(lease), "%d", lease_s);
 	*lost = *restarted = 0;
 	if ((rc = store_begin(c)) != STORE_OK)
 		return rc;
-	if ((rc = count_of(c, &stmt_expire, 1, p, 0, lost)) != STORE_OK)
+	if ((rc = count_of(c, &stmt_expire, 1, p, 0, lost)) != STORE_OK ||
+	    (rc = count_of(c, &stmt_lost_vertex, 0, NULL, 0, &gangs)) != STORE_OK)
 		goto out;
 	res = store_exec(c, &stmt_restart, 0, NULL, &rc);
 	if (rc != STORE_OK)
 		goto out;
-	*restarted = PQntuples(res);
+	*restarted = PQntuples(res) + gangs;
 	if ((rc = count_of(c, &stmt_timeouts, 0, NULL, 0, NULL)) != STORE_OK ||
 	    (rc = count_of(c, &stmt_vertex_timeouts, 0, NULL, 0, NULL)) != STORE_OK ||
 	    (rc = count_of(c, &stmt_cancelling, 0, NULL, 0, NULL)) != STORE_OK)

@@ -25,9 +25,12 @@ enum store_rc store_sched_try_lock(struct store_conn *c, bool *got) MUST_CHECK;
 
 /*
  * The housekeeping of one pass, in one transaction: nodes past their lease
- * become LOST with their replicas; LOST replicas of running jobs get
- * attempt + 1 and wait for a node; timed-out jobs fail; CANCELLING jobs are
- * reconciled. *lost: nodes lost now; *restarted: replicas to re-place.
+ * become LOST with their replicas; Vertex jobs with lost replicas fail
+ * (scheduling.disableRetries) or restart as a whole (restartJobOnWorkerRestart,
+ * see tp_reconcile_job); other LOST replicas of running jobs get attempt + 1
+ * and wait for a node; timed-out jobs fail; CANCELLING jobs are reconciled.
+ * *lost: nodes lost now; *restarted: replicas to re-place, plus Vertex jobs
+ * failed or restarted.
  */
 enum store_rc store_sched_housekeeping(struct store_conn *c, int lease_s, int *lost,
 				       int *restarted) MUST_CHECK;

@@ -82,26 +82,26 @@ describe('Vertex customJobs on agents', { skip: !AGENT_BIN && 'TRAINPLANE_AGENT_
     let entries = [];
     await waitFor(async () => {
       entries = await readJobLog(server.base, PROJECT, id);
-      return ['master-replica-0', 'worker-replica-0', 'worker-replica-1']
+      return ['workerpool0-0', 'workerpool1-0', 'workerpool1-1']
         .every((task) => printed(entries, task, 'CLUSTER_SPEC'));
     }, 10_000, 'every replica printed CLUSTER_SPEC', 100);
 
-    const cs = JSON.parse(printed(entries, 'master-replica-0', 'CLUSTER_SPEC'));
+    const cs = JSON.parse(printed(entries, 'workerpool0-0', 'CLUSTER_SPEC'));
     assert.deepEqual(Object.keys(cs.cluster).sort(), ['workerpool0', 'workerpool1']);
     assert.equal(cs.cluster.workerpool0.length, 1);
     assert.equal(cs.cluster.workerpool1.length, 2);
     assert.equal(cs.environment, 'cloud');
     assert.deepEqual(cs.task, { type: 'workerpool0', index: 0 });
     assert.equal(cs.job.workerPoolSpecs.length, 2);
-    const w1 = JSON.parse(printed(entries, 'worker-replica-1', 'CLUSTER_SPEC'));
+    const w1 = JSON.parse(printed(entries, 'workerpool1-1', 'CLUSTER_SPEC'));
     assert.deepEqual(w1.task, { type: 'workerpool1', index: 1 });
     assert.deepEqual(w1.cluster, cs.cluster);
 
-    const tf = JSON.parse(printed(entries, 'worker-replica-0', 'TF_CONFIG'));
+    const tf = JSON.parse(printed(entries, 'workerpool1-0', 'TF_CONFIG'));
     assert.deepEqual(tf.cluster, { chief: cs.cluster.workerpool0, worker: cs.cluster.workerpool1 });
     assert.deepEqual(tf.task, { type: 'worker', index: 0 });
-    assert.equal(printed(entries, 'master-replica-0', 'AIP_MODEL_DIR'), 'gs://bucket/out/model/');
-    assert.equal(printed(entries, 'worker-replica-1', 'FOO'), 'bar');
+    assert.equal(printed(entries, 'workerpool0-0', 'AIP_MODEL_DIR'), 'gs://bucket/out/model/');
+    assert.equal(printed(entries, 'workerpool1-1', 'FOO'), 'bar');
 
     await agent.stop();
     await server.stop();

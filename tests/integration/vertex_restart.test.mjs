@@ -1,0 +1,239 @@
+// Issue 5: Vertex CustomJob scheduling.restartJobOnWorkerRestart and
+// scheduling.disableRetries, with real agents (process runtime), and
+// Vertex task names (workerpool0-0, workerpool1-0) in the job's log.
+//
+// Every test has two agents: "small" fits one n1-standard-4 replica, "big"
+// fits two. Placement fills the fullest node first, so workerpool0 lands
+// on small and workerpool1 on big: the gang spans both nodes, and after
+// small is killed (kill -9) the whole gang still fits on big.
+
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { google } from 'googleapis';
+
+import { makeTempDir, startPostgres, startServer, waitFor } from './harness.mjs';
+import {
+  AGENT_BIN, getNode, killMarked, listNodes, readJobLog, startAgent, waitNoProcesses, waitNodeState,
+} from './agents.mjs';
+
+const PROJECT = 'vxrestart';
+const PARENT = `projects/${PROJECT}/locations/us-central1`;
+const IMAGE = 'localhost/trainer:test';
+const FINAL = ['JOB_STATE_SUCCEEDED', 'JOB_STATE_FAILED', 'JOB_STATE_CANCELLED'];
+let pg;
+let dbSeq = 0;
+
+before(async () => {
+  pg = await startPostgres({ dbname: 'postgres' });
+});
+after(async () => {
+  await pg?.cleanup();
+});
+
+/** Server, agents small (4 vCPUs) and big (8 vCPUs), a client, a marker and a temp dir. */
+async function world(t, name) {
+  dbSeq += 1;
+  const db = `vxrestart_${dbSeq}`;
+  pg.psql(`CREATE DATABASE ${db}`);
+  const server = await startServer({
+    pg: { url: pg.url.replace('dbname=postgres', `dbname=${db}`) },
+    env: {
+      TRAINPLANE_SCHEDULER_TICK_MS: '200', TRAINPLANE_SYNC_INTERVAL_SECONDS: '1',
+      TRAINPLANE_LEASE_SECONDS: '3',
+    },
+  });
+  const dir = makeTempDir('tp-vxrestart-');
+  const mark = `tpmark_${process.pid}_${name}_${Date.now().toString(36)}`;
+  const agents = [];
+  t.after(() => {
+    for (const a of agents) a.cleanup();
+    killMarked(mark);
+    server.kill();
+  });
+  const small = await startAgent(server, { node: `${name}-small`, dir, vcpus: 4, memoryMb: 15360 });
+  agents.push(small);
+  const big = await startAgent(server, { node: `${name}-big`, dir, vcpus: 8, memoryMb: 30720 });
+  agents.push(big);
+  const ai = google.aiplatform({ version: 'v1', rootUrl: `${server.base}/`, auth: 'any-key' });
+  return { server, small, big, ai, dir, mark, go: path.join(dir, 'go') };
+}
+
+/** A replica that prints CLUSTER_SPEC, then waits for the go file and exits with `code`. */
+function pool(w, { code = 0, now = false } = {}) {
+  const wait = now ? '' : `while [ ! -e ${w.go} ]; do sleep 0.1; done; `;
+  return {
+    replicaCount: '1',
+    machineSpec: { machineType: 'n1-standard-4' },
+    containerSpec: {
+      imageUri: IMAGE,
+      command: ['sh', '-c', `echo "CLUSTER_SPEC=$CLUSTER_SPEC"; ${wait}echo done; exit ${code}; : ${w.mark}`],
+    },
+  };
+}
+
+async function createJob(w, pools, scheduling) {
+  const created = (await w.ai.projects.locations.customJobs.create({
+    parent: PARENT,
+    requestBody: { displayName: 'gang', jobSpec: { workerPoolSpecs: pools, scheduling } },
+  })).data;
+  return { name: created.name, id: created.name.split('/').pop() };
+}
+
+async function getJob(w, job) {
+  return (await w.ai.projects.locations.customJobs.get({ name: job.name })).data;
+}
+
+async function waitJob(w, job, states, timeoutMs = 30_000) {
+  let got;
+  await waitFor(async () => {
+    got = await getJob(w, job);
+    return states.includes(got.state);
+  }, timeoutMs, `job ${job.name} did not reach ${states}`, 100).catch((e) => {
+    throw new Error(`${e.message}: ${JSON.stringify(got)}\n${w.server.stderr().slice(-3000)}`);
+  });
+  return got;
+}
+
+/** CLUSTER_SPEC printed by task (workerpoolN-i) in attempt, parsed, or undefined. */
+function clusterSpec(entries, task, attempt) {
+  const line = entries.find((e) => e.resource.labels.task_name === task &&
+    e.labels['ml.googleapis.com/attempt'] === String(attempt) &&
+    (e.textPayload ?? '').startsWith('CLUSTER_SPEC='));
+  return line && JSON.parse(line.textPayload.slice('CLUSTER_SPEC='.length));
+}
+
+async function waitClusterSpecs(w, job, attempt, tasks = ['workerpool0-0', 'workerpool1-0']) {
+  let entries = [];
+  await waitFor(async () => {
+    entries = await readJobLog(w.server.base, PROJECT, job.id);
+    return tasks.every((task) => clusterSpec(entries, task, attempt));
+  }, 30_000, `every replica printed CLUSTER_SPEC in attempt ${attempt}`, 100).catch((e) => {
+    throw new Error(`${e.message}: ${JSON.stringify(entries.map((x) => [x.labels, x.textPayload]))}\n` +
+      `${w.server.stderr().slice(-3000)}`);
+  });
+  return entries;
+}
+
+/** The port range of an agent as [lo, hi]. */
+function ports(agent) {
+  return agent.keys.port_range.split('-').map(Number);
+}
+
+function inRange(addr, [lo, hi]) {
+  const port = Number(addr.split(':')[1]);
+  return port >= lo && port <= hi;
+}
+
+/** Runs the job until both replicas printed attempt 1, checks the split, kills small. */
+async function killSmallMidRun(w, job) {
+  await waitJob(w, job, ['JOB_STATE_RUNNING']);
+  const entries = await waitClusterSpecs(w, job, 1);
+  const first = clusterSpec(entries, 'workerpool0-0', 1).cluster;
+  assert.ok(inRange(first.workerpool0[0], ports(w.small)), `workerpool0 on small: ${JSON.stringify(first)}`);
+  assert.ok(inRange(first.workerpool1[0], ports(w.big)), `workerpool1 on big: ${JSON.stringify(first)}`);
+  await w.small.kill('SIGKILL');
+  await waitNodeState(w.server.base, w.small.node, 'LOST', 10_000);
+  return first;
+}
+
+describe('Vertex scheduling on worker loss', { skip: !AGENT_BIN && 'TRAINPLANE_AGENT_BIN is not set' }, () => {
+  it('restartJobOnWorkerRestart: kill -9 of one agent restarts the whole gang with attempt 2 and new addresses', async (t) => {
+    const w = await world(t, 'gang');
+    const job = await createJob(w, [pool(w), pool(w)], { restartJobOnWorkerRestart: true });
+    const first = await killSmallMidRun(w, job);
+
+    const entries = await waitClusterSpecs(w, job, 2);
+    const cs0 = clusterSpec(entries, 'workerpool0-0', 2);
+    const cs1 = clusterSpec(entries, 'workerpool1-0', 2);
+    assert.deepEqual(cs0.cluster, cs1.cluster, 'both replicas of attempt 2 see the same cluster');
+    assert.deepEqual(cs0.task, { type: 'workerpool0', index: 0 });
+    assert.deepEqual(cs1.task, { type: 'workerpool1', index: 0 });
+    for (const addr of [cs0.cluster.workerpool0[0], cs0.cluster.workerpool1[0]]) {
+      assert.ok(inRange(addr, ports(w.big)), `attempt 2 runs on the surviving node: ${addr}`);
+    }
+    assert.notEqual(cs0.cluster.workerpool0[0], first.workerpool0[0], 'workerpool0 moved');
+    assert.notEqual(cs0.cluster.workerpool0[0], cs0.cluster.workerpool1[0]);
+    // The surviving replica of attempt 1 was stopped, not left running beside attempt 2.
+    assert.ok(!entries.some((e) => e.resource.labels.task_name === 'workerpool1-0' &&
+      e.labels['ml.googleapis.com/attempt'] === '1' && e.textPayload === 'done'));
+    const nodes = await listNodes(w.server.base);
+    assert.equal(nodes.find((n) => n.name === w.big.node).replicas, 2, JSON.stringify(nodes));
+
+    fs.writeFileSync(w.go, '');
+    const done = await waitJob(w, job, FINAL);
+    assert.equal(done.state, 'JOB_STATE_SUCCEEDED', JSON.stringify(done));
+    assert.equal(done.error, undefined);
+    const log = await readJobLog(w.server.base, PROJECT, job.id);
+    const attempts = new Set(log.filter((e) => e.textPayload === 'done')
+      .map((e) => `${e.resource.labels.task_name}/${e.labels['ml.googleapis.com/attempt']}`));
+    assert.ok(attempts.has('workerpool0-0/2'), JSON.stringify([...attempts]));
+    assert.ok(!attempts.has('workerpool1-0/1'), 'attempt 1 of workerpool1-0 never finished');
+    w.small.cleanup();	// its orphaned attempt-1 replica
+    await waitNoProcesses(w.mark, 10_000);
+    await w.big.stop();
+    await w.server.stop();
+  });
+
+  it('without the flag only the lost replica restarts; its peer keeps attempt 1 and its address', async (t) => {
+    const w = await world(t, 'single');
+    const job = await createJob(w, [pool(w), pool(w)]);
+    const first = await killSmallMidRun(w, job);
+    const entries = await waitClusterSpecs(w, job, 2, ['workerpool0-0']);
+    const cs0 = clusterSpec(entries, 'workerpool0-0', 2);
+    assert.equal(cs0.cluster.workerpool1[0], first.workerpool1[0], 'the peer kept its address');
+    assert.ok(inRange(cs0.cluster.workerpool0[0], ports(w.big)));
+    assert.equal(clusterSpec(entries, 'workerpool1-0', 2), undefined, 'workerpool1-0 was not restarted');
+    fs.writeFileSync(w.go, '');
+    const done = await waitJob(w, job, FINAL);
+    assert.equal(done.state, 'JOB_STATE_SUCCEEDED', JSON.stringify(done));
+    w.small.cleanup();
+  });
+
+  it('disableRetries: kill -9 of one agent fails the job at once, nothing restarts', async (t) => {
+    const w = await world(t, 'noretry');
+    // disableRetries overrides restartJobOnWorkerRestart.
+    const job = await createJob(w, [pool(w), pool(w)], { disableRetries: true, restartJobOnWorkerRestart: true });
+    await killSmallMidRun(w, job);
+    const done = await waitJob(w, job, FINAL, 15_000);
+    assert.equal(done.state, 'JOB_STATE_FAILED');
+    assert.equal(done.error.code, 13);
+    assert.equal(done.error.message, `The replica workerpool0-0 was lost: its node ${w.small.node} stopped ` +
+      'reporting or restarted, and scheduling.disableRetries is set.');
+    // The survivor is stopped and nothing runs a second attempt.
+    await waitFor(async () => (await getNode(w.server.base, w.big.node)).replicas === 0, 10_000,
+      'the surviving replica was stopped');
+    const log = await readJobLog(w.server.base, PROJECT, job.id);
+    assert.ok(log.length > 0 && log.every((e) => e.labels['ml.googleapis.com/attempt'] === '1'),
+      JSON.stringify(log.map((e) => [e.labels, e.textPayload])));
+    w.small.cleanup();
+  });
+
+  it('disableRetries: a failing worker fails the job with its Vertex task name; logs carry task names', async (t) => {
+    const w = await world(t, 'fail');
+    const job = await createJob(w, [pool(w), pool(w, { code: 3, now: true })], { disableRetries: true });
+    const done = await waitJob(w, job, FINAL);
+    assert.equal(done.state, 'JOB_STATE_FAILED');
+    assert.equal(done.error.code, 3);
+    assert.equal(done.error.message, 'The replica workerpool1-0 exited with a non-zero status of 3.');
+
+    let log = [];
+    await waitFor(async () => {
+      log = await readJobLog(w.server.base, PROJECT, job.id, 'resource.labels.task_name="workerpool1-0"');
+      return log.some((e) => e.textPayload === 'done');
+    }, 10_000, 'workerpool1-0 logged "done"');
+    assert.ok(log.every((e) => e.resource.type === 'ml_job' && e.resource.labels.job_id === job.id &&
+      e.resource.labels.task_name === 'workerpool1-0' &&
+      e.labels['ml.googleapis.com/task_name'] === 'workerpool1-0' &&
+      e.logName === `projects/${PROJECT}/logs/workerpool1-0` &&
+      e.labels['ml.googleapis.com/attempt'] === '1'), JSON.stringify(log));
+    const all = await readJobLog(w.server.base, PROJECT, job.id);
+    assert.deepEqual([...new Set(all.map((e) => e.resource.labels.task_name))].sort(),
+      ['workerpool0-0', 'workerpool1-0']);
+    await waitNoProcesses(w.mark, 10_000);
+    await w.small.stop();
+    await w.big.stop();
+    await w.server.stop();
+  });
+});

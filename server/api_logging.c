@@ -3,6 +3,10 @@
  * `gcloud ai-platform jobs stream-logs` and `gcloud ai custom-jobs
  * stream-logs` send (reference §4.5, §6.2): entries of resource type
  * ml_job, filtered by job id, task name and timestamp, ordered, paged.
+ * Task names are ml v1's (master-replica-0, worker-replica-1) for ml jobs
+ * and Vertex's (workerpool0-0, workerpool1-1) for CustomJobs, as
+ * tp_task_name() in schema/007 writes them; resource.labels.job_id is the
+ * ml job id or the numeric CustomJob id.
  */
 #include "api_logging.h"
 

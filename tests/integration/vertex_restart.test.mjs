@@ -13,7 +13,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { google } from 'googleapis';
 
-import { makeTempDir, startPostgres, startServer, waitFor } from './harness.mjs';
+import { client, makeTempDir, startPostgres, startServer, waitFor } from './harness.mjs';
 import {
   AGENT_BIN, getNode, killMarked, listNodes, readJobLog, startAgent, waitNoProcesses, waitNodeState,
 } from './agents.mjs';
@@ -235,5 +235,102 @@ describe('Vertex scheduling on worker loss', { skip: !AGENT_BIN && 'TRAINPLANE_A
     await w.small.stop();
     await w.big.stop();
     await w.server.stop();
+  });
+});
+
+// The same rules seen from the agent protocol, with this test playing both
+// agents: exact about what each node is told and when.
+describe('Vertex gang restart, agent protocol', () => {
+  it('stops the survivors first; only when none runs is the whole gang placed again as attempt 2', async (t) => {
+    dbSeq += 1;
+    const db = `vxrestart_${dbSeq}`;
+    pg.psql(`CREATE DATABASE ${db}`);
+    const server = await startServer({
+      pg: { url: pg.url.replace('dbname=postgres', `dbname=${db}`) },
+      env: { TRAINPLANE_SCHEDULER_TICK_MS: '100' },
+    });
+    t.after(() => server.kill());
+    const c = client(server.base);
+    const AUTH = { headers: { authorization: 'Bearer trainplane-dev-token' } };
+    const register = (name, inc, vcpus, portRange) => c.post(`/agent/v1/nodes/${name}:register`, {
+      incarnation: inc, region: 'us-central1', zone: 'us-central1-a', vcpus, memoryMb: 30720,
+      address: `127.0.0.${vcpus}`, portRange, runtime: 'process',
+    }, AUTH);
+    const inc = { small: 's1', big: 'b1' };
+    const sync = async (name, replicas = []) => {
+      const r = await c.post(`/agent/v1/nodes/${name}:sync`, { incarnation: inc[name], waitSeconds: 0, replicas },
+        { ...AUTH, timeoutMs: 20_000 });
+      assert.equal(r.status, 200, r.text);
+      return r.json.replicas;
+    };
+    const until = async (what, fn) => {
+      let last;
+      await waitFor(async () => (last = await fn()), 10_000, what).catch((e) => {
+        throw new Error(`${e.message}: ${JSON.stringify(last)}\n${server.stderr().slice(-2000)}`);
+      });
+      return last;
+    };
+    const state = async (id) => (await c.get(`/v1/${PARENT}/customJobs/${id}`)).json;
+    const report = (r, seq, st, extra = {}) => ({ replica: r.replica, attempt: r.attempt, seq, state: st, ...extra });
+    const env = (r, key) => JSON.parse(r.env.find((e) => e.startsWith(`${key}=`)).slice(key.length + 1));
+
+    assert.equal((await register('small', inc.small, 4, [26000, 26009])).status, 200);
+    assert.equal((await register('big', inc.big, 8, [27000, 27009])).status, 200);
+    const spec = { replicaCount: '1', machineSpec: { machineType: 'n1-standard-4' },
+      containerSpec: { imageUri: IMAGE, command: ['true'] } };
+    const created = await c.post(`/v1/${PARENT}/customJobs`, { displayName: 'proto',
+      jobSpec: { workerPoolSpecs: [spec, spec], scheduling: { restartJobOnWorkerRestart: true } } });
+    assert.equal(created.status, 200, created.text);
+    const id = created.json.name.split('/').pop();
+
+    const [p0] = await until('small given workerpool0', async () => (await sync('small')).length === 1 && sync('small'));
+    const [p1] = await until('big given workerpool1', async () => (await sync('big')).length === 1 && sync('big'));
+    assert.deepEqual([p0.role, p0.attempt, p1.role, p1.attempt], ['master', 1, 'worker', 1]);
+    await sync('small', [report(p0, 1, 'RUNNING')]);
+    await sync('big', [report(p1, 1, 'RUNNING')]);
+    await until('RUNNING', async () => (await state(id)).state === 'JOB_STATE_RUNNING');
+
+    // small's host reboots: a new incarnation; its replica is lost.
+    inc.small = 's2';
+    assert.equal((await register('small', inc.small, 4, [26000, 26009])).status, 200);
+    const stopping = await until('big told to stop workerpool1-0', async () => {
+      const d = await sync('big');
+      return d.length === 1 && d[0].desired === 'STOP' && d;
+    });
+    assert.equal(stopping[0].attempt, 1);
+    // While the survivor still runs, nothing is placed and the job neither fails nor succeeds.
+    await new Promise((r) => setTimeout(r, 500));
+    assert.deepEqual(await sync('small'), []);
+    assert.deepEqual((await sync('big')).map((r) => [r.attempt, r.desired]), [[1, 'STOP']]);
+    assert.equal((await state(id)).state, 'JOB_STATE_RUNNING');
+
+    // The survivor reports its SIGTERM exit: the whole gang is placed again, attempt 2.
+    await sync('big', [report(p1, 2, 'EXITED', { exitCode: 143 })]);
+    const placed = await until('both replicas placed again', async () => {
+      const all = [...(await sync('small')).map((r) => ({ ...r, node: 'small', host: '127.0.0.4' })),
+        ...(await sync('big')).map((r) => ({ ...r, node: 'big', host: '127.0.0.8' }))];
+      return all.length === 2 && all.every((r) => r.desired === 'RUN') && all;
+    });
+    assert.deepEqual(placed.map((r) => r.attempt), [2, 2]);
+    const [n0, n1] = [placed.find((r) => r.role === 'master'), placed.find((r) => r.role === 'worker')];
+    const cs0 = env(n0, 'CLUSTER_SPEC');
+    const cs1 = env(n1, 'CLUSTER_SPEC');
+    assert.deepEqual(cs0.cluster, cs1.cluster);
+    assert.deepEqual(cs0.cluster, {
+      workerpool0: [`${n0.host}:${n0.ports[0]}`], workerpool1: [`${n1.host}:${n1.ports[0]}`],
+    }, 'every replica finds each peer where it was placed now');
+    assert.deepEqual(env(n1, 'TF_CONFIG').cluster, { chief: cs0.cluster.workerpool0, worker: cs0.cluster.workerpool1 });
+    assert.equal((await state(id)).state, 'JOB_STATE_RUNNING');
+
+    // Attempt 2 runs and the primary finishes: JOB_STATE_SUCCEEDED.
+    await sync(n1.node, [report(n1, 1, 'RUNNING')]);
+    await sync(n0.node, [report(n0, 1, 'RUNNING')]);
+    await sync(n0.node, [report(n0, 2, 'EXITED', { exitCode: 0 })]);
+    const done = await until('SUCCEEDED', async () => {
+      const j = await state(id);
+      return j.state === 'JOB_STATE_SUCCEEDED' && j;
+    });
+    assert.equal(done.error, undefined);
+    await server.stop();
   });
 });

@@ -61,15 +61,17 @@ static const struct store_stmt stmt_expire = {
 /*
  * Vertex jobs with lost replicas go through the state machine first
  * (tp_reconcile_job): scheduling.disableRetries fails the job,
- * restartJobOnWorkerRestart stops the whole gang and restarts it.
+ * restartJobOnWorkerRestart stops the whole gang and restarts it. Jobs
+ * restarting are reconciled too: a replica being stopped may have been
+ * lost with its node meanwhile, and will never report.
  */
 static const struct store_stmt stmt_lost_vertex = {
 	42, "sched_lost_vertex",
-	"SELECT count(tp_reconcile_job(x.job)) FROM (SELECT DISTINCT p.job FROM replicas p "
-	"  JOIN jobs j ON j.id = p.job WHERE p.state = 'LOST' AND p.desired = 'RUN' "
-	"  AND j.api = 'vertex' AND j.state IN ('PREPARING', 'RUNNING') AND NOT j.restarting "
-	"  AND j.spec->'jobSpec'->'scheduling' ?| ARRAY['disableRetries', "
-	"    'restartJobOnWorkerRestart']) x",
+	"SELECT count(tp_reconcile_job(j.id)) FROM jobs j "
+	"WHERE j.state IN ('PREPARING', 'RUNNING') AND j.api = 'vertex' AND (j.restarting OR ("
+	"  j.spec->'jobSpec'->'scheduling' ?| ARRAY['disableRetries', 'restartJobOnWorkerRestart'] "
+	"  AND EXISTS (SELECT 1 FROM replicas p WHERE p.job = j.id AND p.state = 'LOST' "
+	"    AND p.desired = 'RUN')))",
 	false,
 };
 

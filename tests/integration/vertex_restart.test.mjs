@@ -240,55 +240,76 @@ describe('Vertex scheduling on worker loss', { skip: !AGENT_BIN && 'TRAINPLANE_A
 
 // The same rules seen from the agent protocol, with this test playing both
 // agents: exact about what each node is told and when.
+
+/**
+ * A server with nodes small (4 vCPUs, 127.0.0.4) and big (8 vCPUs,
+ * 127.0.0.8) played by this test, and a gang job running workerpool0 on
+ * small and workerpool1 on big (attempt 1, both reported RUNNING).
+ */
+async function protocolWorld(t) {
+  dbSeq += 1;
+  const db = `vxrestart_${dbSeq}`;
+  pg.psql(`CREATE DATABASE ${db}`);
+  const server = await startServer({
+    pg: { url: pg.url.replace('dbname=postgres', `dbname=${db}`) },
+    env: { TRAINPLANE_SCHEDULER_TICK_MS: '100' },
+  });
+  t.after(() => server.kill());
+  const c = client(server.base);
+  const AUTH = { headers: { authorization: 'Bearer trainplane-dev-token' } };
+  const register = (name, inc, vcpus, portRange) => c.post(`/agent/v1/nodes/${name}:register`, {
+    incarnation: inc, region: 'us-central1', zone: 'us-central1-a', vcpus, memoryMb: 30720,
+    address: `127.0.0.${vcpus}`, portRange, runtime: 'process',
+  }, AUTH);
+  const inc = { small: 's1', big: 'b1' };
+  const sync = async (name, replicas = []) => {
+    const r = await c.post(`/agent/v1/nodes/${name}:sync`, { incarnation: inc[name], waitSeconds: 0, replicas },
+      { ...AUTH, timeoutMs: 20_000 });
+    assert.equal(r.status, 200, r.text);
+    return r.json.replicas;
+  };
+  const until = async (what, fn) => {
+    let last;
+    await waitFor(async () => (last = await fn()), 10_000, what).catch((e) => {
+      throw new Error(`${e.message}: ${JSON.stringify(last)}\n${server.stderr().slice(-2000)}`);
+    });
+    return last;
+  };
+  const state = async (id) => (await c.get(`/v1/${PARENT}/customJobs/${id}`)).json;
+  const report = (r, seq, st, extra = {}) => ({ replica: r.replica, attempt: r.attempt, seq, state: st, ...extra });
+  const env = (r, key) => JSON.parse(r.env.find((e) => e.startsWith(`${key}=`)).slice(key.length + 1));
+
+  assert.equal((await register('small', inc.small, 4, [26000, 26009])).status, 200);
+  assert.equal((await register('big', inc.big, 8, [27000, 27009])).status, 200);
+  const spec = { replicaCount: '1', machineSpec: { machineType: 'n1-standard-4' },
+    containerSpec: { imageUri: IMAGE, command: ['true'] } };
+  const created = await c.post(`/v1/${PARENT}/customJobs`, { displayName: 'proto',
+    jobSpec: { workerPoolSpecs: [spec, spec], scheduling: { restartJobOnWorkerRestart: true } } });
+  assert.equal(created.status, 200, created.text);
+  const id = created.json.name.split('/').pop();
+
+  const [p0] = await until('small given workerpool0', async () => (await sync('small')).length === 1 && sync('small'));
+  const [p1] = await until('big given workerpool1', async () => (await sync('big')).length === 1 && sync('big'));
+  assert.deepEqual([p0.role, p0.attempt, p1.role, p1.attempt], ['master', 1, 'worker', 1]);
+  await sync('small', [report(p0, 1, 'RUNNING')]);
+  await sync('big', [report(p1, 1, 'RUNNING')]);
+  await until('RUNNING', async () => (await state(id)).state === 'JOB_STATE_RUNNING');
+  return { server, register, inc, sync, until, state, report, env, id, p0, p1 };
+}
+
+/** Waits until both replicas are placed again; returns them with node and host. */
+async function placedAgain(w) {
+  return w.until('both replicas placed again', async () => {
+    const all = [...(await w.sync('small')).map((r) => ({ ...r, node: 'small', host: '127.0.0.4' })),
+      ...(await w.sync('big')).map((r) => ({ ...r, node: 'big', host: '127.0.0.8' }))];
+    return all.length === 2 && all.every((r) => r.desired === 'RUN') && all;
+  });
+}
+
 describe('Vertex gang restart, agent protocol', () => {
   it('stops the survivors first; only when none runs is the whole gang placed again as attempt 2', async (t) => {
-    dbSeq += 1;
-    const db = `vxrestart_${dbSeq}`;
-    pg.psql(`CREATE DATABASE ${db}`);
-    const server = await startServer({
-      pg: { url: pg.url.replace('dbname=postgres', `dbname=${db}`) },
-      env: { TRAINPLANE_SCHEDULER_TICK_MS: '100' },
-    });
-    t.after(() => server.kill());
-    const c = client(server.base);
-    const AUTH = { headers: { authorization: 'Bearer trainplane-dev-token' } };
-    const register = (name, inc, vcpus, portRange) => c.post(`/agent/v1/nodes/${name}:register`, {
-      incarnation: inc, region: 'us-central1', zone: 'us-central1-a', vcpus, memoryMb: 30720,
-      address: `127.0.0.${vcpus}`, portRange, runtime: 'process',
-    }, AUTH);
-    const inc = { small: 's1', big: 'b1' };
-    const sync = async (name, replicas = []) => {
-      const r = await c.post(`/agent/v1/nodes/${name}:sync`, { incarnation: inc[name], waitSeconds: 0, replicas },
-        { ...AUTH, timeoutMs: 20_000 });
-      assert.equal(r.status, 200, r.text);
-      return r.json.replicas;
-    };
-    const until = async (what, fn) => {
-      let last;
-      await waitFor(async () => (last = await fn()), 10_000, what).catch((e) => {
-        throw new Error(`${e.message}: ${JSON.stringify(last)}\n${server.stderr().slice(-2000)}`);
-      });
-      return last;
-    };
-    const state = async (id) => (await c.get(`/v1/${PARENT}/customJobs/${id}`)).json;
-    const report = (r, seq, st, extra = {}) => ({ replica: r.replica, attempt: r.attempt, seq, state: st, ...extra });
-    const env = (r, key) => JSON.parse(r.env.find((e) => e.startsWith(`${key}=`)).slice(key.length + 1));
-
-    assert.equal((await register('small', inc.small, 4, [26000, 26009])).status, 200);
-    assert.equal((await register('big', inc.big, 8, [27000, 27009])).status, 200);
-    const spec = { replicaCount: '1', machineSpec: { machineType: 'n1-standard-4' },
-      containerSpec: { imageUri: IMAGE, command: ['true'] } };
-    const created = await c.post(`/v1/${PARENT}/customJobs`, { displayName: 'proto',
-      jobSpec: { workerPoolSpecs: [spec, spec], scheduling: { restartJobOnWorkerRestart: true } } });
-    assert.equal(created.status, 200, created.text);
-    const id = created.json.name.split('/').pop();
-
-    const [p0] = await until('small given workerpool0', async () => (await sync('small')).length === 1 && sync('small'));
-    const [p1] = await until('big given workerpool1', async () => (await sync('big')).length === 1 && sync('big'));
-    assert.deepEqual([p0.role, p0.attempt, p1.role, p1.attempt], ['master', 1, 'worker', 1]);
-    await sync('small', [report(p0, 1, 'RUNNING')]);
-    await sync('big', [report(p1, 1, 'RUNNING')]);
-    await until('RUNNING', async () => (await state(id)).state === 'JOB_STATE_RUNNING');
+    const w = await protocolWorld(t);
+    const { server, register, inc, sync, until, state, report, env, id, p1 } = w;
 
     // small's host reboots: a new incarnation; its replica is lost.
     inc.small = 's2';
@@ -306,11 +327,7 @@ describe('Vertex gang restart, agent protocol', () => {
 
     // The survivor reports its SIGTERM exit: the whole gang is placed again, attempt 2.
     await sync('big', [report(p1, 2, 'EXITED', { exitCode: 143 })]);
-    const placed = await until('both replicas placed again', async () => {
-      const all = [...(await sync('small')).map((r) => ({ ...r, node: 'small', host: '127.0.0.4' })),
-        ...(await sync('big')).map((r) => ({ ...r, node: 'big', host: '127.0.0.8' }))];
-      return all.length === 2 && all.every((r) => r.desired === 'RUN') && all;
-    });
+    const placed = await placedAgain(w);
     assert.deepEqual(placed.map((r) => r.attempt), [2, 2]);
     const [n0, n1] = [placed.find((r) => r.role === 'master'), placed.find((r) => r.role === 'worker')];
     const cs0 = env(n0, 'CLUSTER_SPEC');
@@ -332,5 +349,19 @@ describe('Vertex gang restart, agent protocol', () => {
     });
     assert.equal(done.error, undefined);
     await server.stop();
+  });
+
+  it('a survivor lost with its node while being stopped ends the wait too', async (t) => {
+    const w = await protocolWorld(t);
+    w.inc.small = 's2';
+    assert.equal((await w.register('small', w.inc.small, 4, [26000, 26009])).status, 200);
+    await w.until('big told to stop workerpool1-0', async () => (await w.sync('big'))[0]?.desired === 'STOP');
+    // big's host reboots too before its replica reported the stop.
+    w.inc.big = 'b2';
+    assert.equal((await w.register('big', w.inc.big, 8, [27000, 27009])).status, 200);
+    const placed = await placedAgain(w);
+    assert.deepEqual(placed.map((r) => r.attempt), [2, 2]);
+    assert.equal((await w.state(w.id)).state, 'JOB_STATE_RUNNING');
+    await w.server.stop();
   });
 });

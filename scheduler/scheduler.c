@@ -10,6 +10,7 @@
 
 #include "job_plan.h"
 #include "log.h"
+#include "metrics.h"
 #include "snapshot.h"
 #include "placement.h"
 #include "replica_env.h"
@@ -556,7 +557,9 @@ static void *sched_main(void *arg)
 				lose_leadership(s, "database connection lost");
 			else if (rc != STORE_OK)
 				log_error("scheduler pass failed: %s", store_rc_name(rc));
-			log_debug("scheduler pass: %.1f ms", (double)(mono_usec() - t0) / 1000.0);
+			int64_t took = mono_usec() - t0;
+			metrics_observe_sched_pass((double)took / 1e6);
+			log_debug("scheduler pass: %.1f ms", (double)took / 1000.0);
 		}
 		struct pollfd fds[2] = { { .fd = s->wake_fd, .events = POLLIN },
 					 { .fd = s->conn ? PQsocket(store_conn_pg(s->conn)) : -1,

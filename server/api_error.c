@@ -59,6 +59,11 @@ json_t *api_error_json(enum api_code code, int http, const char *message, json_t
 	return json_pack("{s:o}", "error", err);
 }
 
+json_t *api_request_info_detail(const char *request_id)
+{
+	return json_pack("{s:s, s:s}", "@type", REQUEST_INFO_TYPE, "requestId", request_id);
+}
+
 json_t *api_bad_request_details(const struct violations *vs)
 {
 	json_t *list = json_array();

@@ -45,6 +45,11 @@ int api_code_http(enum api_code code);
  */
 json_t *api_error_json(enum api_code code, int http, const char *message, json_t *details);
 
+#define REQUEST_INFO_TYPE "type.googleapis.com/google.rpc.RequestInfo"
+
+/* {"@type": RequestInfo, "requestId": id}, as a new object. */
+json_t *api_request_info_detail(const char *request_id);
+
 /* [{"@type": BadRequest, "fieldViolations": [...]}] for vs, as a new array. */
 json_t *api_bad_request_details(const struct violations *vs);
 

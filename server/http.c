@@ -10,9 +10,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/random.h>
 
 #include "auth.h"
 #include "log.h"
+#include "metrics.h"
 #include "snapshot.h"
 #include "wire.h"
 
@@ -119,7 +121,8 @@ const char *req_header(struct request *req, const char *name)
 	return MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND, name);
 }
 
-static void send_text(struct request *req, int status, char *text, size_t len)
+static void send_text(struct request *req, int status, const char *content_type, char *text,
+		      size_t len)
 {
 	struct MHD_Response *resp;
 
@@ -130,8 +133,8 @@ static void send_text(struct request *req, int status, char *text, size_t len)
 	req->replied = true;
 	req->status = status;
 	resp = MHD_create_response_from_buffer(len, text, MHD_RESPMEM_MUST_FREE);
-	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
-				"application/json; charset=UTF-8");
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, content_type);
+	MHD_add_response_header(resp, "X-Request-Id", req->request_id);
 	if (status == 405) {
 		/* Tell the client what this path does take. */
 		struct strbuf allow = STRBUF_INIT;
@@ -151,21 +154,32 @@ static void send_text(struct request *req, int status, char *text, size_t len)
 	MHD_destroy_response(resp);
 }
 
+#define JSON_TYPE "application/json; charset=UTF-8"
+
 void reply_json_text(struct request *req, int status, char *text, size_t len)
 {
-	send_text(req, status, text, len);
+	send_text(req, status, JSON_TYPE, text, len);
+}
+
+void reply_text(struct request *req, int status, const char *content_type, char *text,
+		size_t len)
+{
+	send_text(req, status, content_type, text, len);
 }
 
 void reply_json(struct request *req, int status, json_t *body)
 {
 	char *text = json_dumps(body, JSON_COMPACT);
 	json_decref(body);
-	send_text(req, status, text, strlen(text));
+	send_text(req, status, JSON_TYPE, text, strlen(text));
 }
 
 void reply_error_full(struct request *req, enum api_code code, int http, json_t *details,
 		      const char *message)
 {
+	if (!details)
+		details = json_array();
+	json_array_append_new(details, api_request_info_detail(req->request_id));
 	json_t *body = api_error_json(code, http, message, details);
 	int status = http ? http : api_code_http(code);
 
@@ -466,6 +480,36 @@ static void dispatch(struct request *req)
 	}
 }
 
+static bool request_id_valid(const char *id)
+{
+	size_t n = 0;
+
+	for (; id[n]; n++)
+		if (n == REQUEST_ID_MAX || id[n] < 0x21 || id[n] > 0x7e)
+			return false;
+	return n > 0;
+}
+
+/* The client's X-Request-Id when valid, else 128 random bits in hex. */
+static void set_request_id(struct request *req)
+{
+	const char *given = req_header(req, "X-Request-Id");
+	unsigned char bits[16];
+	size_t got = 0;
+
+	if (given && request_id_valid(given)) {
+		snprintf(req->request_id, sizeof(req->request_id), "%s", given);
+		return;
+	}
+	while (got < sizeof(bits)) {
+		ssize_t n = getrandom(bits + got, sizeof(bits) - got, 0);
+		if (n > 0)
+			got += (size_t)n;
+	}
+	for (size_t i = 0; i < sizeof(bits); i++)
+		snprintf(req->request_id + 2 * i, 3, "%02x", bits[i]);
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
 				  const char *method, const char *version,
 				  const char *upload_data, size_t *upload_data_size, void **ctx)
@@ -481,6 +525,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		req->method = method;
 		req->path = xstrdup(url);
 		req->start_us = mono_usec();
+		set_request_id(req);
 		*ctx = req;
 		pthread_mutex_lock(&h->park_mu);
 		h->in_flight++;
@@ -502,8 +547,12 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		*upload_data_size = 0;
 		return MHD_YES;
 	}
-	if (!req->replied && !req->parked)
+	if (!req->replied && !req->parked) {
+		/* This thread's log lines are the request's until it returns. */
+		log_set_request_id(req->request_id);
 		dispatch(req);
+		log_set_request_id(NULL);
+	}
 	return MHD_YES;
 }
 
@@ -519,10 +568,19 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **ctx,
 	pthread_mutex_lock(&h->park_mu);
 	h->in_flight--;
 	pthread_mutex_unlock(&h->park_mu);
+	int64_t duration = mono_usec() - req->start_us;
+	const char *route = req->route ? req->route->operation_id : "unmatched";
+	log_set_request_id(req->request_id);
 	if (toe != MHD_REQUEST_TERMINATED_COMPLETED_OK)
-		log_debug("%s %s terminated early (%d)", req->method, req->path, (int)toe);
-	log_debug("%s %s %d %.3fms", req->method, req->path, req->status,
-		  (double)(mono_usec() - req->start_us) / 1000.0);
+		log_debug("%s %s (%s) terminated early (%d)", req->method, req->path, route,
+			  (int)toe);
+	/* The access log: one line per request. */
+	log_debug("access: %s %s route=%s status=%d duration=%.3fms", req->method, req->path,
+		  route, req->status, (double)duration / 1000.0);
+	log_set_request_id(NULL);
+	/* An answer counts; a client that left before any did not get one. */
+	if (req->replied)
+		metrics_http_observe(req->route, req->status, duration);
 	uncount_suspended(req);
 	for (int i = 0; i < ROUTE_MAX_PARAMS; i++)
 		free(req->params[i]);

@@ -7,6 +7,12 @@
  * that take a body. Every reply is JSON with
  * "Content-Type: application/json; charset=UTF-8"; every error is Google's
  * envelope (api_error.h).
+ *
+ * Every request has an id: the client's X-Request-Id when it is valid
+ * (printable ASCII, at most REQUEST_ID_MAX characters), else 128 random
+ * bits in hex. It is echoed in the X-Request-Id response header, written in
+ * every log line of the request's handling, and in every error's details.
+ * Each answered request is counted in metrics.h by route and status.
  */
 #ifndef TP_HTTP_H
 #define TP_HTTP_H
@@ -42,6 +48,8 @@ struct server {
 };
 
 #define ROUTE_MAX_PARAMS 4
+/* X-Request-Id: a client's is kept when 1..REQUEST_ID_MAX printable ASCII characters. */
+#define REQUEST_ID_MAX 128
 
 struct request;
 typedef void (*route_handler)(struct request *req);
@@ -75,6 +83,7 @@ struct request {
 	struct snap_ref *tokens_ref;
 	int status;		/* the HTTP status sent */
 	int64_t start_us;
+	char request_id[REQUEST_ID_MAX + 1];	/* X-Request-Id, the client's or made */
 	bool resumed;		/* the handler runs again after http_park() */
 	bool parked;
 	bool suspend_counted;	/* counted in the server's suspended connections */
@@ -91,7 +100,13 @@ const char *req_header(struct request *req, const char *name);
 void reply_json(struct request *req, int status, json_t *body);
 /* Replies with JSON text already serialised (text is taken over and freed). */
 void reply_json_text(struct request *req, int status, char *text, size_t len);
-/* Replies with Google's error envelope. */
+/* Replies with text of another content type (text is taken over and freed). */
+void reply_text(struct request *req, int status, const char *content_type, char *text,
+		size_t len);
+/*
+ * Replies with Google's error envelope; every one carries a
+ * google.rpc.RequestInfo detail with the request's id.
+ */
 void reply_error(struct request *req, enum api_code code, const char *fmt, ...)
 	PRINTF_LIKE(3, 4);
 /* The same with an explicit HTTP status and details (stolen, may be NULL). */

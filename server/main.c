@@ -35,6 +35,7 @@ struct server_config {
 	int http_threads;
 	int lease_seconds;
 	char *listen;
+	char *log_format;
 	char *log_level;
 	int log_retention_days;
 	int max_body_bytes;
@@ -58,6 +59,12 @@ static const char *check_log_level(const char *v)
 	return log_level_parse(v, &l) ? "must be debug, info, warn or error" : NULL;
 }
 
+static const char *check_log_format(const char *v)
+{
+	enum log_format f;
+	return log_format_parse(v, &f) ? "must be text or json" : NULL;
+}
+
 #define KEY(name, type, def, min, max, check) \
 	{ #name, type, offsetof(struct server_config, name), def, min, max, check }
 /* Alphabetical; each is also TRAINPLANE_<NAME>. */
@@ -71,6 +78,7 @@ static const struct config_key server_keys[] = {
 	KEY(http_threads, CONFIG_INT, "16", 1, 1024, NULL),
 	KEY(lease_seconds, CONFIG_INT, "30", 2, 3600, NULL),
 	KEY(listen, CONFIG_STRING, "127.0.0.1:8080", 0, 0, NULL),
+	KEY(log_format, CONFIG_STRING, "text", 0, 0, check_log_format),
 	KEY(log_level, CONFIG_STRING, "info", 0, 0, check_log_level),
 	KEY(log_retention_days, CONFIG_INT, "30", 1, 36500, NULL),
 	KEY(max_body_bytes, CONFIG_INT, "1048576", 1024, 64 << 20, NULL),
@@ -208,6 +216,9 @@ int main(int argc, char **argv)
 	enum log_level level;
 	if (!log_level_parse(cfg.log_level, &level))
 		log_set_level(level);
+	enum log_format format;
+	if (!log_format_parse(cfg.log_format, &format))
+		log_set_format(format);
 	if (catalog_load(cfg.catalog, &cat, err, sizeof(err))) {
 		fprintf(stderr, "trainplane-server: bad catalog: %s\n", err);
 		goto out;

@@ -9,6 +9,7 @@
 #include "api_ml.h"
 #include "api_vertex.h"
 #include "http.h"
+#include "metrics.h"
 
 static void health_live(struct request *req)
 {
@@ -34,6 +35,9 @@ static void health_ready(struct request *req)
 const struct route routes[] = {
 	{ "GET", "/healthz", health_live, "healthz", false },
 	{ "GET", "/readyz", health_ready, "readyz", false },
+	/* Public, as its operation id has no dot (auth.h): scraped without
+	 * credentials in every auth mode; it shows counts, never a job's name. */
+	{ "GET", "/metrics", metrics_handle, "metrics", false },
 	{ "GET", "/v1/projects/{projectsId}:getConfig", api_ml_get_config,
 	  "ml.projects.getConfig", false },
 	{ "POST", JOBS, api_ml_jobs_create, "ml.projects.jobs.create", true },

@@ -28,6 +28,8 @@ struct store {
 	struct store_conn **free;	/* stack of idle connections */
 	int size, nfree;
 	unsigned long reconnects, errors;
+	unsigned long waits;	/* acquires that found every connection busy */
+	uint64_t wait_us;	/* and how long they waited */
 };
 
 static const char *const rc_names[] = {
@@ -160,8 +162,13 @@ struct store_conn *store_acquire(struct store *st)
 	struct store_conn *c;
 
 	pthread_mutex_lock(&st->mu);
-	while (!st->nfree)
-		pthread_cond_wait(&st->cv, &st->mu);
+	if (!st->nfree) {
+		int64_t t0 = mono_usec();
+		while (!st->nfree)
+			pthread_cond_wait(&st->cv, &st->mu);
+		st->waits++;
+		st->wait_us += (uint64_t)(mono_usec() - t0);
+	}
 	c = st->free[--st->nfree];
 	pthread_mutex_unlock(&st->mu);
 	c->owner = st;
@@ -380,6 +387,8 @@ void store_stats(struct store *st, struct store_stats *out)
 	pthread_mutex_lock(&st->mu);
 	out->pool_size = st->size;
 	out->in_use = st->size - st->nfree;
+	out->waits = st->waits;
+	out->wait_us = st->wait_us;
 	pthread_mutex_unlock(&st->mu);
 	out->reconnects = __atomic_load_n(&st->reconnects, __ATOMIC_RELAXED);
 	out->errors = __atomic_load_n(&st->errors, __ATOMIC_RELAXED);

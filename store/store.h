@@ -103,6 +103,8 @@ enum store_rc store_ping(struct store *st);
 struct store_stats {
 	int pool_size, in_use;
 	unsigned long reconnects, errors;
+	unsigned long waits;	/* store_acquire() calls that found every connection busy */
+	uint64_t wait_us;	/* the time they waited */
 };
 void store_stats(struct store *st, struct store_stats *out);
 

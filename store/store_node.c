@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "log.h"
+#include "metrics.h"
 
 /* Statement ids 10-29 belong to this file (see store_job.c for 1-9). */
 
@@ -92,8 +93,18 @@ static const struct store_stmt stmt_sync_apply = {
 	false,
 };
 
+/*
+ * The job's state before and after, and its age: the row lock taken first
+ * makes a concurrent sync of the same job wait, so that exactly one sees it
+ * go PREPARING -> RUNNING.
+ */
 static const struct store_stmt stmt_reconcile = {
-	13, "job_reconcile", "SELECT tp_reconcile_job($1::int8)", false,
+	13, "job_reconcile",
+	"WITH cur AS MATERIALIZED (SELECT state, create_time FROM jobs WHERE id = $1::int8 "
+	"  FOR UPDATE) "
+	"SELECT cur.state, tp_reconcile_job($1::int8), "
+	"  extract(epoch FROM now() - cur.create_time) FROM cur",
+	false,
 };
 
 /* The desired set: every replica on the node not yet DONE. */
@@ -121,6 +132,8 @@ enum store_rc store_node_sync(struct store *st, const char *node, const char *in
 	char *reports_text = reports ? json_dumps(reports, JSON_COMPACT) : xstrdup("[]");
 	PGresult *res = NULL;
 	enum store_rc rc;
+	double *running = NULL;	/* ages of the jobs this sync made RUNNING */
+	int nrunning = 0;
 
 	*desired = NULL;
 	*changed = false;
@@ -145,9 +158,14 @@ enum store_rc store_node_sync(struct store *st, const char *node, const char *in
 		res = store_exec(c, &stmt_sync_apply, 2, p2, &rc);
 		if (rc != STORE_OK)
 			goto out;
+		running = xcalloc((size_t)PQntuples(res) + 1, sizeof(*running));
 		for (int i = 0; i < PQntuples(res); i++) {
 			const char *p3[] = { PQgetvalue(res, i, 0) };
 			PGresult *r2 = store_exec(c, &stmt_reconcile, 1, p3, &rc);
+			if (rc == STORE_OK && PQntuples(r2) &&
+			    !strcmp(PQgetvalue(r2, 0, 0), "PREPARING") &&
+			    !strcmp(PQgetvalue(r2, 0, 1), "RUNNING"))
+				running[nrunning++] = strtod(PQgetvalue(r2, 0, 2), NULL);
 			PQclear(r2);
 			if (rc != STORE_OK)
 				goto out;
@@ -161,6 +179,8 @@ enum store_rc store_node_sync(struct store *st, const char *node, const char *in
 		goto out;
 	if ((rc = store_commit(c)) != STORE_OK)
 		goto out;
+	for (int i = 0; i < nrunning; i++)
+		metrics_observe_submit_to_running(running[i]);
 	*version = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
 	*desired = json_loads(PQgetvalue(res, 0, 1), 0, NULL);
 	if (!*desired)
@@ -170,6 +190,7 @@ out:
 	PQclear(res);
 	store_release(st, c);
 	free(reports_text);
+	free(running);
 	return rc;
 }
 

@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "metrics.h"
+
 /* Statement ids 30-49 belong to this file. */
 
 /* Any constant works; it only has to be the same in every server. */
@@ -243,7 +245,8 @@ static const struct store_stmt stmt_commit_jobs = {
 	36, "sched_commit_jobs",
 	"WITH input AS (SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(job int8, replicas jsonb)), "
 	"ok AS (UPDATE jobs SET state = 'PREPARING' FROM input "
-	"  WHERE jobs.id = input.job AND jobs.state = 'QUEUED' RETURNING jobs.id), "
+	"  WHERE jobs.id = input.job AND jobs.state = 'QUEUED' "
+	"  RETURNING jobs.id, extract(epoch FROM now() - jobs.create_time) AS waited), "
 	"ins AS (INSERT INTO replicas (job, uid, role, idx, node, gpus, port, spec, vcpus, memory_mb, "
 	"  accel_type, accel_count, tpu) "
 	" SELECT i.job, r.uid, r.role, r.idx, r.node, "
@@ -253,7 +256,7 @@ static const struct store_stmt stmt_commit_jobs = {
 	"  jsonb_to_recordset(i.replicas) AS r(uid text, role text, idx int, node text, gpus jsonb, "
 	"  port int, spec jsonb, vcpus int, memory_mb bigint, accel_type text, accel_count int, "
 	"  tpu boolean) RETURNING 1) "
-	"SELECT id, (SELECT count(*) FROM ins) FROM ok",
+	"SELECT id, (SELECT count(*) FROM ins), waited FROM ok",
 	false,
 };
 
@@ -265,6 +268,9 @@ enum store_rc store_sched_commit_jobs(struct store_conn *c, const json_t *batch,
 	PGresult *res = store_exec(c, &stmt_commit_jobs, 1, p, &rc);
 
 	*placed = rc == STORE_OK ? PQntuples(res) : 0;
+	/* One statement, committed: these jobs left the queue. */
+	for (int i = 0; i < *placed; i++)
+		metrics_observe_queue_wait(strtod(PQgetvalue(res, i, 2), NULL));
 	PQclear(res);
 	free(text);
 	return rc;

@@ -130,10 +130,16 @@ describe('googleapis ml v1 client', () => {
     assert.equal(e.code, 409);
     assert.equal(e.status, 'ALREADY_EXISTS');
     assert.equal(e.message, 'Field: job.job_id Error: A job with this id already exists.');
+    const headers = err.response.headers;
+    const requestId = typeof headers.get === 'function' ? headers.get('x-request-id') : headers['x-request-id'];
     assert.deepEqual(e.details, [{
       '@type': 'type.googleapis.com/google.rpc.BadRequest',
       fieldViolations: [{ field: 'job.job_id', description: 'A job with this id already exists.' }],
+    }, {
+      '@type': 'type.googleapis.com/google.rpc.RequestInfo',
+      requestId,
     }]);
+    assert.match(e.details[1].requestId, /^[0-9a-f]{32}$/);
     assert.match(err.message, /A job with this id already exists/);
   });
 

@@ -1,0 +1,443 @@
+#include "metrics.h"
+
+#include <jansson.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "http.h"
+#include "log.h"
+#include "scheduler.h"
+#include "store_metrics.h"
+
+static const double latency_le[] = { 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1,
+				     0.25, 0.5, 1, 2.5, 5, 10, 30, 60 };
+static const double wait_le[] = { 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600,
+				  1800, 3600, 7200, 21600, 86400 };
+const struct metrics_buckets metrics_latency_buckets = { ARRAY_SIZE(latency_le), latency_le };
+const struct metrics_buckets metrics_wait_buckets = { ARRAY_SIZE(wait_le), wait_le };
+
+/* --- the exposition writer --------------------------------------------- */
+
+void metrics_histogram_observe(struct metrics_histogram *h, const struct metrics_buckets *b,
+			       double seconds)
+{
+	size_t i = 0;
+
+	if (!(seconds >= 0))
+		seconds = 0;	/* clock steps, NaN */
+	while (i < b->n && seconds > b->le[i])
+		i++;
+	atomic_fetch_add_explicit(&h->count[i], 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&h->sum_us, (uint64_t)llround(seconds * 1e6),
+				  memory_order_relaxed);
+}
+
+void metrics_escape_label(struct strbuf *sb, const char *value)
+{
+	for (const char *p = value; *p; p++) {
+		if (*p == '\\')
+			sb_addstr(sb, "\\\\");
+		else if (*p == '"')
+			sb_addstr(sb, "\\\"");
+		else if (*p == '\n')
+			sb_addstr(sb, "\\n");
+		else
+			sb_addch(sb, *p);
+	}
+}
+
+void metrics_label(struct strbuf *sb, const char *name, const char *value)
+{
+	sb_addf(sb, "%s%s=\"", sb->len ? "," : "", name);
+	metrics_escape_label(sb, value ? value : "");
+	sb_addch(sb, '"');
+}
+
+void metrics_family(struct strbuf *sb, const char *name, const char *type, const char *help)
+{
+	sb_addf(sb, "# HELP %s ", name);
+	/* HELP text escapes only backslash and newline. */
+	for (const char *p = help; *p; p++) {
+		if (*p == '\\')
+			sb_addstr(sb, "\\\\");
+		else if (*p == '\n')
+			sb_addstr(sb, "\\n");
+		else
+			sb_addch(sb, *p);
+	}
+	sb_addf(sb, "\n# TYPE %s %s\n", name, type);
+}
+
+static void sample_name(struct strbuf *sb, const char *name, const char *labels)
+{
+	if (labels && *labels)
+		sb_addf(sb, "%s{%s} ", name, labels);
+	else
+		sb_addf(sb, "%s ", name);
+}
+
+void metrics_sample(struct strbuf *sb, const char *name, const char *labels, double value)
+{
+	sample_name(sb, name, labels);
+	if (isnan(value))
+		sb_addstr(sb, "NaN\n");
+	else if (isinf(value))
+		sb_addstr(sb, value > 0 ? "+Inf\n" : "-Inf\n");
+	else
+		sb_addf(sb, "%.10g\n", value);
+}
+
+void metrics_sample_u64(struct strbuf *sb, const char *name, const char *labels, uint64_t value)
+{
+	sample_name(sb, name, labels);
+	sb_addf(sb, "%llu\n", (unsigned long long)value);
+}
+
+void metrics_write_histogram(struct strbuf *sb, const char *name, const char *labels,
+			     const struct metrics_histogram *h, const struct metrics_buckets *b)
+{
+	uint64_t cum = 0;
+	const char *sep = labels && *labels ? "," : "";
+
+	if (!labels)
+		labels = "";
+	for (size_t i = 0; i <= b->n; i++) {
+		cum += atomic_load_explicit(&h->count[i], memory_order_relaxed);
+		if (i < b->n)
+			sb_addf(sb, "%s_bucket{%s%sle=\"%g\"} %llu\n", name, labels, sep, b->le[i],
+				(unsigned long long)cum);
+		else
+			sb_addf(sb, "%s_bucket{%s%sle=\"+Inf\"} %llu\n", name, labels, sep,
+				(unsigned long long)cum);
+	}
+	/* The count is the +Inf bucket's, read once: the two always agree. */
+	uint64_t sum = atomic_load_explicit(&h->sum_us, memory_order_relaxed);
+	sb_addf(sb, "%s_sum%s%s%s %.6f\n", name, *labels ? "{" : "", labels, *labels ? "}" : "",
+		(double)sum / 1e6);
+	sb_addf(sb, "%s_count%s%s%s %llu\n", name, *labels ? "{" : "", labels, *labels ? "}" : "",
+		(unsigned long long)cum);
+}
+
+/* --- this process's figures ---------------------------------------------- */
+
+/* Route slots: one per entry of routes[], the last for requests no route matched. */
+#define MAX_ROUTE_SLOTS 96
+/* Every status the server sends; anything else is counted as "other". */
+static const int codes[] = { 200, 201, 204, 304, 400, 401, 403, 404, 405, 409, 412, 413,
+			     415, 429, 499, 500, 501, 502, 503, 504 };
+#define NCODES (ARRAY_SIZE(codes) + 1)
+
+static struct {
+	_Atomic uint64_t requests[MAX_ROUTE_SLOTS][NCODES];
+	struct metrics_histogram latency[MAX_ROUTE_SLOTS];
+	struct metrics_histogram queue_wait, submit_to_running, sched_pass;
+} m;
+
+static size_t route_slot(const struct route *route)
+{
+	size_t unmatched = routes_count < MAX_ROUTE_SLOTS ? routes_count : MAX_ROUTE_SLOTS - 1;
+	if (!route)
+		return unmatched;
+	size_t i = (size_t)(route - routes);
+	return i < unmatched ? i : unmatched;
+}
+
+void metrics_http_observe(const struct route *route, int status, int64_t duration_us)
+{
+	size_t slot = route_slot(route), c = 0;
+
+	while (c < ARRAY_SIZE(codes) && codes[c] != status)
+		c++;
+	atomic_fetch_add_explicit(&m.requests[slot][c], 1, memory_order_relaxed);
+	metrics_histogram_observe(&m.latency[slot], &metrics_latency_buckets,
+				  (double)duration_us / 1e6);
+}
+
+void metrics_observe_queue_wait(double seconds)
+{
+	metrics_histogram_observe(&m.queue_wait, &metrics_wait_buckets, seconds);
+}
+
+void metrics_observe_submit_to_running(double seconds)
+{
+	metrics_histogram_observe(&m.submit_to_running, &metrics_wait_buckets, seconds);
+}
+
+void metrics_observe_sched_pass(double seconds)
+{
+	metrics_histogram_observe(&m.sched_pass, &metrics_latency_buckets, seconds);
+}
+
+static const char *slot_name(size_t slot)
+{
+	return slot < routes_count && slot < MAX_ROUTE_SLOTS - 1 ? routes[slot].operation_id
+								  : "unmatched";
+}
+
+void metrics_write_process(struct strbuf *sb)
+{
+	struct strbuf lb = STRBUF_INIT;
+	size_t slots = route_slot(NULL) + 1;
+
+	metrics_family(sb, "trainplane_http_requests_total", "counter",
+		       "HTTP requests answered by this server, by route (operation id, or "
+		       "\"unmatched\") and status code.");
+	for (size_t s = 0; s < slots; s++) {
+		for (size_t c = 0; c < NCODES; c++) {
+			uint64_t v = atomic_load_explicit(&m.requests[s][c], memory_order_relaxed);
+			char code[16];
+			if (!v)
+				continue;
+			if (c < ARRAY_SIZE(codes))
+				snprintf(code, sizeof(code), "%d", codes[c]);
+			else
+				snprintf(code, sizeof(code), "other");
+			sb_reset(&lb);
+			metrics_label(&lb, "route", slot_name(s));
+			metrics_label(&lb, "code", code);
+			metrics_sample_u64(sb, "trainplane_http_requests_total", sb_str(&lb), v);
+		}
+	}
+	metrics_family(sb, "trainplane_http_request_duration_seconds", "histogram",
+		       "Time from a request's arrival to its answer (long-polls included), "
+		       "by route.");
+	for (size_t s = 0; s < slots; s++) {
+		uint64_t any = 0;
+		for (size_t i = 0; i <= metrics_latency_buckets.n; i++)
+			any |= atomic_load_explicit(&m.latency[s].count[i], memory_order_relaxed);
+		if (!any)
+			continue;
+		sb_reset(&lb);
+		metrics_label(&lb, "route", slot_name(s));
+		metrics_write_histogram(sb, "trainplane_http_request_duration_seconds", sb_str(&lb),
+					&m.latency[s], &metrics_latency_buckets);
+	}
+	sb_release(&lb);
+	metrics_family(sb, "trainplane_queue_wait_seconds", "histogram",
+		       "Time from a job's creation to its placement (QUEUED to PREPARING), "
+		       "observed by the scheduler leader that placed it.");
+	metrics_write_histogram(sb, "trainplane_queue_wait_seconds", NULL, &m.queue_wait,
+				&metrics_wait_buckets);
+	metrics_family(sb, "trainplane_submit_to_running_seconds", "histogram",
+		       "Time from a job's creation to RUNNING, observed by the server whose "
+		       "agent sync made it RUNNING.");
+	metrics_write_histogram(sb, "trainplane_submit_to_running_seconds", NULL,
+				&m.submit_to_running, &metrics_wait_buckets);
+	metrics_family(sb, "trainplane_scheduler_pass_duration_seconds", "histogram",
+		       "Duration of the scheduling passes (placement included) this server ran "
+		       "as the leader.");
+	metrics_write_histogram(sb, "trainplane_scheduler_pass_duration_seconds", NULL,
+				&m.sched_pass, &metrics_latency_buckets);
+}
+
+/* --- the cluster, from the database ------------------------------------ */
+
+static const char *const job_states[] = { "QUEUED", "PREPARING", "RUNNING", "SUCCEEDED",
+					  "FAILED", "CANCELLING", "CANCELLED" };
+static const char *const job_apis[] = { "ml", "vertex" };
+static const char *const replica_states[] = { "PENDING", "STARTING", "RUNNING", "EXITED",
+					      "FAILED_TO_START", "LOST" };
+static const char *const node_states[] = { "READY", "DRAINING", "LOST" };
+
+/* The sum of "n" (1 where absent) over the elements of list whose fields k1 (and k2 when given) equal v1 (v2). */
+static json_int_t count_of(const json_t *list, const char *k1, const char *v1, const char *k2,
+			   const char *v2)
+{
+	size_t i;
+	json_t *e;
+	json_int_t n = 0;
+
+	json_array_foreach(list, i, e) {
+		const char *a = json_string_value(json_object_get(e, k1));
+		const char *b = k2 ? json_string_value(json_object_get(e, k2)) : NULL;
+		if (a && !strcmp(a, v1) && (!k2 || (b && !strcmp(b, v2))))
+			n += json_object_get(e, "n") ? json_integer_value(json_object_get(e, "n")) : 1;
+	}
+	return n;
+}
+
+/* Capacity of one accelerator type in one zone. */
+struct accel {
+	const char *type, *zone;
+	json_int_t total, free;
+};
+
+static void accel_add(struct accel **list, size_t *n, const char *type, const char *zone,
+		      json_int_t total, json_int_t free_)
+{
+	for (size_t i = 0; i < *n; i++) {
+		if (!strcmp((*list)[i].type, type) && !strcmp((*list)[i].zone, zone)) {
+			(*list)[i].total += total;
+			(*list)[i].free += free_;
+			return;
+		}
+	}
+	*list = xrealloc(*list, (*n + 1) * sizeof(**list));
+	(*list)[(*n)++] = (struct accel){ type, zone, total, free_ };
+}
+
+void metrics_write_cluster(struct strbuf *sb, const char *snapshot_json)
+{
+	json_t *snap = json_loads(snapshot_json, 0, NULL);
+	json_t *nodes = json_object_get(snap, "nodes"), *node;
+	struct strbuf lb = STRBUF_INIT;
+	struct accel *accels = NULL;
+	size_t naccels = 0, i;
+
+	metrics_family(sb, "trainplane_jobs", "gauge", "Jobs by API (ml, vertex) and state.");
+	for (size_t a = 0; a < ARRAY_SIZE(job_apis); a++) {
+		for (size_t s = 0; s < ARRAY_SIZE(job_states); s++) {
+			sb_reset(&lb);
+			metrics_label(&lb, "api", job_apis[a]);
+			metrics_label(&lb, "state", job_states[s]);
+			metrics_sample(sb, "trainplane_jobs", sb_str(&lb),
+				       (double)count_of(json_object_get(snap, "jobs"), "api",
+							job_apis[a], "state", job_states[s]));
+		}
+	}
+	metrics_family(sb, "trainplane_replicas", "gauge",
+		       "Replicas (one per job, role and index; restarts reuse theirs) by state.");
+	for (size_t s = 0; s < ARRAY_SIZE(replica_states); s++) {
+		sb_reset(&lb);
+		metrics_label(&lb, "state", replica_states[s]);
+		metrics_sample(sb, "trainplane_replicas", sb_str(&lb),
+			       (double)count_of(json_object_get(snap, "replicas"), "state",
+						replica_states[s], NULL, NULL));
+	}
+	metrics_family(sb, "trainplane_nodes", "gauge", "Agent nodes by state.");
+	for (size_t s = 0; s < ARRAY_SIZE(node_states); s++) {
+		sb_reset(&lb);
+		metrics_label(&lb, "state", node_states[s]);
+		metrics_sample(sb, "trainplane_nodes", sb_str(&lb),
+			       (double)count_of(nodes, "state", node_states[s], NULL, NULL));
+	}
+	metrics_family(sb, "trainplane_node_last_sync_age_seconds", "gauge",
+		       "Seconds since each node's last agent sync (its lag).");
+	json_array_foreach(nodes, i, node) {
+		sb_reset(&lb);
+		metrics_label(&lb, "node", json_string_value(json_object_get(node, "name")));
+		metrics_sample(sb, "trainplane_node_last_sync_age_seconds", sb_str(&lb),
+			       json_number_value(json_object_get(node, "sync_age")));
+	}
+	/* Capacity of READY and DRAINING nodes; free only where placement may put work. */
+	json_array_foreach(nodes, i, node) {
+		const char *state = json_string_value(json_object_get(node, "state"));
+		const char *zone = json_string_value(json_object_get(node, "zone"));
+		const char *gpu = json_string_value(json_object_get(node, "accel_type"));
+		const char *tpu = json_string_value(json_object_get(node, "tpu_type"));
+		bool ready = state && !strcmp(state, "READY");
+		if (!state || !strcmp(state, "LOST") || !zone)
+			continue;
+		if (gpu) {
+			json_int_t total = json_integer_value(json_object_get(node, "accel_count"));
+			json_int_t used = json_integer_value(json_object_get(node, "used_gpus"));
+			accel_add(&accels, &naccels, gpu, zone, total,
+				  ready && total > used ? total - used : 0);
+		}
+		if (tpu) {
+			json_int_t cores = json_integer_value(json_object_get(node, "tpu_cores"));
+			bool busy = json_is_true(json_object_get(node, "tpu_busy"));
+			accel_add(&accels, &naccels, tpu, zone, cores, ready && !busy ? cores : 0);
+		}
+	}
+	metrics_family(sb, "trainplane_accelerators", "gauge",
+		       "Accelerators (GPUs; TPU cores) of READY and DRAINING nodes, by type and "
+		       "zone.");
+	for (i = 0; i < naccels; i++) {
+		sb_reset(&lb);
+		metrics_label(&lb, "type", accels[i].type);
+		metrics_label(&lb, "zone", accels[i].zone);
+		metrics_sample(sb, "trainplane_accelerators", sb_str(&lb), (double)accels[i].total);
+	}
+	metrics_family(sb, "trainplane_accelerators_free", "gauge",
+		       "Accelerators not given to a replica on READY nodes (not draining), by "
+		       "type and zone.");
+	for (i = 0; i < naccels; i++) {
+		sb_reset(&lb);
+		metrics_label(&lb, "type", accels[i].type);
+		metrics_label(&lb, "zone", accels[i].zone);
+		metrics_sample(sb, "trainplane_accelerators_free", sb_str(&lb),
+			       (double)accels[i].free);
+	}
+	free(accels);
+	sb_release(&lb);
+	json_decref(snap);
+}
+
+/* --- GET /metrics ------------------------------------------------------ */
+
+/* The cluster part of the last scrape, shared by scrapes within METRICS_DB_CACHE_US. */
+static pthread_mutex_t cache_mu = PTHREAD_MUTEX_INITIALIZER;
+static char *cache_text;
+static int64_t cache_at;
+
+static void write_cluster_cached(struct strbuf *sb, struct store *st)
+{
+	char *snap = NULL;
+	enum store_rc rc = STORE_OK;
+
+	pthread_mutex_lock(&cache_mu);
+	if (!cache_text || mono_usec() - cache_at >= METRICS_DB_CACHE_US) {
+		rc = store_metrics_snapshot(st, &snap);
+		if (rc == STORE_OK) {
+			struct strbuf text = STRBUF_INIT;
+			metrics_write_cluster(&text, snap);
+			free(cache_text);
+			cache_text = sb_detach(&text);
+			cache_at = mono_usec();
+		} else {
+			log_warn("metrics: cannot read the cluster's figures: %s", store_rc_name(rc));
+		}
+		free(snap);
+	}
+	metrics_family(sb, "trainplane_database_up", "gauge",
+		       "1 when the last read of the cluster's figures from the database "
+		       "succeeded; the cluster gauges are left out while it is 0.");
+	metrics_sample(sb, "trainplane_database_up", NULL, rc == STORE_OK);
+	if (rc == STORE_OK)
+		sb_addstr(sb, cache_text);
+	pthread_mutex_unlock(&cache_mu);
+}
+
+static void write_store(struct strbuf *sb, struct store *st)
+{
+	struct store_stats s;
+
+	store_stats(st, &s);
+	metrics_family(sb, "trainplane_db_pool_connections", "gauge",
+		       "Size of this server's database connection pool.");
+	metrics_sample(sb, "trainplane_db_pool_connections", NULL, s.pool_size);
+	metrics_family(sb, "trainplane_db_pool_in_use", "gauge",
+		       "Pooled database connections taken by a request or task now.");
+	metrics_sample(sb, "trainplane_db_pool_in_use", NULL, s.in_use);
+	metrics_family(sb, "trainplane_db_pool_waits_total", "counter",
+		       "Times a request waited for a pooled database connection (all were busy).");
+	metrics_sample_u64(sb, "trainplane_db_pool_waits_total", NULL, s.waits);
+	metrics_family(sb, "trainplane_db_pool_wait_seconds_total", "counter",
+		       "Time spent waiting for a pooled database connection.");
+	metrics_sample(sb, "trainplane_db_pool_wait_seconds_total", NULL, (double)s.wait_us / 1e6);
+	metrics_family(sb, "trainplane_db_reconnects_total", "counter",
+		       "Pooled database connections reset after they broke.");
+	metrics_sample_u64(sb, "trainplane_db_reconnects_total", NULL, s.reconnects);
+	metrics_family(sb, "trainplane_db_errors_total", "counter",
+		       "Database statements that failed with an error (not a lost connection, "
+		       "not a conflict).");
+	metrics_sample_u64(sb, "trainplane_db_errors_total", NULL, s.errors);
+}
+
+void metrics_handle(struct request *req)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	write_cluster_cached(&sb, req->srv->store);
+	write_store(&sb, req->srv->store);
+	metrics_family(&sb, "trainplane_scheduler_leader", "gauge",
+		       "1 on the server whose scheduler is the leader.");
+	metrics_sample(&sb, "trainplane_scheduler_leader", NULL, sched_is_leader(req->srv->sched));
+	metrics_write_process(&sb);
+	size_t len = sb.len;
+	reply_text(req, 200, METRICS_CONTENT_TYPE, sb_detach(&sb), len);
+}

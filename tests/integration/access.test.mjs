@@ -184,9 +184,11 @@ describe('auth_mode: tokens', () => {
   });
 
   it('another project: the same 403 whether the job exists or not', async () => {
-    const there = assertError(await c.get(`/v1/projects/proj-a/jobs/${JOB}`, { headers: bearer(TOKENS.other) }),
+    // One request id for both: the details (RequestInfo included) must not differ.
+    const same = { ...bearer(TOKENS.other), 'X-Request-Id': 'same-id' };
+    const there = assertError(await c.get(`/v1/projects/proj-a/jobs/${JOB}`, { headers: same }),
       403, 'PERMISSION_DENIED');
-    const absent = assertError(await c.get('/v1/projects/proj-a/jobs/no_such_job', { headers: bearer(TOKENS.other) }),
+    const absent = assertError(await c.get('/v1/projects/proj-a/jobs/no_such_job', { headers: same }),
       403, 'PERMISSION_DENIED');
     assert.equal(there.message, `Permission 'ml.jobs.get' denied on resource 'projects/proj-a/jobs/${JOB}' (or it may not exist).`);
     assert.equal(absent.message, there.message.replace(JOB, 'no_such_job'));

@@ -5,6 +5,9 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
 
 import { makeTempDir, request, runServerSync, startPostgres, startServer, trainingInput, waitFor } from './harness.mjs';
 import { AGENT_BIN, createJob, killMarked, startAgent, waitJobState } from './agents.mjs';
@@ -128,11 +131,24 @@ describe('GET /metrics', () => {
     assert.equal(value(text, 'trainplane_queue_wait_seconds_count'), 0, 'nothing was placed');
   });
 
-  it('needs no credentials and answers with a request id', async (t) => {
-    const s = await server(t);
+  it('needs no credentials, also in tokens mode, and answers with a request id', async (t) => {
+    const dir = makeTempDir('tp-metrics-tokens-');
+    const file = path.join(dir, 'tokens.yaml');
+    const token = crypto.randomBytes(16).toString('hex');
+    fs.writeFileSync(file, `tokens:\n  - name: v\n    sha256: ${crypto.createHash('sha256').update(token).digest('hex')}\n` +
+      '    role: viewer\n    projects: [p1]\n');
+    const s = await server(t, { TRAINPLANE_AUTH_MODE: 'tokens', TRAINPLANE_TOKENS_FILE: file });
     const res = await request(s.base, 'GET', '/metrics', { headers: { 'X-Request-Id': 'scrape-1' } });
-    assert.equal(res.status, 200);
+    assert.equal(res.status, 200, res.text);
     assert.equal(res.headers.get('x-request-id'), 'scrape-1');
+    assert.match(res.text, /^trainplane_jobs\{api="ml",state="QUEUED"\} 0$/m);
+    // The API next to it does need a token: the 401 carries the request id.
+    const denied = await request(s.base, 'GET', '/v1/projects/p1/jobs', { headers: { 'X-Request-Id': 'no-token' } });
+    assert.equal(denied.status, 401);
+    assert.ok(denied.json.error.details.some((d) => d['@type'] === 'type.googleapis.com/google.rpc.RequestInfo' &&
+      d.requestId === 'no-token'));
+    const again = await request(s.base, 'GET', '/metrics');
+    assert.ok(value(again.text, 'trainplane_http_requests_total', { route: 'ml.projects.jobs.list', code: '401' }) >= 1);
   });
 
   it('shows a job run on a real agent: queue wait, submit-to-running, replicas, nodes, accelerators', { skip: (!AGENT_BIN && 'TRAINPLANE_AGENT_BIN is not set') || (!PROMTOOL && 'promtool is not installed') }, async (t) => {

@@ -152,12 +152,74 @@ void api_ml_get_config(struct request *req)
 
 /* --- projects.jobs.create ------------------------------------------------- */
 
+/* What a create keeps while its insert is on the store pipe. */
+struct create_ctx {
+	json_t *job;		/* the normalised body; job_id points into it */
+	char *spec, *labels;
+	const char *region;
+};
+
+static void create_ctx_free(void *p)
+{
+	struct create_ctx *c = p;
+	json_decref(c->job);
+	free(c->spec);
+	free(c->labels);
+	free(c);
+}
+
+/* The pipe's thread: the read or write is back, the request runs again. */
+static void piped_done(void *arg, PGresult *res, enum store_rc rc)
+{
+	struct request *req = arg;
+
+	req->db_res = res;
+	req->db_rc = rc;
+	http_resume(req);
+}
+
+/* Replies for an insert's outcome; c->job still holds the job id. */
+static void create_reply(struct request *req, struct create_ctx *c, PGresult *res,
+			 enum store_rc rc)
+{
+	const char *job_id = json_string_value(json_object_get(c->job, "jobId"));
+	struct job_key key = { API_ML, req->params[0], job_id };
+	struct job created;
+
+	rc = store_job_insert_result(res, rc, &key, c->region, c->spec, c->labels, &created);
+	if (rc == STORE_CONFLICT) {
+		struct violations vs = VIOLATIONS_INIT;
+		violations_add(&vs, "job.job_id", "A job with this id already exists.");
+		char *msg = api_violations_message(&vs);
+		reply_error_full(req, API_ALREADY_EXISTS, 0, api_bad_request_details(&vs), msg);
+		free(msg);
+		violations_release(&vs);
+		return;
+	}
+	if (rc != STORE_OK) {
+		reply_store_error(req, rc);
+		return;
+	}
+	log_info("job projects/%s/jobs/%s created", req->params[0], job_id);
+	sched_wake_new_job(req->srv->sched);
+	struct strbuf sb = STRBUF_INIT;
+	api_ml_job_render(&sb, &created);
+	size_t len = sb.len;
+	reply_json_text(req, 200, sb_detach(&sb), len);
+}
+
 void api_ml_jobs_create(struct request *req)
 {
 	struct violations vs = VIOLATIONS_INIT;
-	json_t *job = schema_normalize(&ml_job_message, req->json, "job", &vs);
-	char *spec = NULL, *labels = NULL;
+	struct create_ctx *c;
 
+	if (req->resumed) {
+		PGresult *res = req->db_res;
+		req->db_res = NULL;
+		create_reply(req, req->ctx, res, req->db_rc);
+		return;
+	}
+	json_t *job = schema_normalize(&ml_job_message, req->json, "job", &vs);
 	if (!job) {
 		api_ml_reply_schema_violations(req, &vs);
 		goto out;
@@ -192,34 +254,30 @@ void api_ml_jobs_create(struct request *req)
 		goto out;
 	}
 
-	spec = json_dumps(training, JSON_COMPACT);
-	json_t *lab = json_object_get(job, "labels");
-	labels = lab ? json_dumps(lab, JSON_COMPACT) : xstrdup("{}");
-	const char *region = json_string_value(json_object_get(training, "region"));
+	c = xcalloc(1, sizeof(*c));
+	c->job = job;
+	job = NULL;
+	c->spec = json_dumps(training, JSON_COMPACT);
+	json_t *lab = json_object_get(c->job, "labels");
+	c->labels = lab ? json_dumps(lab, JSON_COMPACT) : xstrdup("{}");
+	c->region = json_string_value(json_object_get(training, "region"));
+	if (!c->region)
+		c->region = "";
+	req->ctx = c;
+	req->ctx_free = create_ctx_free;
 	struct job_key key = { API_ML, req->params[0], job_id };
-	struct job created;
-	enum store_rc rc = store_job_insert(req->srv->store, &key, region ? region : "", spec,
-					    labels, &created);
-	if (rc == STORE_CONFLICT) {
-		violations_add(&vs, "job.job_id", "A job with this id already exists.");
-		char *msg = api_violations_message(&vs);
-		reply_error_full(req, API_ALREADY_EXISTS, 0, api_bad_request_details(&vs), msg);
-		free(msg);
+	if (req->srv->pipe) {
+		/* Inserts of concurrent creates commit together (store_pipe.h). */
+		http_suspend(req);
+		store_job_insert_piped(req->srv->pipe, &key, c->region, c->spec, c->labels,
+				       piped_done, req);
 		goto out;
 	}
-	if (rc != STORE_OK) {
-		reply_store_error(req, rc);
-		goto out;
-	}
-	log_info("job projects/%s/jobs/%s created", req->params[0], job_id);
-	sched_wake_new_job(req->srv->sched);
-	struct strbuf sb = STRBUF_INIT;
-	api_ml_job_render(&sb, &created);
-	size_t len = sb.len;
-	reply_json_text(req, 200, sb_detach(&sb), len);
+	enum store_rc rc;
+	PGresult *res = store_job_insert_raw(req->srv->store, &key, c->region, c->spec, c->labels,
+					     &rc);
+	create_reply(req, c, res, rc);
 out:
-	free(spec);
-	free(labels);
 	json_decref(job);
 	violations_release(&vs);
 }
@@ -230,7 +288,20 @@ void api_ml_jobs_get(struct request *req)
 {
 	struct job_key key = { API_ML, req->params[0], req->params[1] };
 	struct job_rows *rows;
-	enum store_rc rc = store_job_get(req->srv->store, &key, &rows);
+	enum store_rc rc;
+
+	if (req->srv->pipe && !req->resumed) {
+		/* Read on the pipelined connection; this thread serves others meanwhile. */
+		http_suspend(req);
+		store_job_get_piped(req->srv->pipe, &key, piped_done, req);
+		return;
+	}
+	if (req->resumed) {
+		rc = job_rows_adopt(req->db_res, req->db_rc, &rows);
+		req->db_res = NULL;
+	} else {
+		rc = store_job_get(req->srv->store, &key, &rows);
+	}
 
 	if (rc == STORE_NOT_FOUND)
 		api_ml_reply_job_not_found(req);

@@ -66,6 +66,29 @@ bool http_park(struct request *req, const char *key, int64_t deadline_us)
 	return true;
 }
 
+void http_suspend(struct request *req)
+{
+	struct http_server *h = req->srv->http;
+
+	pthread_mutex_lock(&h->park_mu);
+	MHD_suspend_connection(req->conn);
+	req->resumed = false;
+	req->awaiting = true;
+	h->suspended++;
+	req->suspend_counted = true;
+	pthread_mutex_unlock(&h->park_mu);
+}
+
+void http_resume(struct request *req)
+{
+	struct http_server *h = req->srv->http;
+
+	pthread_mutex_lock(&h->park_mu);
+	req->resumed = true;
+	MHD_resume_connection(req->conn);
+	pthread_mutex_unlock(&h->park_mu);
+}
+
 /* Resumes the parked requests for which match() says so. */
 static void wake_where(struct http_server *h, bool (*match)(struct request *, const void *),
 		       const void *arg)
@@ -433,10 +456,12 @@ static void dispatch(struct request *req)
 	bool path_known, args_ok = true;
 
 	if (req->resumed) {
-		/* A parked long-poll woke up: its route and body are known. */
+		/* A parked long-poll woke up, or a read came back: its route and
+		 * body are known. */
 		uncount_suspended(req);
+		req->awaiting = false;
 		req->route->handler(req);
-		if (!req->replied && !req->parked)
+		if (!req->replied && !req->parked && !req->awaiting)
 			reply_error(req, API_INTERNAL, "Internal error encountered.");
 		return;
 	}
@@ -474,7 +499,7 @@ static void dispatch(struct request *req)
 		return;
 	req->catalog = snapshot_acquire(req->srv->catalogs, &req->catalog_ref);
 	req->route->handler(req);
-	if (!req->replied && !req->parked) {
+	if (!req->replied && !req->parked && !req->awaiting) {
 		log_error("handler for %s %s sent no reply", req->method, req->path);
 		reply_error(req, API_INTERNAL, "Internal error encountered.");
 	}
@@ -547,7 +572,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		*upload_data_size = 0;
 		return MHD_YES;
 	}
-	if (!req->replied && !req->parked) {
+	/* (a request awaiting its read runs again only once resumed) */
+	if (!req->replied && !req->parked && (!req->awaiting || req->resumed)) {
 		/* This thread's log lines are the request's until it returns. */
 		log_set_request_id(req->request_id);
 		dispatch(req);
@@ -585,6 +611,9 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **ctx,
 	for (int i = 0; i < ROUTE_MAX_PARAMS; i++)
 		free(req->params[i]);
 	json_decref(req->json);
+	PQclear(req->db_res);
+	if (req->ctx_free)
+		req->ctx_free(req->ctx);
 	snapshot_release(req->catalog_ref);
 	snapshot_release(req->tokens_ref);
 	sb_release(&req->body);

@@ -26,6 +26,7 @@
 
 struct catalog;
 struct sched;
+struct store_pipe;
 struct http_server;
 struct snapshot;
 struct snap_ref;
@@ -44,6 +45,7 @@ struct server {
 	int sync_interval_s;	/* agents sync at least this often */
 	int lease_s;		/* a node without a sync for this long is lost */
 	struct sched *sched;	/* to wake the scheduler; NULL in tests */
+	struct store_pipe *pipe;	/* pipelined reads (jobs.get); NULL: the pool */
 	struct http_server *http;
 };
 
@@ -79,6 +81,10 @@ struct request {
 	json_t *json;		/* the parsed body for takes_body routes, else NULL */
 	const struct catalog *catalog;	/* the catalog, held for the request's life */
 	struct snap_ref *catalog_ref;
+	PGresult *db_res;	/* a read done by the pipe while suspended (http_suspend) */
+	enum store_rc db_rc;
+	void *ctx;		/* a handler's state across a suspension; */
+	void (*ctx_free)(void *);	/* freed with the request */
 	const struct auth_token *caller;	/* AUTH_TOKENS: who calls; else NULL */
 	struct snap_ref *tokens_ref;
 	int status;		/* the HTTP status sent */
@@ -86,6 +92,7 @@ struct request {
 	char request_id[REQUEST_ID_MAX + 1];	/* X-Request-Id, the client's or made */
 	bool resumed;		/* the handler runs again after http_park() */
 	bool parked;
+	bool awaiting;		/* suspended by http_suspend() until http_resume() */
 	bool suspend_counted;	/* counted in the server's suspended connections */
 	int64_t park_deadline;
 	char *park_key;
@@ -134,6 +141,14 @@ const struct route *route_match(const char *method, const char *path,
 bool http_park(struct request *req, const char *key, int64_t deadline_us) MUST_CHECK;
 /* Wakes every request parked under key (NULL: all of them). Any thread. */
 void http_wake(struct http_server *h, const char *key);
+/*
+ * Suspends req for work done elsewhere (a read on the store pipe): its
+ * handler runs again, with req->resumed set, after http_resume(req), which
+ * any thread may call, even before the handler has returned. http_wake()
+ * and shutdown leave it alone: its resume must come.
+ */
+void http_suspend(struct request *req);
+void http_resume(struct request *req);
 
 /*
  * Starts listening on listen ("host:port", "[v6]:port"; port 0 picks one)

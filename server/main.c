@@ -24,6 +24,7 @@
 #include "scheduler.h"
 #include "snapshot.h"
 #include "store.h"
+#include "store_pipe.h"
 
 struct server_config {
 	char *agent_token;
@@ -39,6 +40,7 @@ struct server_config {
 	char *log_level;
 	int log_retention_days;
 	int max_body_bytes;
+	bool db_pipeline;
 	char *postgres_bin_dir;
 	bool scheduler;
 	int scheduler_tick_ms;
@@ -73,6 +75,7 @@ static const struct config_key server_keys[] = {
 	KEY(auth_mode, CONFIG_STRING, "open", 0, 0, check_auth_mode),
 	KEY(catalog, CONFIG_STRING, "deploy/catalog.yaml", 0, 0, NULL),
 	KEY(database_url, CONFIG_STRING, NULL, 0, 0, NULL),
+	KEY(db_pipeline, CONFIG_BOOL, "true", 0, 0, NULL),
 	KEY(db_pool_size, CONFIG_INT, "16", 1, 1000, NULL),
 	KEY(db_wait_seconds, CONFIG_INT, "30", 0, 3600, NULL),
 	KEY(http_threads, CONFIG_INT, "16", 1, 1024, NULL),
@@ -83,7 +86,7 @@ static const struct config_key server_keys[] = {
 	KEY(log_retention_days, CONFIG_INT, "30", 1, 36500, NULL),
 	KEY(max_body_bytes, CONFIG_INT, "1048576", 1024, 64 << 20, NULL),
 	KEY(postgres_bin_dir, CONFIG_STRING, NULL, 0, 0, NULL),
-	KEY(scheduler, CONFIG_BOOL, "true", 0, 0, NULL),
+		KEY(scheduler, CONFIG_BOOL, "true", 0, 0, NULL),
 	KEY(scheduler_tick_ms, CONFIG_INT, "1000", 10, 60000, NULL),
 	KEY(starve_seconds, CONFIG_INT, "600", 1, 86400 * 7, NULL),
 	KEY(state_dir, CONFIG_STRING, "./var", 0, 0, NULL),
@@ -191,6 +194,7 @@ int main(int argc, char **argv)
 	struct http_server *http = NULL;
 	struct sched *sched = NULL;
 	struct listener *listener = NULL;
+	struct store_pipe *pipe = NULL;
 	char *conninfo = NULL;
 	int rc = 1, c;
 
@@ -275,6 +279,8 @@ int main(int argc, char **argv)
 			      .agent_token = cfg.agent_token,
 			      .sync_interval_s = cfg.sync_interval_seconds,
 			      .lease_s = cfg.lease_seconds, .sched = sched };
+	if (cfg.db_pipeline)
+		srv.pipe = pipe = store_pipe_start(conninfo);
 	http = http_start(&srv, cfg.listen, cfg.http_threads, err, sizeof(err));
 	if (!http) {
 		log_error("%s", err);
@@ -305,6 +311,7 @@ out:
 	http_quiesce(http);
 	sched_stop(sched);
 	http_stop(http);
+	store_pipe_stop(pipe);	/* after the requests that wait on it */
 	listener_stop(listener);
 	sched_free(sched);
 	store_close(st);

@@ -221,7 +221,7 @@ static enum store_rc classify(struct store_conn *c, const PGresult *res, const c
 }
 
 /* Ids are assigned by hand across files: a clash is a bug, caught here. */
-static void stmt_claim(const struct store_stmt *stmt)
+void store_stmt_claim(const struct store_stmt *stmt)
 {
 	static _Atomic(const struct store_stmt *) owner[STORE_MAX_STMTS];
 	const struct store_stmt *expect = NULL;
@@ -248,7 +248,7 @@ static PGresult *run(struct store_conn *c, const struct store_stmt *stmt, const 
 			return NULL;
 		}
 		if (stmt && !(c->prepared & (UINT64_C(1) << stmt->id))) {
-			stmt_claim(stmt);
+			store_stmt_claim(stmt);
 			res = PQprepare(c->pg, stmt->name, stmt->sql, nparams, NULL);
 			if (PQresultStatus(res) != PGRES_COMMAND_OK) {
 				*rc = classify(c, res, stmt->name);

@@ -39,6 +39,8 @@ struct store_stmt {
 	bool readonly;		/* safe to retry after a lost connection */
 };
 #define STORE_MAX_STMTS 64
+/* Checks that no other statement has stmt's id (aborts if one has). */
+void store_stmt_claim(const struct store_stmt *stmt);
 
 struct store;
 struct store_conn;

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "store_pipe.h"
 #include "strbuf.h"
 
 struct job_rows {
@@ -158,16 +159,10 @@ static enum store_rc exec_rows(struct store *st, const struct store_stmt *stmt, 
 	return STORE_OK;
 }
 
-enum store_rc store_job_insert(struct store *st, const struct job_key *key, const char *region,
-			       const char *spec_json, const char *labels_json, struct job *out)
+enum store_rc store_job_insert_result(PGresult *res, enum store_rc rc, const struct job_key *key,
+				     const char *region, const char *spec_json,
+				     const char *labels_json, struct job *out)
 {
-	const char *params[] = { key->api, key->project, key->job_id, region, spec_json,
-				 labels_json };
-	struct store_conn *c = store_acquire(st);
-	enum store_rc rc;
-	PGresult *res = store_exec(c, &stmt_insert, 6, params, &rc);
-
-	store_release(st, c);
 	if (rc == STORE_OK && PQntuples(res) == 0)
 		rc = STORE_CONFLICT;	/* ON CONFLICT DO NOTHING: the id is taken */
 	if (rc == STORE_OK) {
@@ -182,10 +177,59 @@ enum store_rc store_job_insert(struct store *st, const struct job_key *key, cons
 	return rc;
 }
 
+PGresult *store_job_insert_raw(struct store *st, const struct job_key *key, const char *region,
+			       const char *spec_json, const char *labels_json, enum store_rc *rc)
+{
+	const char *params[] = { key->api, key->project, key->job_id, region, spec_json,
+				 labels_json };
+	struct store_conn *c = store_acquire(st);
+	PGresult *res = store_exec(c, &stmt_insert, 6, params, rc);
+
+	store_release(st, c);
+	return res;
+}
+
+enum store_rc store_job_insert(struct store *st, const struct job_key *key, const char *region,
+			       const char *spec_json, const char *labels_json, struct job *out)
+{
+	enum store_rc rc;
+	PGresult *res = store_job_insert_raw(st, key, region, spec_json, labels_json, &rc);
+	return store_job_insert_result(res, rc, key, region, spec_json, labels_json, out);
+}
+
+void store_job_insert_piped(struct store_pipe *pipe, const struct job_key *key,
+			    const char *region, const char *spec_json, const char *labels_json,
+			    void (*done)(void *arg, PGresult *res, enum store_rc rc), void *arg)
+{
+	const char *params[] = { key->api, key->project, key->job_id, region, spec_json,
+				 labels_json };
+	store_pipe_submit(pipe, &stmt_insert, 6, params, done, arg);
+}
+
 enum store_rc store_job_get(struct store *st, const struct job_key *key, struct job_rows **out)
 {
 	const char *params[] = { key->api, key->project, key->job_id };
 	return exec_rows(st, &stmt_get, 3, params, out);
+}
+
+void store_job_get_piped(struct store_pipe *pipe, const struct job_key *key,
+			 store_pipe_done done, void *arg)
+{
+	const char *params[] = { key->api, key->project, key->job_id };
+	store_pipe_submit(pipe, &stmt_get, 3, params, done, arg);
+}
+
+enum store_rc job_rows_adopt(PGresult *res, enum store_rc rc, struct job_rows **out)
+{
+	*out = NULL;
+	if (rc != STORE_OK)
+		return rc;
+	if (PQntuples(res) == 0) {
+		PQclear(res);
+		return STORE_NOT_FOUND;
+	}
+	*out = wrap(res);
+	return STORE_OK;
 }
 
 enum store_rc store_job_list(struct store *st, const char *api, const char *project,

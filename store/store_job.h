@@ -57,8 +57,33 @@ enum store_rc store_job_insert(struct store *st, const struct job_key *key, cons
 			       const char *spec_json, const char *labels_json,
 			       struct job *out) MUST_CHECK;
 
+/*
+ * The same insert through the store pipe (store_pipe.h), or run now
+ * (_raw); with the result, store_job_insert_result() and the same
+ * arguments give what store_job_insert() would have (it frees res).
+ */
+PGresult *store_job_insert_raw(struct store *st, const struct job_key *key, const char *region,
+			       const char *spec_json, const char *labels_json,
+			       enum store_rc *rc) MUST_CHECK;
+struct store_pipe;
+void store_job_insert_piped(struct store_pipe *pipe, const struct job_key *key,
+			    const char *region, const char *spec_json, const char *labels_json,
+			    void (*done)(void *arg, PGresult *res, enum store_rc rc), void *arg);
+enum store_rc store_job_insert_result(PGresult *res, enum store_rc rc, const struct job_key *key,
+				     const char *region, const char *spec_json,
+				     const char *labels_json, struct job *out) MUST_CHECK;
+
 enum store_rc store_job_get(struct store *st, const struct job_key *key,
 			    struct job_rows **out) MUST_CHECK;
+
+/*
+ * The same read through the store pipe (store_pipe.h): done(arg, res, rc)
+ * runs on the pipe's thread; job_rows_adopt(res, rc, &rows) then gives
+ * what store_job_get() would have (STORE_NOT_FOUND for no row).
+ */
+void store_job_get_piped(struct store_pipe *pipe, const struct job_key *key,
+			 void (*done)(void *arg, PGresult *res, enum store_rc rc), void *arg);
+enum store_rc job_rows_adopt(PGresult *res, enum store_rc rc, struct job_rows **out) MUST_CHECK;
 
 /*
  * One page of a project's jobs, newest first: jobs with id < before_id

@@ -310,9 +310,9 @@ out:
 	 * in flight finish, then close. Agents keep their replicas running. */
 	http_quiesce(http);
 	sched_stop(sched);
+	listener_stop(listener);	/* it wakes parked requests: none park now */
 	http_stop(http);
 	store_pipe_stop(pipe);	/* after the requests that wait on it */
-	listener_stop(listener);
 	sched_free(sched);
 	store_close(st);
 	pg_embedded_stop(pg);

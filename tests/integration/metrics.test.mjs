@@ -90,7 +90,9 @@ describe('GET /metrics', () => {
     assert.equal(value(first, 'trainplane_jobs', { api: 'ml', state: 'QUEUED' }), 0);
     assert.equal(value(first, 'trainplane_database_up'), 1);
     assert.equal(value(first, 'trainplane_db_pool_connections'), 4);
-    assert.equal(value(first, 'trainplane_scheduler_leader'), 1);
+    // The scheduler campaigns for leadership in the background: it wins soon after start.
+    await waitFor(async () => value(await scrape(s.base), 'trainplane_scheduler_leader') === 1,
+      10_000, 'trainplane_scheduler_leader did not become 1');
 
     // Three ml jobs stay QUEUED: there is no node to run them.
     for (let i = 0; i < 3; i++) {

@@ -54,6 +54,11 @@ static const char *check_url(const char *v)
 
 static const char *check_simulate(const char *v);
 
+static const char *check_readable(const char *v)
+{
+	return access(v, R_OK) ? "cannot read this file" : NULL;
+}
+
 #define K(name, type, field, def, min, max, check) \
 	{ name, type, offsetof(struct agent_config, field), def, min, max, check }
 static const struct config_key agent_keys[] = {
@@ -72,6 +77,7 @@ static const struct config_key agent_keys[] = {
 	K("region", CONFIG_STRING, region, "us-central1", 0, 0, NULL),
 	K("runtime", CONFIG_STRING, runtime_name, "process", 0, 0, check_runtime),
 	K("server", CONFIG_STRING, server, "http://127.0.0.1:8080/", 0, 0, check_url),
+	K("server_ca_file", CONFIG_STRING, server_ca_file, NULL, 0, 0, check_readable),
 	K("simulate_default", CONFIG_STRING, simulate_default, "run-2s-exit-0", 0, 0, check_simulate),
 	K("stop_grace_seconds", CONFIG_INT, stop_grace_seconds, "10", 0, 3600, NULL),
 	K("storage_root", CONFIG_STRING, storage_root, NULL, 0, 0, NULL),

@@ -24,6 +24,7 @@ enum agent_runtime {
 struct agent_config {
 	/* As loaded (strings owned, freed by agent_config_free()). */
 	char *server;
+	char *server_ca_file;	/* verify an https server against this CA (NULL: the system's) */
 	char *token;
 	char *node;
 	char *region;

@@ -14,6 +14,7 @@ struct http_client {
 	CURLM *multi;
 	CURL *easy;
 	struct curl_slist *headers;
+	char *ca_file;		/* NULL: the system's CAs */
 	char *body;
 	struct strbuf resp;
 	bool busy, overflow;
@@ -31,7 +32,7 @@ static size_t on_data(char *p, size_t size, size_t n, void *arg)
 	return size * n;
 }
 
-struct http_client *http_client_new(const char *token)
+struct http_client *http_client_new(const char *token, const char *ca_file)
 {
 	static bool global_done;
 	if (!global_done) {
@@ -46,6 +47,7 @@ struct http_client *http_client_new(const char *token)
 		http_client_free(c);
 		return NULL;
 	}
+	c->ca_file = ca_file && *ca_file ? xstrdup(ca_file) : NULL;
 	char *auth = xasprintf("Authorization: Bearer %s", token ? token : "");
 	c->headers = curl_slist_append(NULL, auth);
 	c->headers = curl_slist_append(c->headers, "Content-Type: application/json");
@@ -64,6 +66,7 @@ void http_client_free(struct http_client *c)
 	if (c->multi)
 		curl_multi_cleanup(c->multi);
 	curl_slist_free_all(c->headers);
+	free(c->ca_file);
 	free(c->body);
 	sb_release(&c->resp);
 	free(c);
@@ -90,6 +93,10 @@ int http_post_start(struct http_client *c, const char *url, const char *body, lo
 	curl_easy_setopt(c->easy, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(c->easy, CURLOPT_TCP_KEEPALIVE, 1L);
 	curl_easy_setopt(c->easy, CURLOPT_USERAGENT, "trainplane-agent");
+	/* https: the peer and its name are always verified (libcurl's default,
+	 * never turned off); against server_ca_file when set. */
+	if (c->ca_file)
+		curl_easy_setopt(c->easy, CURLOPT_CAINFO, c->ca_file);
 	if (curl_multi_add_handle(c->multi, c->easy) != CURLM_OK)
 		return -1;
 	c->busy = true;

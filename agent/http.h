@@ -14,7 +14,7 @@
 struct http_client;
 
 /* New client; NULL if libcurl cannot start. Free with http_client_free(). */
-struct http_client *http_client_new(const char *token);
+struct http_client *http_client_new(const char *token, const char *ca_file);
 void http_client_free(struct http_client *c);
 
 /*

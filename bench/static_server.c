@@ -58,7 +58,7 @@ int main(int argc, char **argv)
 	sigaddset(&sigs, SIGTERM);
 	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 	struct MHD_Daemon *d = MHD_start_daemon(
-		MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL, (uint16_t)atoi(argv[1]), NULL, NULL,
+		MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_TURBO, (uint16_t)atoi(argv[1]), NULL, NULL,
 		answer, NULL, MHD_OPTION_THREAD_POOL_SIZE, (unsigned)atoi(argv[2]),
 		MHD_OPTION_CONNECTION_LIMIT, (unsigned)4096, MHD_OPTION_END);
 	if (!d)

@@ -10,7 +10,9 @@
  *
  * Endpoint: --endpoint, else TRAINPLANE_ENDPOINT, else http://127.0.0.1:8080/.
  * Project: --project, else TRAINPLANE_PROJECT, else "demo".
- * TRAINPLANE_TOKEN, when set, is sent as a Bearer token.
+ * TRAINPLANE_TOKEN, when set, is sent as a Bearer token. For an https
+ * endpoint, TRAINPLANE_CA_FILE names the CA to verify the server with
+ * (default: the system's); verification is never turned off.
  * Exit status: 0 ok, 1 the server refused or the job failed, 2 bad usage.
  */
 #include <curl/curl.h>
@@ -51,6 +53,10 @@ static long http(const char *method, const char *path, const json_t *body, struc
 	curl_easy_setopt(c, CURLOPT_WRITEDATA, resp);
 	curl_easy_setopt(c, CURLOPT_TIMEOUT, 60L);
 	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	/* https: always verified; against TRAINPLANE_CA_FILE when set. */
+	const char *ca = getenv("TRAINPLANE_CA_FILE");
+	if (ca && *ca)
+		curl_easy_setopt(c, CURLOPT_CAINFO, ca);
 	const char *tok = getenv("TRAINPLANE_TOKEN");
 	if (tok && *tok) {
 		auth = xasprintf("Authorization: Bearer %s", tok);
@@ -668,7 +674,8 @@ static const char top_usage[] =
 	"  nodes list | drain NODE | undrain NODE\n\n"
 	"Every command takes --help. Endpoint: --endpoint, TRAINPLANE_ENDPOINT or\n"
 	"http://127.0.0.1:8080/; project: --project, TRAINPLANE_PROJECT or demo;\n"
-	"TRAINPLANE_TOKEN is sent as a Bearer token.\n";
+	"TRAINPLANE_TOKEN is sent as a Bearer token; TRAINPLANE_CA_FILE is the CA that\n"
+	"verifies an https endpoint.\n";
 
 static int is_help(const char *a)
 {

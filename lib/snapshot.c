@@ -13,7 +13,7 @@ struct snap_ref {
 };
 
 struct snapshot {
-	pthread_mutex_t mu;	/* guards cur against a concurrent replace */
+	pthread_rwlock_t lock;	/* readers share it; replace() takes it alone */
 	struct snap_ref *cur;
 	void (*free_fn)(void *);
 };
@@ -30,7 +30,7 @@ static struct snap_ref *ref_new(void *obj, void (*free_fn)(void *))
 struct snapshot *snapshot_new(void *obj, void (*free_fn)(void *))
 {
 	struct snapshot *s = xcalloc(1, sizeof(*s));
-	pthread_mutex_init(&s->mu, NULL);
+	pthread_rwlock_init(&s->lock, NULL);
 	s->free_fn = free_fn;
 	s->cur = ref_new(obj, free_fn);
 	return s;
@@ -38,12 +38,13 @@ struct snapshot *snapshot_new(void *obj, void (*free_fn)(void *))
 
 void *snapshot_acquire(struct snapshot *s, struct snap_ref **ref)
 {
-	/* The increment happens under the lock that replace() swaps under, so
-	 * the holder's reference still pins cur while we take ours. */
-	pthread_mutex_lock(&s->mu);
+	/* The increment happens under the lock that replace() swaps under
+	 * (shared among readers), so the holder's reference still pins cur
+	 * while we take ours. */
+	pthread_rwlock_rdlock(&s->lock);
 	struct snap_ref *r = s->cur;
 	atomic_fetch_add_explicit(&r->refs, 1, memory_order_relaxed);
-	pthread_mutex_unlock(&s->mu);
+	pthread_rwlock_unlock(&s->lock);
 	*ref = r;
 	return r->obj;
 }
@@ -61,10 +62,10 @@ void snapshot_replace(struct snapshot *s, void *obj)
 {
 	struct snap_ref *r = ref_new(obj, s->free_fn), *old;
 
-	pthread_mutex_lock(&s->mu);
+	pthread_rwlock_wrlock(&s->lock);
 	old = s->cur;
 	s->cur = r;
-	pthread_mutex_unlock(&s->mu);
+	pthread_rwlock_unlock(&s->lock);
 	snapshot_release(old);
 }
 
@@ -73,6 +74,6 @@ void snapshot_free(struct snapshot *s)
 	if (!s)
 		return;
 	snapshot_release(s->cur);
-	pthread_mutex_destroy(&s->mu);
+	pthread_rwlock_destroy(&s->lock);
 	free(s);
 }

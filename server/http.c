@@ -27,8 +27,8 @@ struct http_server {
 	struct request *parked;
 	pthread_t timer;
 	bool stopping;
-	int suspended;		/* parked, or resumed but not yet called back by MHD */
-	int in_flight;		/* requests begun and not yet completed (park_mu) */
+	int suspended;		/* parked, or resumed but not yet called back by MHD (atomic) */
+	int in_flight;		/* requests begun and not yet completed (atomic) */
 	MHD_socket listen_fd;	/* ours once quiesced */
 	bool quiesced;
 };
@@ -60,33 +60,28 @@ bool http_park(struct request *req, const char *key, int64_t deadline_us)
 	req->parked = true;
 	req->park_next = h->parked;
 	h->parked = req;
-	h->suspended++;
+	__atomic_add_fetch(&h->suspended, 1, __ATOMIC_RELAXED);
 	req->suspend_counted = true;
 	pthread_mutex_unlock(&h->park_mu);
 	return true;
 }
 
+/* No server lock on this path (jobs.get): MHD orders suspend and resume. */
 void http_suspend(struct request *req)
 {
 	struct http_server *h = req->srv->http;
 
-	pthread_mutex_lock(&h->park_mu);
 	MHD_suspend_connection(req->conn);
 	req->resumed = false;
 	req->awaiting = true;
-	h->suspended++;
+	__atomic_add_fetch(&h->suspended, 1, __ATOMIC_RELAXED);
 	req->suspend_counted = true;
-	pthread_mutex_unlock(&h->park_mu);
 }
 
 void http_resume(struct request *req)
 {
-	struct http_server *h = req->srv->http;
-
-	pthread_mutex_lock(&h->park_mu);
 	req->resumed = true;
 	MHD_resume_connection(req->conn);
-	pthread_mutex_unlock(&h->park_mu);
 }
 
 /* Resumes the parked requests for which match() says so. */
@@ -407,10 +402,8 @@ static void uncount_suspended(struct request *req)
 
 	if (!req->suspend_counted || !h)
 		return;
-	pthread_mutex_lock(&h->park_mu);
-	h->suspended--;
+	__atomic_sub_fetch(&h->suspended, 1, __ATOMIC_RELAXED);
 	req->suspend_counted = false;
-	pthread_mutex_unlock(&h->park_mu);
 }
 
 /* Constant-time comparison: a token must not leak through timing. */
@@ -552,9 +545,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		req->start_us = mono_usec();
 		set_request_id(req);
 		*ctx = req;
-		pthread_mutex_lock(&h->park_mu);
-		h->in_flight++;
-		pthread_mutex_unlock(&h->park_mu);
+		__atomic_add_fetch(&h->in_flight, 1, __ATOMIC_RELAXED);
 		/* Refuse an announced oversized body before reading it. */
 		const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
 							     MHD_HTTP_HEADER_CONTENT_LENGTH);
@@ -591,9 +582,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **ctx,
 	(void)conn;
 	if (!req)
 		return;
-	pthread_mutex_lock(&h->park_mu);
-	h->in_flight--;
-	pthread_mutex_unlock(&h->park_mu);
+	__atomic_sub_fetch(&h->in_flight, 1, __ATOMIC_RELAXED);
 	int64_t duration = mono_usec() - req->start_us;
 	const char *route = req->route ? req->route->operation_id : "unmatched";
 	log_set_request_id(req->request_id);
@@ -646,7 +635,7 @@ struct http_server *http_start(struct server *srv, const char *listen, int threa
 	const char *port;
 	const char *colon = strrchr(listen, ':');
 	struct http_server *h;
-	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG | MHD_USE_EPOLL |
+	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG | MHD_USE_EPOLL | MHD_USE_TURBO |
 			 MHD_ALLOW_SUSPEND_RESUME;
 
 	if (!colon || colon == listen || (size_t)(colon - listen) >= sizeof(host)) {
@@ -665,6 +654,21 @@ struct http_server *http_start(struct server *srv, const char *listen, int threa
 	}
 	if (ai->ai_family == AF_INET6)
 		flags |= MHD_USE_IPv6;
+	struct MHD_OptionItem tls[] = {
+		{ MHD_OPTION_HTTPS_MEM_KEY, 0, (void *)srv->tls_key_pem },
+		{ MHD_OPTION_HTTPS_MEM_CERT, 0, (void *)srv->tls_cert_pem },
+		{ MHD_OPTION_END, 0, NULL },
+	};
+	if (srv->tls_cert_pem) {
+		if (MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES) {
+			snprintf(err, errlen, "this libmicrohttpd was built without TLS");
+			freeaddrinfo(ai);
+			return NULL;
+		}
+		flags |= MHD_USE_TLS;
+	} else {
+		tls[0].option = MHD_OPTION_END;
+	}
 
 	h = xcalloc(1, sizeof(*h));
 	h->srv = srv;
@@ -681,11 +685,12 @@ struct http_server *http_start(struct server *srv, const char *listen, int threa
 		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)120,
 		MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned)1024,
 		MHD_OPTION_NOTIFY_COMPLETED, on_completed, h,
+		MHD_OPTION_ARRAY, tls,
 		MHD_OPTION_END);
 	freeaddrinfo(ai);
 	if (!h->daemon) {
-		snprintf(err, errlen, "cannot listen on %s (address in use or not permitted?)",
-			 listen);
+		snprintf(err, errlen, "cannot listen on %s (address in use or not permitted%s?)",
+			 listen, srv->tls_cert_pem ? ", or the TLS certificate refused" : "");
 		pthread_mutex_destroy(&h->park_mu);
 		srv->http = NULL;
 		free(h);
@@ -725,10 +730,8 @@ void http_stop(struct http_server *h)
 	 * suspended connection. */
 	int left = 0, suspended = 0;
 	for (int i = 0; i < DRAIN_SECONDS * 100; i++) {
-		pthread_mutex_lock(&h->park_mu);
-		left = h->in_flight;
-		suspended = h->suspended;
-		pthread_mutex_unlock(&h->park_mu);
+		left = __atomic_load_n(&h->in_flight, __ATOMIC_RELAXED);
+		suspended = __atomic_load_n(&h->suspended, __ATOMIC_RELAXED);
 		if (!left && !suspended)
 			break;
 		usleep(10 * 1000);

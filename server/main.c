@@ -25,6 +25,7 @@
 #include "snapshot.h"
 #include "store.h"
 #include "store_pipe.h"
+#include "tls.h"
 
 struct server_config {
 	char *agent_token;
@@ -48,6 +49,8 @@ struct server_config {
 	char *state_dir;
 	int sync_interval_seconds;
 	char *tokens_file;
+	char *tls_cert_file;
+	char *tls_key_file;
 };
 
 static const char *check_auth_mode(const char *v)
@@ -91,6 +94,8 @@ static const struct config_key server_keys[] = {
 	KEY(starve_seconds, CONFIG_INT, "600", 1, 86400 * 7, NULL),
 	KEY(state_dir, CONFIG_STRING, "./var", 0, 0, NULL),
 	KEY(sync_interval_seconds, CONFIG_INT, "10", 1, 600, NULL),
+	KEY(tls_cert_file, CONFIG_STRING, NULL, 0, 0, NULL),
+	KEY(tls_key_file, CONFIG_STRING, NULL, 0, 0, NULL),
 	KEY(tokens_file, CONFIG_STRING, NULL, 0, 0, NULL),
 };
 
@@ -166,6 +171,12 @@ static void reload(const struct server_config *cfg, struct server *srv)
 	}
 }
 
+static bool listen_is_loopback(const char *listen)
+{
+	return !strncmp(listen, "127.", 4) || !strncmp(listen, "[::1]:", 6) ||
+	       !strncmp(listen, "localhost:", 10);
+}
+
 static void print_routes(void)
 {
 	for (size_t i = 0; i < routes_count; i++)
@@ -188,6 +199,7 @@ int main(int argc, char **argv)
 	char err[2048];
 	struct catalog *cat = NULL;
 	struct auth_tokens *tokens = NULL;
+	char *tls_cert = NULL, *tls_key = NULL;
 	struct snapshot *catalogs = NULL, *token_snap = NULL;
 	struct pg_embedded *pg = NULL;
 	struct store *st = NULL;
@@ -229,6 +241,10 @@ int main(int argc, char **argv)
 	}
 	if (load_tokens(&cfg, &tokens, err, sizeof(err))) {
 		fprintf(stderr, "trainplane-server: bad tokens file: %s\n", err);
+		goto out;
+	}
+	if (tls_load(cfg.tls_cert_file, cfg.tls_key_file, &tls_cert, &tls_key, err, sizeof(err))) {
+		fprintf(stderr, "trainplane-server: bad TLS configuration: %s\n", err);
 		goto out;
 	}
 	if (check_only) {
@@ -281,15 +297,20 @@ int main(int argc, char **argv)
 			      .lease_s = cfg.lease_seconds, .sched = sched };
 	if (cfg.db_pipeline)
 		srv.pipe = pipe = store_pipe_start(conninfo);
+	srv.tls_cert_pem = tls_cert;
+	srv.tls_key_pem = tls_key;
 	http = http_start(&srv, cfg.listen, cfg.http_threads, err, sizeof(err));
 	if (!http) {
 		log_error("%s", err);
 		goto out;
 	}
 	listener = listener_start(conninfo, http);
-	log_info("trainplane-server listening on http://%.*s:%d/ (database: %s, auth: %s)",
-		 (int)(strrchr(cfg.listen, ':') - cfg.listen), cfg.listen, http_port(http),
-		 pg ? "embedded" : "external", cfg.auth_mode);
+	log_info("trainplane-server listening on %s://%.*s:%d/ (database: %s, auth: %s)",
+		 tls_cert ? "https" : "http", (int)(strrchr(cfg.listen, ':') - cfg.listen),
+		 cfg.listen, http_port(http), pg ? "embedded" : "external", cfg.auth_mode);
+	if (!tls_cert && !listen_is_loopback(cfg.listen))
+		log_warn("listening on %s without TLS: tokens cross the network in clear; set "
+			 "tls_cert_file and tls_key_file, or listen on loopback", cfg.listen);
 
 	for (;;) {
 		int sig;
@@ -319,6 +340,8 @@ out:
 	free(conninfo);
 	catalog_free(cat);
 	auth_tokens_free(tokens);
+	free(tls_cert);
+	free(tls_key);
 	snapshot_free(catalogs);
 	snapshot_free(token_snap);
 	config_free(server_keys, ARRAY_SIZE(server_keys), &cfg);

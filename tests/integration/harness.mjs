@@ -249,16 +249,16 @@ export async function startServer({ pg, env = {}, args = [], ready = true, cwd =
     });
   });
 
-  const port = await new Promise((resolve, reject) => {
+  const { scheme, port } = await new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
       cleanup();
       reject(new Error(`server did not start within ${startTimeoutMs} ms:\n${err}${out}`));
     }, startTimeoutMs);
     const look = () => {
-      const m = /listening on http:\/\/[^\s]*:(\d+)\//.exec(err + out);
+      const m = /listening on (https?):\/\/[^\s]*:(\d+)\//.exec(err + out);
       if (m) {
         cleanup();
-        resolve(Number(m[1]));
+        resolve({ scheme: m[1], port: Number(m[2]) });
       }
     };
     const onExit = ({ code, signal }) => {
@@ -277,7 +277,7 @@ export async function startServer({ pg, env = {}, args = [], ready = true, cwd =
 
   const server = {
     port,
-    base: `http://127.0.0.1:${port}`,
+    base: `${scheme}://127.0.0.1:${port}`,
     child,
     exited,
     stderr: () => err,

@@ -9,6 +9,7 @@
 #include "log.h"
 #include "paging.h"
 #include "scheduler.h"
+#include "store_log.h"
 #include "validate.h"
 #include "vertex_types.h"
 #include "wire.h"
@@ -16,6 +17,10 @@
 #define API_VERTEX "vertex"
 #define CANCEL_MESSAGE "CANCELED"
 #define DISPLAY_NAME_MAX 128
+/* A TrainingPipeline is stored as its backing CustomJob (same id), with
+ * the pipeline's own fields under this key of the job's spec. */
+#define PIPELINE_KEY "_pipeline"
+#define CUSTOM_TASK "gs://google-cloud-aiplatform/schema/trainingjob/definition/custom_task_1.0.0.yaml"
 
 /* --- rendering ------------------------------------------------------------ */
 
@@ -66,6 +71,7 @@ static json_t *job_json(const struct job *j)
 	if (spec)
 		json_object_update(o, spec);
 	json_decref(spec);
+	json_object_del(o, PIPELINE_KEY);	/* the pipeline's own record, if any */
 	json_object_set_new(o, "state", json_string(api_vertex_state_name(j->state)));
 	add_time(o, "createTime", j->create_us);
 	add_time(o, "startTime", j->start_us);
@@ -93,16 +99,65 @@ static json_t *job_json(const struct job *j)
 	return o;
 }
 
-static void reply_job(struct request *req, const struct job *j)
+/*
+ * A TrainingPipeline from its backing CustomJob: the pipeline's own fields,
+ * the job's state as PIPELINE_STATE_*, its times, error and labels, and
+ * trainingTaskMetadata naming the job.
+ */
+static json_t *pipeline_json(const struct job *j)
 {
-	reply_json(req, 200, job_json(j));
+	json_t *cj = job_json(j), *o = json_object();
+	json_t *spec = json_loads(j->spec_json, 0, NULL);
+	json_t *p = json_object_get(spec, PIPELINE_KEY);
+	const char *state = json_string_value(json_object_get(cj, "state"));
+	char name[512], pstate[64];
+
+	snprintf(name, sizeof(name), "projects/%s/locations/%s/trainingPipelines/%s", j->project,
+		 j->region, j->job_id);
+	snprintf(pstate, sizeof(pstate), "PIPELINE_STATE_%s", state + strlen("JOB_STATE_"));
+	json_object_set_new(o, "name", json_string(name));
+	json_object_update(o, p ? p : json_object());
+	json_object_set_new(o, "trainingTaskMetadata",
+			    json_pack("{s:O}", "backingCustomJob", json_object_get(cj, "name")));
+	json_object_set_new(o, "state", json_string(pstate));
+	static const char *const copied[] = { "error", "createTime", "startTime", "endTime",
+					      "updateTime", "labels" };
+	for (size_t i = 0; i < ARRAY_SIZE(copied); i++)
+		if (json_object_get(cj, copied[i]))
+			json_object_set(o, copied[i], json_object_get(cj, copied[i]));
+	json_decref(spec);
+	json_decref(cj);
+	return o;
 }
 
-static void reply_not_found(struct request *req)
+/* What a handler serves: custom jobs, or the pipelines stored as them. */
+struct kind {
+	const char *noun;	/* in messages: CustomJob, TrainingPipeline */
+	const char *collection;	/* in names: customJobs, trainingPipelines */
+	bool pipeline;
+};
+static const struct kind CUSTOM_JOBS = { "CustomJob", "customJobs", false };
+static const struct kind PIPELINES = { "TrainingPipeline", "trainingPipelines", true };
+
+/* JOB_STATE_RUNNING, or PIPELINE_STATE_RUNNING for a pipeline. */
+static void state_name(const struct kind *k, const char *state, char *buf, size_t len)
 {
-	reply_error(req, API_NOT_FOUND,
-		    "The CustomJob \"projects/%s/locations/%s/customJobs/%s\" does not exist.",
-		    req->params[0], req->params[1], req->params[2]);
+	const char *s = api_vertex_state_name(state);
+	if (k->pipeline)
+		snprintf(buf, len, "PIPELINE_STATE_%s", s + strlen("JOB_STATE_"));
+	else
+		snprintf(buf, len, "%s", s);
+}
+
+static json_t *render(const struct kind *k, const struct job *j)
+{
+	return k->pipeline ? pipeline_json(j) : job_json(j);
+}
+
+static void reply_not_found(struct request *req, const struct kind *k)
+{
+	reply_error(req, API_NOT_FOUND, "The %s \"projects/%s/locations/%s/%s/%s\" does not exist.",
+		    k->noun, req->params[0], req->params[1], k->collection, req->params[2]);
 }
 
 /* Vertex's wording: "List of found errors:\t1.Field: f; Message: m\t...". */
@@ -117,8 +172,16 @@ static void reply_vertex_violations(struct request *req, const struct violations
 	sb_release(&msg);
 }
 
+static bool is_pipeline(const struct job *j)
+{
+	json_t *spec = json_loads(j->spec_json, 0, NULL);
+	bool yes = json_object_get(spec, PIPELINE_KEY) != NULL;
+	json_decref(spec);
+	return yes;
+}
+
 /* Looks the job up; replies 404 (or a store error) and returns NULL when absent. */
-static struct job_rows *load_job(struct request *req, struct job *j)
+static struct job_rows *load_job(struct request *req, const struct kind *k, struct job *j)
 {
 	struct job_key key = { API_VERTEX, req->params[0], req->params[2] };
 	struct job_rows *rows = NULL;
@@ -126,13 +189,13 @@ static struct job_rows *load_job(struct request *req, struct job *j)
 
 	if (rc == STORE_OK) {
 		job_rows_get(rows, 0, j);
-		if (!strcmp(j->region, req->params[1]))
+		if (!strcmp(j->region, req->params[1]) && (!k->pipeline || is_pipeline(j)))
 			return rows;
 		rc = STORE_NOT_FOUND;
 	}
 	job_rows_free(rows);
 	if (rc == STORE_NOT_FOUND)
-		reply_not_found(req);
+		reply_not_found(req, k);
 	else
 		reply_store_error(req, rc);
 	return NULL;
@@ -148,73 +211,121 @@ static size_t utf8_chars(const char *s)
 	return n;
 }
 
+/* The structural violations of a body: their messages, one a line. */
+static void reply_schema_violations(struct request *req, const struct violations *vs)
+{
+	struct strbuf msg = STRBUF_INIT;
+	for (size_t i = 0; i < vs->n; i++)
+		sb_addf(&msg, "%s%s", i ? "\n" : "", vs->v[i].description);
+	reply_violations(req, vs, sb_str(&msg));
+	sb_release(&msg);
+}
+
+static int64_t pool_gpus(const json_t *pool)
+{
+	return json_integer_value(json_object_get(json_object_get(pool, "machineSpec"),
+						  "acceleratorCount"));
+}
+
+/*
+ * Seed 001: MultiWorkerMirroredStrategy needs the same number of GPUs on
+ * every machine. Vertex accepts pools that differ (a parameter-server job
+ * may want them), and so does trainplane; the job's log says it, where
+ * stream-logs shows it.
+ */
+static void warn_gpu_counts(struct request *req, const struct job *j, const json_t *job_spec)
+{
+	const json_t *pools = json_object_get(job_spec, "workerPoolSpecs");
+	const json_t *p0 = json_array_get(pools, 0), *p1 = json_array_get(pools, 1);
+	char msg[320];
+
+	if (!p0 || !p1 || !json_object_get(p1, "machineSpec") || pool_gpus(p0) == pool_gpus(p1))
+		return;
+	snprintf(msg, sizeof(msg), "warning: workerPoolSpecs[0] has %lld GPU(s) per machine and "
+		 "workerPoolSpecs[1] has %lld: MultiWorkerMirroredStrategy needs the same number "
+		 "on every machine. The job runs as asked.", (long long)pool_gpus(p0),
+		 (long long)pool_gpus(p1));
+	if (store_log_add(req->srv->store, j->id, "service", msg) != STORE_OK)
+		log_warn("job %s: %s", j->job_id, msg);
+}
+
+/* Stores a checked job (borrowed; its labels go to their column) and replies. */
+static void create_job(struct request *req, const struct kind *k, json_t *job)
+{
+	json_t *lab = json_object_get(job, "labels");
+	char *labels = lab ? json_dumps(lab, JSON_COMPACT) : xstrdup("{}");
+	struct job_rows *rows = NULL;
+
+	json_object_del(job, "labels");
+	char *spec = json_dumps(job, JSON_COMPACT);
+	enum store_rc rc = store_job_insert_numbered(req->srv->store, API_VERTEX, req->params[0],
+						     req->params[1], spec, labels, &rows);
+	if (rc != STORE_OK) {
+		reply_store_error(req, rc);
+	} else {
+		struct job created;
+		job_rows_get(rows, 0, &created);
+		log_info("job projects/%s/locations/%s/%s/%s created", req->params[0],
+			 req->params[1], k->collection, created.job_id);
+		warn_gpu_counts(req, &created, json_object_get(job, "jobSpec"));
+		sched_wake_new_job(req->srv->sched);
+		reply_json(req, 200, render(k, &created));
+	}
+	job_rows_free(rows);
+	free(spec);
+	free(labels);
+}
+
+static void check_display_name(const char *display, const char *field, struct violations *vs)
+{
+	if (!display || !*display)
+		violations_add(vs, field, "Required field is not set.");
+	else if (utf8_chars(display) > DISPLAY_NAME_MAX)
+		violations_add(vs, field, "The display name can be up to %d characters long.",
+			       DISPLAY_NAME_MAX);
+}
+
 void api_vertex_custom_jobs_create(struct request *req)
 {
 	struct violations vs = VIOLATIONS_INIT;
 	json_t *job = schema_normalize(&vertex_custom_job_message, req->json, "custom_job", &vs);
-	char *spec = NULL, *labels = NULL;
-	struct job_rows *rows = NULL;
 
 	if (!job) {
-		struct strbuf msg = STRBUF_INIT;
-		for (size_t i = 0; i < vs.n; i++)
-			sb_addf(&msg, "%s%s", i ? "\n" : "", vs.v[i].description);
-		reply_violations(req, &vs, sb_str(&msg));
-		sb_release(&msg);
+		reply_schema_violations(req, &vs);
 		goto out;
 	}
-	const char *display = json_string_value(json_object_get(job, "displayName"));
 	json_t *job_spec = json_object_get(job, "jobSpec");
-	if (!display || !*display)
-		violations_add(&vs, "custom_job.display_name", "Required field is not set.");
-	else if (utf8_chars(display) > DISPLAY_NAME_MAX)
-		violations_add(&vs, "custom_job.display_name",
-			       "The display name can be up to %d characters long.",
-			       DISPLAY_NAME_MAX);
+	check_display_name(json_string_value(json_object_get(job, "displayName")),
+			   "custom_job.display_name", &vs);
 	if (!job_spec)
 		violations_add(&vs, "custom_job.job_spec", "Required field is not set.");
 	else
 		validate_vertex_job_spec(req->catalog, req->params[1], job_spec, &vs);
 	validate_labels(json_object_get(job, "labels"), "custom_job.labels", &vs);
-	if (vs.n) {
+	if (vs.n)
 		reply_vertex_violations(req, &vs);
-		goto out;
-	}
-
-	json_t *lab = json_object_get(job, "labels");
-	labels = lab ? json_dumps(lab, JSON_COMPACT) : xstrdup("{}");
-	json_object_del(job, "labels");
-	spec = json_dumps(job, JSON_COMPACT);
-	enum store_rc rc = store_job_insert_numbered(req->srv->store, API_VERTEX, req->params[0],
-						     req->params[1], spec, labels, &rows);
-	if (rc != STORE_OK) {
-		reply_store_error(req, rc);
-		goto out;
-	}
-	struct job created;
-	job_rows_get(rows, 0, &created);
-	log_info("job projects/%s/locations/%s/customJobs/%s created", req->params[0],
-		 req->params[1], created.job_id);
-	sched_wake_new_job(req->srv->sched);
-	reply_job(req, &created);
+	else
+		create_job(req, &CUSTOM_JOBS, job);
 out:
-	job_rows_free(rows);
-	free(spec);
-	free(labels);
 	json_decref(job);
 	violations_release(&vs);
 }
 
 /* --- customJobs.get ------------------------------------------------------- */
 
-void api_vertex_custom_jobs_get(struct request *req)
+static void get_job(struct request *req, const struct kind *k)
 {
 	struct job j;
-	struct job_rows *rows = load_job(req, &j);
+	struct job_rows *rows = load_job(req, k, &j);
 
 	if (rows)
-		reply_job(req, &j);
+		reply_json(req, 200, render(k, &j));
 	job_rows_free(rows);
+}
+
+void api_vertex_custom_jobs_get(struct request *req)
+{
+	get_job(req, &CUSTOM_JOBS);
 }
 
 /* --- customJobs.list ------------------------------------------------------ */
@@ -226,7 +337,12 @@ static const struct filter_field vertex_filter_fields[] = {
 	{ "labels", NULL, "labels", FILTER_MAP, NULL },
 };
 
-void api_vertex_custom_jobs_list(struct request *req)
+/*
+ * One page of the location's jobs (custom jobs, or the pipelines among
+ * them when pipelines): filter, page token, rendering.
+ */
+static void list_jobs(struct request *req, const struct filter_field *fields, size_t nfields,
+		      bool pipelines)
 {
 	const char *filter = req_query(req, "filter");
 	const char *token = req_query(req, "pageToken");
@@ -247,8 +363,7 @@ void api_vertex_custom_jobs_list(struct request *req)
 		return;
 	}
 	/* $4 is the location; the filter's parameters follow. */
-	if (filter_compile(filter, vertex_filter_fields, ARRAY_SIZE(vertex_filter_fields), 5,
-			   &fsql, err, sizeof(err))) {
+	if (filter_compile(filter, fields, nfields, 5, &fsql, err, sizeof(err))) {
 		reply_error(req, API_INVALID_ARGUMENT, "Invalid filter: %s", err);
 		return;
 	}
@@ -257,6 +372,8 @@ void api_vertex_custom_jobs_list(struct request *req)
 	for (int i = 0; i < fsql.nparams; i++)
 		params[i + 1] = fsql.params[i];
 	sb_addstr(&where, "region = $4");
+	if (pipelines)
+		sb_addstr(&where, " AND spec ? '" PIPELINE_KEY "'");
 	if (*fsql.where)
 		sb_addf(&where, " AND (%s)", fsql.where);
 	enum store_rc rc = store_job_list(req->srv->store, API_VERTEX, req->params[0], before,
@@ -274,10 +391,10 @@ void api_vertex_custom_jobs_list(struct request *req)
 	struct job j;
 	for (size_t i = 0; i < shown; i++) {
 		job_rows_get(rows, i, &j);
-		json_array_append_new(list, job_json(&j));
+		json_array_append_new(list, pipelines ? pipeline_json(&j) : job_json(&j));
 	}
 	if (shown)
-		json_object_set_new(out, "customJobs", list);
+		json_object_set_new(out, pipelines ? "trainingPipelines" : "customJobs", list);
 	else
 		json_decref(list);
 	if (n > shown) {
@@ -290,42 +407,54 @@ void api_vertex_custom_jobs_list(struct request *req)
 	reply_json(req, 200, out);
 }
 
+void api_vertex_custom_jobs_list(struct request *req)
+{
+	list_jobs(req, vertex_filter_fields, ARRAY_SIZE(vertex_filter_fields), false);
+}
+
 /* --- customJobs.cancel ---------------------------------------------------- */
 
-void api_vertex_custom_jobs_cancel(struct request *req)
+static void cancel_job(struct request *req, const struct kind *k)
 {
 	struct job_key key = { API_VERTEX, req->params[0], req->params[2] };
 	struct job_rows *rows = NULL;
 	struct job j;
 	bool changed;
 
-	rows = load_job(req, &j);
+	rows = load_job(req, k, &j);
 	if (!rows)
 		return;
 	job_rows_free(rows);
 	rows = NULL;
 	enum store_rc rc = store_job_cancel(req->srv->store, &key, CANCEL_MESSAGE, &changed, &rows);
 	if (rc == STORE_NOT_FOUND) {
-		reply_not_found(req);
+		reply_not_found(req, k);
 	} else if (rc != STORE_OK) {
 		reply_store_error(req, rc);
 	} else {
 		job_rows_get(rows, 0, &j);
 		if (changed) {
-			log_info("job projects/%s/locations/%s/customJobs/%s cancel requested",
-				 key.project, req->params[1], key.job_id);
+			log_info("job projects/%s/locations/%s/%s/%s cancel requested", key.project,
+				 req->params[1], k->collection, key.job_id);
 			sched_wake(req->srv->sched);
 			reply_json_text(req, 200, xstrdup("{}"), 2);
 		} else if (!strcmp(j.state, JOB_CANCELLING)) {
 			reply_json_text(req, 200, xstrdup("{}"), 2);
 		} else {
+			char state[48];
+			state_name(k, j.state, state, sizeof(state));
 			reply_error(req, API_FAILED_PRECONDITION,
-				    "The CustomJob \"projects/%s/locations/%s/customJobs/%s\" is in "
-				    "state %s and cannot be canceled.", key.project, req->params[1],
-				    key.job_id, api_vertex_state_name(j.state));
+				    "The %s \"projects/%s/locations/%s/%s/%s\" is in state %s and "
+				    "cannot be canceled.", k->noun, key.project, req->params[1],
+				    k->collection, key.job_id, state);
 		}
 	}
 	job_rows_free(rows);
+}
+
+void api_vertex_custom_jobs_cancel(struct request *req)
+{
+	cancel_job(req, &CUSTOM_JOBS);
 }
 
 /* --- customJobs.delete and operations.get --------------------------------- */
@@ -345,35 +474,39 @@ static json_t *delete_operation(const char *project, const char *location, int64
 			 "response", "@type", "type.googleapis.com/google.protobuf.Empty");
 }
 
-void api_vertex_custom_jobs_delete(struct request *req)
+static void delete_job(struct request *req, const struct kind *k)
 {
 	struct job_key key = { API_VERTEX, req->params[0], req->params[2] };
 	struct job j;
-	struct job_rows *rows = load_job(req, &j);
-	char target[512];
+	struct job_rows *rows = load_job(req, k, &j);
+	char target[512], state[48];
 	int64_t op = 0, op_us = 0;
 
 	if (!rows)
 		return;
-	char state[32];
-	snprintf(state, sizeof(state), "%s", api_vertex_state_name(j.state));
+	state_name(k, j.state, state, sizeof(state));
 	job_rows_free(rows);
-	snprintf(target, sizeof(target), "projects/%s/locations/%s/customJobs/%s", key.project,
-		 req->params[1], key.job_id);
+	snprintf(target, sizeof(target), "projects/%s/locations/%s/%s/%s", key.project,
+		 req->params[1], k->collection, key.job_id);
 	enum store_rc rc = store_job_delete_final(req->srv->store, &key, req->params[1], target,
 						  &op, &op_us);
 	if (rc == STORE_NOT_FOUND) {
-		reply_not_found(req);
+		reply_not_found(req, k);
 	} else if (rc == STORE_CONFLICT) {
 		reply_error(req, API_FAILED_PRECONDITION,
-			    "The CustomJob \"%s\" is in state %s and cannot be deleted: cancel it "
-			    "first, or wait for it to finish.", target, state);
+			    "The %s \"%s\" is in state %s and cannot be deleted: cancel it "
+			    "first, or wait for it to finish.", k->noun, target, state);
 	} else if (rc != STORE_OK) {
 		reply_store_error(req, rc);
 	} else {
-		log_info("job %s deleted", target);
+		log_info("%s deleted", target);
 		reply_json(req, 200, delete_operation(key.project, req->params[1], op, op_us));
 	}
+}
+
+void api_vertex_custom_jobs_delete(struct request *req)
+{
+	delete_job(req, &CUSTOM_JOBS);
 }
 
 static bool operation_id_valid(const char *id)
@@ -471,4 +604,139 @@ void api_vertex_operations_list(struct request *req)
 	free(ids);
 	free(times);
 	reply_json(req, 200, out);
+}
+
+/* --- trainingPipelines ---------------------------------------------------- */
+/*
+ * What the Python SDK's CustomContainerTrainingJob (and CustomTrainingJob,
+ * CustomPythonPackageTrainingJob) create: a pipeline of the custom task,
+ * whose trainingTaskInputs are a CustomJobSpec. trainplane runs it as one
+ * CustomJob with the same id (trainingTaskMetadata.backingCustomJob) and
+ * shows that job's state as PIPELINE_STATE_*. Other task definitions,
+ * managed datasets and model upload are not served.
+ */
+
+static const char *pipeline_state_from_name(const char *name)
+{
+	char job[64];
+	if (strncmp(name, "PIPELINE_STATE_", 15))
+		return NULL;
+	snprintf(job, sizeof(job), "JOB_STATE_%s", name + 15);
+	return state_from_name(job);
+}
+
+static const struct filter_field pipeline_filter_fields[] = {
+	{ "state", NULL, "state", FILTER_TEXT, pipeline_state_from_name },
+	{ "display_name", "displayName",
+	  "COALESCE(spec->'" PIPELINE_KEY "'->>'displayName', '')", FILTER_TEXT, NULL },
+	{ "training_task_definition", "trainingTaskDefinition",
+	  "COALESCE(spec->'" PIPELINE_KEY "'->>'trainingTaskDefinition', '')", FILTER_TEXT, NULL },
+	{ "create_time", "createTime", "create_time", FILTER_TIME, NULL },
+	{ "labels", NULL, "labels", FILTER_MAP, NULL },
+};
+
+/* job_spec.x paths of the shared validator, as the pipeline's field. */
+static void move_violations(struct violations *from, struct violations *to)
+{
+	for (size_t i = 0; i < from->n; i++) {
+		const char *f = from->v[i].field;
+		char *field = !strncmp(f, "job_spec", 8)
+				      ? xasprintf("training_pipeline.training_task_inputs%s", f + 8)
+				      : xstrdup(f);
+		violations_add(to, field, "%s", from->v[i].description);
+		free(field);
+	}
+}
+
+void api_vertex_training_pipelines_create(struct request *req)
+{
+	struct violations vs = VIOLATIONS_INIT, spec_vs = VIOLATIONS_INIT;
+	json_t *tp = schema_normalize(&vertex_training_pipeline_message, req->json,
+				      "training_pipeline", &vs);
+	json_t *job_spec = NULL, *job = NULL;
+
+	if (!tp) {
+		reply_schema_violations(req, &vs);
+		goto out;
+	}
+	const char *def = json_string_value(json_object_get(tp, "trainingTaskDefinition"));
+	if (def && strcmp(def, CUSTOM_TASK)) {
+		reply_error(req, API_UNIMPLEMENTED,
+			    "Training task definition %s is not supported: trainplane runs custom "
+			    "training pipelines only (trainingTaskDefinition " CUSTOM_TASK "), as "
+			    "CustomContainerTrainingJob, CustomTrainingJob and "
+			    "CustomPythonPackageTrainingJob create them; AutoML is not served.", def);
+		goto out;
+	}
+	if (json_object_get(tp, "inputDataConfig")) {
+		reply_error(req, API_UNIMPLEMENTED,
+			    "Managed datasets (training_pipeline.input_data_config) are not "
+			    "supported: read the data from the job's own storage.");
+		goto out;
+	}
+	if (json_object_get(tp, "modelToUpload") || json_object_get(tp, "modelId") ||
+	    json_object_get(tp, "parentModel")) {
+		reply_error(req, API_UNIMPLEMENTED,
+			    "Uploading a model (training_pipeline.model_to_upload) is not "
+			    "supported: there is no model registry; the job's AIP_MODEL_DIR holds "
+			    "what it saves.");
+		goto out;
+	}
+	check_display_name(json_string_value(json_object_get(tp, "displayName")),
+			   "training_pipeline.display_name", &vs);
+	if (!def)
+		violations_add(&vs, "training_pipeline.training_task_definition",
+			       "Required field is not set.");
+	json_t *inputs = json_object_get(tp, "trainingTaskInputs");
+	if (!inputs || json_is_null(inputs)) {
+		violations_add(&vs, "training_pipeline.training_task_inputs",
+			       "Required field is not set.");
+	} else if (!(job_spec = schema_normalize(vertex_custom_job_spec_message, inputs,
+						 "training_pipeline.training_task_inputs", &vs))) {
+		reply_schema_violations(req, &vs);
+		goto out;
+	} else {
+		validate_vertex_job_spec(req->catalog, req->params[1], job_spec, &spec_vs);
+		move_violations(&spec_vs, &vs);
+	}
+	validate_labels(json_object_get(tp, "labels"), "training_pipeline.labels", &vs);
+	if (vs.n) {
+		reply_vertex_violations(req, &vs);
+		goto out;
+	}
+	job = json_pack("{s:O, s:O, s:{s:O, s:s, s:O}}", "displayName",
+			json_object_get(tp, "displayName"), "jobSpec", job_spec, PIPELINE_KEY,
+			"displayName", json_object_get(tp, "displayName"), "trainingTaskDefinition",
+			def, "trainingTaskInputs", job_spec);
+	if (json_object_get(tp, "labels"))
+		json_object_set(job, "labels", json_object_get(tp, "labels"));
+	if (json_object_get(tp, "encryptionSpec"))
+		json_object_set(job, "encryptionSpec", json_object_get(tp, "encryptionSpec"));
+	create_job(req, &PIPELINES, job);
+out:
+	json_decref(job);
+	json_decref(job_spec);
+	json_decref(tp);
+	violations_release(&spec_vs);
+	violations_release(&vs);
+}
+
+void api_vertex_training_pipelines_get(struct request *req)
+{
+	get_job(req, &PIPELINES);
+}
+
+void api_vertex_training_pipelines_list(struct request *req)
+{
+	list_jobs(req, pipeline_filter_fields, ARRAY_SIZE(pipeline_filter_fields), true);
+}
+
+void api_vertex_training_pipelines_cancel(struct request *req)
+{
+	cancel_job(req, &PIPELINES);
+}
+
+void api_vertex_training_pipelines_delete(struct request *req)
+{
+	delete_job(req, &PIPELINES);
 }

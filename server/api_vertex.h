@@ -26,4 +26,10 @@ void api_vertex_operations_list(struct request *req);
 /* The Vertex JobState name of a stored state ("PREPARING" -> "JOB_STATE_PENDING"). */
 const char *api_vertex_state_name(const char *state);
 
+void api_vertex_training_pipelines_create(struct request *req);
+void api_vertex_training_pipelines_get(struct request *req);
+void api_vertex_training_pipelines_list(struct request *req);
+void api_vertex_training_pipelines_cancel(struct request *req);
+void api_vertex_training_pipelines_delete(struct request *req);
+
 #endif

@@ -31,6 +31,8 @@ static void health_ready(struct request *req)
 #define LOCATION "/v1/projects/{projectsId}/locations/{locationsId}"
 #define CUSTOM_JOBS LOCATION "/customJobs"
 #define CUSTOM_JOB CUSTOM_JOBS "/{customJobsId}"
+#define PIPELINES LOCATION "/trainingPipelines"
+#define PIPELINE PIPELINES "/{trainingPipelinesId}"
 
 const struct route routes[] = {
 	{ "GET", "/healthz", health_live, "healthz", false },
@@ -63,6 +65,16 @@ const struct route routes[] = {
 	  "aiplatform.projects.locations.customJobs.delete", false },
 	{ "POST", CUSTOM_JOB ":cancel", api_vertex_custom_jobs_cancel,
 	  "aiplatform.projects.locations.customJobs.cancel", true },
+	{ "POST", PIPELINES, api_vertex_training_pipelines_create,
+	  "aiplatform.projects.locations.trainingPipelines.create", true },
+	{ "GET", PIPELINES, api_vertex_training_pipelines_list,
+	  "aiplatform.projects.locations.trainingPipelines.list", false },
+	{ "GET", PIPELINE, api_vertex_training_pipelines_get,
+	  "aiplatform.projects.locations.trainingPipelines.get", false },
+	{ "DELETE", PIPELINE, api_vertex_training_pipelines_delete,
+	  "aiplatform.projects.locations.trainingPipelines.delete", false },
+	{ "POST", PIPELINE ":cancel", api_vertex_training_pipelines_cancel,
+	  "aiplatform.projects.locations.trainingPipelines.cancel", true },
 	{ "GET", LOCATION "/operations", api_vertex_operations_list,
 	  "aiplatform.projects.locations.operations.list", false },
 	{ "GET", LOCATION "/operations/{operationsId}", api_vertex_operations_get,

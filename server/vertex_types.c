@@ -112,6 +112,7 @@ static const struct schema_field custom_job_spec_fields[] = {
 	{ "pscInterfaceConfig", "psc_interface_config", SK_STRUCT },
 };
 static MESSAGE(custom_job_spec, AI "CustomJobSpec", custom_job_spec_fields);
+const struct schema_message *const vertex_custom_job_spec_message = &custom_job_spec;
 
 static const struct schema_field encryption_spec_fields[] = {
 	{ "kmsKeyName", "kms_key_name", SK_STRING },
@@ -135,3 +136,26 @@ static const struct schema_field custom_job_fields[] = {
 	{ "satisfiesPzi", "satisfies_pzi", SK_BOOL, .output_only = 1 },
 };
 MESSAGE(vertex_custom_job_message, AI "CustomJob", custom_job_fields);
+
+/* TrainingPipeline: the custom task's inputs are a google.protobuf.Value
+ * here, checked as a CustomJobSpec by the handler. */
+static const struct schema_field training_pipeline_fields[] = {
+	{ "name", "name", SK_STRING, .output_only = 1 },
+	{ "displayName", "display_name", SK_STRING },
+	{ "inputDataConfig", "input_data_config", SK_STRUCT },
+	{ "trainingTaskDefinition", "training_task_definition", SK_STRING },
+	{ "trainingTaskInputs", "training_task_inputs", SK_STRUCT },
+	{ "trainingTaskMetadata", "training_task_metadata", SK_STRUCT, .output_only = 1 },
+	{ "modelToUpload", "model_to_upload", SK_STRUCT },
+	{ "modelId", "model_id", SK_STRING },
+	{ "parentModel", "parent_model", SK_STRING },
+	{ "state", "state", SK_STRING, .output_only = 1 },
+	{ "error", "error", SK_STRUCT, .output_only = 1 },
+	{ "createTime", "create_time", SK_TIMESTAMP, .output_only = 1 },
+	{ "startTime", "start_time", SK_TIMESTAMP, .output_only = 1 },
+	{ "endTime", "end_time", SK_TIMESTAMP, .output_only = 1 },
+	{ "updateTime", "update_time", SK_TIMESTAMP, .output_only = 1 },
+	{ "labels", "labels", SK_STRING, .map = 1 },
+	{ "encryptionSpec", "encryption_spec", SK_MESSAGE, .message = &encryption_spec },
+};
+MESSAGE(vertex_training_pipeline_message, AI "TrainingPipeline", training_pipeline_fields);

@@ -8,5 +8,7 @@
 #include "schema.h"
 
 extern const struct schema_message vertex_custom_job_message;	/* CustomJob */
+extern const struct schema_message *const vertex_custom_job_spec_message;	/* CustomJobSpec */
+extern const struct schema_message vertex_training_pipeline_message;	/* TrainingPipeline */
 
 #endif

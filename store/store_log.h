@@ -19,6 +19,13 @@ enum store_rc store_log_list(struct store *st, const char *project, bool desc, i
 			     int64_t after_id, int limit, const char *where, int nwhere,
 			     const char *const *where_params, json_t **out) MUST_CHECK;
 
+/*
+ * A line from trainplane itself (stream "system", attempt 0) in a job's
+ * log, under task (e.g. "service"): what users read with stream-logs.
+ */
+enum store_rc store_log_add(struct store *st, int64_t job, const char *task,
+			    const char *text) MUST_CHECK;
+
 /* Deletes entries older than days. *deleted: how many. */
 enum store_rc store_log_expire(struct store_conn *c, int days, long *deleted) MUST_CHECK;
 

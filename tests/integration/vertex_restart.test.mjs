@@ -60,15 +60,19 @@ async function world(t, name) {
   return { server, small, big, ai, dir, mark, go: path.join(dir, 'go') };
 }
 
-/** A replica that prints CLUSTER_SPEC, then waits for the go file and exits with `code`. */
-function pool(w, { code = 0, now = false } = {}) {
-  const wait = now ? '' : `while [ ! -e ${w.go} ]; do sleep 0.1; done; `;
+/**
+ * A replica that prints CLUSTER_SPEC, touches the file `touch` (if given),
+ * waits for the file `wait` (the go file by default) and exits with `code`.
+ */
+function pool(w, { code = 0, touch = '', wait = w.go } = {}) {
+  const signal = touch ? `touch ${touch}; ` : '';
   return {
     replicaCount: '1',
     machineSpec: { machineType: 'n1-standard-4' },
     containerSpec: {
       imageUri: IMAGE,
-      command: ['sh', '-c', `echo "CLUSTER_SPEC=$CLUSTER_SPEC"; ${wait}echo done; exit ${code}; : ${w.mark}`],
+      command: ['sh', '-c', `echo "CLUSTER_SPEC=$CLUSTER_SPEC"; ${signal}` +
+        `while [ ! -e ${wait} ]; do sleep 0.1; done; echo done; exit ${code}; : ${w.mark}`],
     },
   };
 }
@@ -212,7 +216,10 @@ describe('Vertex scheduling on worker loss', { skip: !AGENT_BIN && 'TRAINPLANE_A
 
   it('disableRetries: a failing worker fails the job with its Vertex task name; logs carry task names', async (t) => {
     const w = await world(t, 'fail');
-    const job = await createJob(w, [pool(w), pool(w, { code: 3, now: true })], { disableRetries: true });
+    // The worker fails once the primary has printed its CLUSTER_SPEC.
+    const started = path.join(w.dir, 'primary-started');
+    const job = await createJob(w, [pool(w, { touch: started }), pool(w, { code: 3, wait: started })],
+      { disableRetries: true });
     const done = await waitJob(w, job, FINAL);
     assert.equal(done.state, 'JOB_STATE_FAILED');
     assert.equal(done.error.code, 3);

@@ -105,6 +105,11 @@ static json_t *normalize_scalar(const struct schema_field *f, const json_t *v, c
 			for (size_t i = 0; i < f->enumeration->count; i++)
 				if (!strcmp(s, f->enumeration->names[i]))
 					return json_incref((json_t *)v);
+		} else if (json_is_integer(v) && f->enumeration->numbers) {
+			json_int_t n = json_integer_value(v);
+			for (size_t i = 0; i < f->enumeration->count; i++)
+				if (f->enumeration->numbers[i] == n)
+					return json_string(f->enumeration->names[i]);
 		}
 		break;
 	case SK_DURATION: {

@@ -39,6 +39,10 @@ struct schema_enum {
 	const char *type_url;	/* for messages: type.googleapis.com/...Enum */
 	const char *const *names;	/* the first is the default (number 0) */
 	size_t count;
+	/* The proto numbers of names, in order, when known: proto3 JSON also
+	 * takes an enum as its number (the gax clients send numbers). NULL:
+	 * names only. */
+	const int *numbers;
 };
 
 struct schema_message;

@@ -3,21 +3,28 @@
 #include "common.h"
 
 #define AI "type.googleapis.com/google.cloud.aiplatform.v1."
-#define ENUM(var, url, ...) \
+/* Vertex's clients (google-gax) send enums as numbers: each enum here
+ * lists its names and, in NUMBERS(...), their proto numbers. */
+#define NUMBERS(...) { __VA_ARGS__ }
+#define ENUM(var, url, nums, ...) \
 	static const char *const var##_names[] = { __VA_ARGS__ }; \
-	static const struct schema_enum var = { url, var##_names, ARRAY_SIZE(var##_names) }
+	static const int var##_numbers[] = nums; \
+	_Static_assert(ARRAY_SIZE(var##_names) == ARRAY_SIZE(var##_numbers), #var); \
+	static const struct schema_enum var = { url, var##_names, ARRAY_SIZE(var##_names), \
+						var##_numbers }
 #define MESSAGE(var, url, fields) \
 	const struct schema_message var = { url, fields, ARRAY_SIZE(fields) }
 
 ENUM(accelerator_type, AI "AcceleratorType",
+     NUMBERS(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18),
      "ACCELERATOR_TYPE_UNSPECIFIED", "NVIDIA_TESLA_K80", "NVIDIA_TESLA_P100",
      "NVIDIA_TESLA_V100", "NVIDIA_TESLA_P4", "NVIDIA_TESLA_T4", "TPU_V2", "TPU_V3",
      "NVIDIA_TESLA_A100", "NVIDIA_A100_80GB", "TPU_V4_POD", "NVIDIA_L4", "TPU_V5_LITEPOD",
      "NVIDIA_H100_80GB", "NVIDIA_H100_MEGA_80GB", "NVIDIA_H200_141GB", "NVIDIA_B200",
      "NVIDIA_GB200", "NVIDIA_RTX_PRO_6000");
-ENUM(strategy, AI "Scheduling.Strategy", "STRATEGY_UNSPECIFIED", "ON_DEMAND", "LOW_COST",
+ENUM(strategy, AI "Scheduling.Strategy", NUMBERS(0, 1, 2, 3, 4, 6), "STRATEGY_UNSPECIFIED", "ON_DEMAND", "LOW_COST",
      "STANDARD", "SPOT", "FLEX_START");
-ENUM(job_state, AI "JobState", "JOB_STATE_UNSPECIFIED", "JOB_STATE_QUEUED",
+ENUM(job_state, AI "JobState", NUMBERS(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11), "JOB_STATE_UNSPECIFIED", "JOB_STATE_QUEUED",
      "JOB_STATE_PENDING", "JOB_STATE_RUNNING", "JOB_STATE_SUCCEEDED", "JOB_STATE_FAILED",
      "JOB_STATE_CANCELLING", "JOB_STATE_CANCELLED", "JOB_STATE_PAUSED", "JOB_STATE_EXPIRED",
      "JOB_STATE_UPDATING", "JOB_STATE_PARTIALLY_SUCCEEDED");

@@ -9,6 +9,7 @@
 
 #include "api_error.h"
 #include "ml_types.h"
+#include "vertex_types.h"
 
 static json_t *normalize(const char *body, struct violations *vs)
 {
@@ -50,6 +51,34 @@ static void normalises_to_canonical_proto3_json(void **state)
 		    "\"priority\":3},\"hyperparameters\":{\"params\":[{\"parameterName\":\"lr\","
 		    "\"type\":\"DOUBLE\",\"minValue\":0.001,\"maxValue\":1.0}]}},\"labels\":{\"a\":\"b\"}}");
 	json_decref(j);
+}
+
+/* The gax clients send enums as numbers; proto numbers, not positions. */
+static void enums_as_numbers_where_the_numbers_are_known(void **state)
+{
+	struct violations vs = VIOLATIONS_INIT;
+	(void)state;
+	json_t *in = json_loads("{\"displayName\":\"d\",\"jobSpec\":{\"workerPoolSpecs\":[{"
+				"\"machineSpec\":{\"acceleratorType\":5,\"acceleratorCount\":1}}],"
+				"\"scheduling\":{\"strategy\":6}}}", 0, NULL);
+	json_t *j = schema_normalize(&vertex_custom_job_message, in, "custom_job", &vs);
+	assert_int_equal(vs.n, 0);
+	assert_json(j, "{\"displayName\":\"d\",\"jobSpec\":{\"workerPoolSpecs\":[{\"machineSpec\":"
+		    "{\"acceleratorType\":\"NVIDIA_TESLA_T4\",\"acceleratorCount\":1}}],"
+		    "\"scheduling\":{\"strategy\":\"FLEX_START\"}}}");
+	json_decref(j);
+	json_decref(in);
+	/* Strategy 5 is no value of the enum (FLEX_START is 6). */
+	in = json_loads("{\"jobSpec\":{\"scheduling\":{\"strategy\":5}}}", 0, NULL);
+	assert_null(schema_normalize(&vertex_custom_job_message, in, "custom_job", &vs));
+	assert_int_equal(vs.n, 1);
+	violations_release(&vs);
+	json_decref(in);
+	/* ml v1's enums carry no numbers (its clients send names): refused. */
+	j = normalize("{\"training_input\":{\"masterConfig\":{\"acceleratorConfig\":{\"type\":5}}}}", &vs);
+	assert_null(j);
+	assert_int_equal(vs.n, 1);
+	violations_release(&vs);
 }
 
 static void reports_every_structural_error_in_google_wording(void **state)
@@ -127,6 +156,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(normalises_to_canonical_proto3_json),
+		cmocka_unit_test(enums_as_numbers_where_the_numbers_are_known),
 		cmocka_unit_test(reports_every_structural_error_in_google_wording),
 		cmocka_unit_test(refuses_bad_durations_etags_and_duplicates),
 		cmocka_unit_test(error_envelope_has_google_shape),

@@ -7,9 +7,9 @@
 
 #include "catalog.h"
 #include "filter.h"
+#include "list_query.h"
 #include "log.h"
 #include "ml_types.h"
-#include "paging.h"
 #include "scheduler.h"
 #include "validate.h"
 #include "wire.h"
@@ -328,42 +328,30 @@ static const struct filter_field ml_filter_fields[] = {
 	{ "labels", NULL, "labels", FILTER_MAP, NULL },
 };
 
+static const struct list_wording ml_list_wording = {
+	"Field: page_size Error: The page size must be a non-negative integer.",
+	"Field: page_token Error: The page token is invalid or was made for another filter.",
+	"Field: filter Error: %s",
+};
+
 void api_ml_jobs_list(struct request *req)
 {
-	const char *filter = req_query(req, "filter");
-	const char *token = req_query(req, "pageToken");
-	struct filter_sql fsql;
+	struct list_query q;
 	struct job_rows *rows = NULL;
 	struct strbuf sb = STRBUF_INIT;
-	char err[256];
-	int64_t before = 0;
-	int size;
 
-	if (paging_size(req_query(req, "pageSize"), &size)) {
-		reply_error(req, API_INVALID_ARGUMENT,
-			    "Field: page_size Error: The page size must be a non-negative integer.");
+	if (list_query_read(req, ml_filter_fields, ARRAY_SIZE(ml_filter_fields), 4,
+			    &ml_list_wording, &q))
 		return;
-	}
-	if (token && *token && paging_token_read(token, filter, &before)) {
-		reply_error(req, API_INVALID_ARGUMENT,
-			    "Field: page_token Error: The page token is invalid or was made for "
-			    "another filter.");
-		return;
-	}
-	if (filter_compile(filter, ml_filter_fields, ARRAY_SIZE(ml_filter_fields), 4, &fsql,
-			   err, sizeof(err))) {
-		reply_error(req, API_INVALID_ARGUMENT, "Field: filter Error: %s", err);
-		return;
-	}
-	enum store_rc rc = store_job_list(req->srv->store, API_ML, req->params[0], before,
-					  size + 1, fsql.where, fsql.nparams,
-					  (const char *const *)fsql.params, &rows);
-	filter_sql_release(&fsql);
+	enum store_rc rc = store_job_list(req->srv->store, API_ML, req->params[0], q.pos,
+					  q.size + 1, q.fsql.where, q.fsql.nparams,
+					  (const char *const *)q.fsql.params, &rows);
 	if (rc != STORE_OK) {
+		list_query_release(&q);
 		reply_store_error(req, rc);
 		return;
 	}
-	size_t n = job_rows_count(rows), shown = n > (size_t)size ? (size_t)size : n;
+	size_t n = job_rows_count(rows), shown = n > (size_t)q.size ? (size_t)q.size : n;
 	struct job j;
 	/* An empty list is "{}": proto3 leaves the empty field out. */
 	sb_addch(&sb, '{');
@@ -376,12 +364,13 @@ void api_ml_jobs_list(struct request *req)
 		sb_addch(&sb, ']');
 	if (n > shown) {
 		job_rows_get(rows, shown - 1, &j);
-		char *next = paging_token_make(j.id, filter);
+		char *next = list_query_next_token(&q, j.id);
 		sb_addf(&sb, ",\"nextPageToken\":\"%s\"", next);
 		free(next);
 	}
 	sb_addch(&sb, '}');
 	job_rows_free(rows);
+	list_query_release(&q);
 	size_t len = sb.len;
 	reply_json_text(req, 200, sb_detach(&sb), len);
 }
@@ -517,21 +506,21 @@ out:
 void api_ml_locations_list(struct request *req)
 {
 	const struct catalog *cat = req->catalog;
-	const char *token = req_query(req, "pageToken");
+	static const struct list_wording wording = {
+		"Field: page_size Error: The page size must be a non-negative integer.",
+		"Field: page_token Error: The page token is invalid.", "%s",
+	};
 	size_t n = catalog_region_count(cat);
-	int64_t start = 0;
-	int size;
+	struct list_query q;
 
-	if (paging_size(req_query(req, "pageSize"), &size)) {
-		reply_error(req, API_INVALID_ARGUMENT,
-			    "Field: page_size Error: The page size must be a non-negative integer.");
+	if (list_query_read(req, NULL, 0, 0, &wording, &q))
+		return;
+	if ((size_t)q.pos > n) {	/* a token of a longer catalog */
+		reply_error(req, API_INVALID_ARGUMENT, "%s", wording.bad_token);
 		return;
 	}
-	if (token && *token && (paging_token_read(token, NULL, &start) || (size_t)start > n)) {
-		reply_error(req, API_INVALID_ARGUMENT,
-			    "Field: page_token Error: The page token is invalid.");
-		return;
-	}
+	int64_t start = q.pos;
+	int size = q.size;
 	json_t *out = json_object();
 	json_t *list = json_array();
 	size_t end = (size_t)start + (size_t)size < n ? (size_t)start + (size_t)size : n;
@@ -543,7 +532,7 @@ void api_ml_locations_list(struct request *req)
 	else
 		json_decref(list);
 	if (end < n) {
-		char *next = paging_token_make((int64_t)end, NULL);
+		char *next = list_query_next_token(&q, (int64_t)end);
 		json_object_set_new(out, "nextPageToken", json_string(next));
 		free(next);
 	}

@@ -6,8 +6,8 @@
 #include <string.h>
 
 #include "filter.h"
+#include "list_query.h"
 #include "log.h"
-#include "paging.h"
 #include "scheduler.h"
 #include "store_log.h"
 #include "validate.h"
@@ -344,49 +344,38 @@ static const struct filter_field vertex_filter_fields[] = {
 static void list_jobs(struct request *req, const struct filter_field *fields, size_t nfields,
 		      bool pipelines)
 {
-	const char *filter = req_query(req, "filter");
-	const char *token = req_query(req, "pageToken");
-	struct filter_sql fsql;
+	static const struct list_wording wording = {
+		"Invalid page size: must be non-negative.",
+		"Invalid page token: it is malformed or was made for another filter.",
+		"Invalid filter: %s",
+	};
+	struct list_query q;
 	struct job_rows *rows = NULL;
 	struct strbuf where = STRBUF_INIT;
-	char err[256];
-	int64_t before = 0;
-	int size;
 
-	if (paging_size(req_query(req, "pageSize"), &size)) {
-		reply_error(req, API_INVALID_ARGUMENT, "Invalid page size: must be non-negative.");
-		return;
-	}
-	if (token && *token && paging_token_read(token, filter, &before)) {
-		reply_error(req, API_INVALID_ARGUMENT,
-			    "Invalid page token: it is malformed or was made for another filter.");
-		return;
-	}
 	/* $4 is the location; the filter's parameters follow. */
-	if (filter_compile(filter, fields, nfields, 5, &fsql, err, sizeof(err))) {
-		reply_error(req, API_INVALID_ARGUMENT, "Invalid filter: %s", err);
+	if (list_query_read(req, fields, nfields, 5, &wording, &q))
 		return;
-	}
-	const char **params = xcalloc((size_t)fsql.nparams + 1, sizeof(*params));
+	const char **params = xcalloc((size_t)q.fsql.nparams + 1, sizeof(*params));
 	params[0] = req->params[1];
-	for (int i = 0; i < fsql.nparams; i++)
-		params[i + 1] = fsql.params[i];
+	for (int i = 0; i < q.fsql.nparams; i++)
+		params[i + 1] = q.fsql.params[i];
 	sb_addstr(&where, "region = $4");
 	if (pipelines)
 		sb_addstr(&where, " AND spec ? '" PIPELINE_KEY "'");
-	if (*fsql.where)
-		sb_addf(&where, " AND (%s)", fsql.where);
-	enum store_rc rc = store_job_list(req->srv->store, API_VERTEX, req->params[0], before,
-					  size + 1, sb_str(&where), fsql.nparams + 1, params,
+	if (*q.fsql.where)
+		sb_addf(&where, " AND (%s)", q.fsql.where);
+	enum store_rc rc = store_job_list(req->srv->store, API_VERTEX, req->params[0], q.pos,
+					  q.size + 1, sb_str(&where), q.fsql.nparams + 1, params,
 					  &rows);
 	free(params);
 	sb_release(&where);
-	filter_sql_release(&fsql);
 	if (rc != STORE_OK) {
+		list_query_release(&q);
 		reply_store_error(req, rc);
 		return;
 	}
-	size_t n = job_rows_count(rows), shown = n > (size_t)size ? (size_t)size : n;
+	size_t n = job_rows_count(rows), shown = n > (size_t)q.size ? (size_t)q.size : n;
 	json_t *out = json_object(), *list = json_array();
 	struct job j;
 	for (size_t i = 0; i < shown; i++) {
@@ -399,11 +388,12 @@ static void list_jobs(struct request *req, const struct filter_field *fields, si
 		json_decref(list);
 	if (n > shown) {
 		job_rows_get(rows, shown - 1, &j);
-		char *next = paging_token_make(j.id, filter);
+		char *next = list_query_next_token(&q, j.id);
 		json_object_set_new(out, "nextPageToken", json_string(next));
 		free(next);
 	}
 	job_rows_free(rows);
+	list_query_release(&q);
 	reply_json(req, 200, out);
 }
 
@@ -567,27 +557,23 @@ void api_vertex_operations_delete(struct request *req)
 
 void api_vertex_operations_list(struct request *req)
 {
-	const char *token = req_query(req, "pageToken");
-	int64_t after = 0, *ids = NULL, *times = NULL;
+	static const struct list_wording wording = {
+		"Invalid page size: must be non-negative.", "Invalid page token.", "%s",
+	};
+	int64_t *ids = NULL, *times = NULL;
+	struct list_query q;
 	size_t n = 0;
-	int size;
 
-	if (paging_size(req_query(req, "pageSize"), &size)) {
-		reply_error(req, API_INVALID_ARGUMENT, "Invalid page size: must be non-negative.");
+	if (list_query_read(req, NULL, 0, 0, &wording, &q))
 		return;
-	}
-	if (token && *token && paging_token_read(token, NULL, &after)) {
-		reply_error(req, API_INVALID_ARGUMENT, "Invalid page token.");
-		return;
-	}
 	enum store_rc rc = store_vertex_operation_list(req->srv->store, req->params[0],
-						       req->params[1], after, size + 1, &ids,
+						       req->params[1], q.pos, q.size + 1, &ids,
 						       &times, &n);
 	if (rc != STORE_OK) {
 		reply_store_error(req, rc);
 		return;
 	}
-	size_t shown = n > (size_t)size ? (size_t)size : n;
+	size_t shown = n > (size_t)q.size ? (size_t)q.size : n;
 	json_t *out = json_object(), *list = json_array();
 	for (size_t i = 0; i < shown; i++)
 		json_array_append_new(list, delete_operation(req->params[0], req->params[1], ids[i],
@@ -597,7 +583,7 @@ void api_vertex_operations_list(struct request *req)
 	else
 		json_decref(list);
 	if (n > shown) {
-		char *next = paging_token_make(ids[shown - 1], NULL);
+		char *next = list_query_next_token(&q, ids[shown - 1]);
 		json_object_set_new(out, "nextPageToken", json_string(next));
 		free(next);
 	}

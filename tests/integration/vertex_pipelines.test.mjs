@@ -110,6 +110,41 @@ describe('trainingPipelines: API', () => {
     assertError(await c.get(`/v1/${created.name}`), 404, 'NOT_FOUND');
   });
 
+  it('every list method shares one paging and filter preamble, each in its API\'s words', async () => {
+    for (const name of ['page-1', 'page-2', 'page-3'])
+      await ai.projects.locations.trainingPipelines.create({ parent: PARENT, requestBody: { ...sdkPipeline({ displayName: name }), labels: { paged: 'yes' } } });
+    const lists = [
+      [`/v1/${PARENT}/trainingPipelines`, 'trainingPipelines', 'labels.paged=yes', /^Invalid page size: must be non-negative\.$/,
+        /^Invalid page token: it is malformed or was made for another filter\.$/, /^Invalid filter: /],
+      [`/v1/${PARENT}/customJobs`, 'customJobs', 'labels.paged=yes', /^Invalid page size: must be non-negative\.$/,
+        /^Invalid page token: it is malformed or was made for another filter\.$/, /^Invalid filter: /],
+      [`/v1/projects/${PROJECT}/jobs`, 'jobs', 'state:QUEUED', /^Field: page_size Error: The page size must be a non-negative integer\.$/,
+        /^Field: page_token Error: The page token is invalid or was made for another filter\.$/, /^Field: filter Error: /],
+    ];
+    for (const [url, key, filter, badSize, badToken, badFilter] of lists) {
+      assertError(await c.get(`${url}?pageSize=-1`), 400, 'INVALID_ARGUMENT', badSize);
+      assertError(await c.get(`${url}?filter=nosuch%3D1`), 400, 'INVALID_ARGUMENT', badFilter);
+      assertError(await c.get(`${url}?pageToken=not-a-token`), 400, 'INVALID_ARGUMENT', badToken);
+      if (key === 'jobs') continue;	/* no ml jobs in this project */
+      const page1 = (await c.get(`${url}?pageSize=2&filter=${encodeURIComponent(filter)}`)).json;
+      assert.equal(page1[key].length, 2, url);
+      assertError(await c.get(`${url}?pageToken=${page1.nextPageToken}`), 400, 'INVALID_ARGUMENT', badToken);
+      const page2 = (await c.get(`${url}?pageSize=2&filter=${encodeURIComponent(filter)}&pageToken=${page1.nextPageToken}`)).json;
+      assert.deepEqual(page2[key].map((x) => x.displayName), ['page-1'], url);
+      assert.equal(page2.nextPageToken, undefined);
+    }
+    const ops = `/v1/${PARENT}/operations`;
+    assertError(await c.get(`${ops}?pageSize=x`), 400, 'INVALID_ARGUMENT', /^Invalid page size: must be non-negative\.$/);
+    assertError(await c.get(`${ops}?pageToken=not-a-token`), 400, 'INVALID_ARGUMENT', /^Invalid page token\.$/);
+    const locs = `/v1/projects/${PROJECT}/locations`;
+    assertError(await c.get(`${locs}?pageSize=-3`), 400, 'INVALID_ARGUMENT', /^Field: page_size Error: /);
+    const l1 = (await c.get(`${locs}?pageSize=1`)).json;
+    assert.equal(l1.locations.length, 1);
+    const l2 = (await c.get(`${locs}?pageSize=1&pageToken=${l1.nextPageToken}`)).json;
+    assert.ok(l1.locations[0].name && l2.locations[0].name);
+    assert.notEqual(l2.locations[0].name, l1.locations[0].name);
+  });
+
   it('refuses other task definitions, datasets, model upload and bad pools, with the pipeline\'s field paths', async () => {
     const url = `/v1/${PARENT}/trainingPipelines`;
     assertError(await c.post(url, { ...sdkPipeline(), trainingTaskDefinition: 'gs://google-cloud-aiplatform/schema/trainingjob/definition/automl_tabular_1.0.0.yaml' }),

@@ -1,0 +1,37 @@
+#include "list_query.h"
+
+#include "paging.h"
+
+int list_query_read(struct request *req, const struct filter_field *fields, size_t nfields,
+		    int first_param, const struct list_wording *w, struct list_query *out)
+{
+	const char *token = req_query(req, "pageToken");
+	char err[256];
+
+	*out = (struct list_query){ .filter = fields ? req_query(req, "filter") : NULL };
+	out->fsql = (struct filter_sql){ 0 };
+	if (paging_size(req_query(req, "pageSize"), &out->size)) {
+		reply_error(req, API_INVALID_ARGUMENT, "%s", w->bad_size);
+		return -1;
+	}
+	if (token && *token && paging_token_read(token, out->filter, &out->pos)) {
+		reply_error(req, API_INVALID_ARGUMENT, "%s", w->bad_token);
+		return -1;
+	}
+	if (fields && filter_compile(out->filter, fields, nfields, first_param, &out->fsql, err,
+				     sizeof(err))) {
+		reply_error(req, API_INVALID_ARGUMENT, w->filter_fmt, err);
+		return -1;
+	}
+	return 0;
+}
+
+void list_query_release(struct list_query *q)
+{
+	filter_sql_release(&q->fsql);
+}
+
+char *list_query_next_token(const struct list_query *q, int64_t pos)
+{
+	return paging_token_make(pos, q->filter);
+}

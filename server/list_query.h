@@ -1,0 +1,40 @@
+/*
+ * list_query.h - the preamble every list method shares (ml jobs and
+ * locations, Vertex customJobs, trainingPipelines and operations): pageSize,
+ * pageToken (made for the same filter) and filter, read from the request,
+ * each refused in the API's own wording.
+ */
+#ifndef TP_LIST_QUERY_H
+#define TP_LIST_QUERY_H
+
+#include "filter.h"
+#include "http.h"
+
+/* How an API words the three errors; filter_fmt takes the filter's message. */
+struct list_wording {
+	const char *bad_size;
+	const char *bad_token;
+	const char *filter_fmt;
+};
+
+struct list_query {
+	const char *filter;	/* borrowed from the request; NULL when not read */
+	int size;		/* page size */
+	int64_t pos;		/* from the page token; 0 for the first page */
+	struct filter_sql fsql;	/* the compiled filter; empty when none */
+};
+
+/*
+ * Reads the request's paging and, when fields is not NULL, its filter
+ * compiled with parameters from first_param. Returns 0, or -1 after
+ * replying 400 INVALID_ARGUMENT (nothing to release then).
+ */
+int list_query_read(struct request *req, const struct filter_field *fields, size_t nfields,
+		    int first_param, const struct list_wording *w,
+		    struct list_query *out) MUST_CHECK;
+void list_query_release(struct list_query *q);
+
+/* A next-page token for position pos (caller frees), for the same filter. */
+char *list_query_next_token(const struct list_query *q, int64_t pos);
+
+#endif

@@ -19,6 +19,8 @@
 #include <string.h>
 #include <yaml.h>
 
+#include "yamldoc.h"
+
 struct tpu_image {
 	char *image;
 	char *version;
@@ -820,34 +822,15 @@ static int load_root(struct loader *ld, yaml_node_t *root)
 int catalog_load(const char *path, struct catalog **out, char *err, size_t errlen)
 {
 	struct loader ld = { path, NULL, err, errlen, NULL };
-	yaml_parser_t parser;
 	yaml_document_t doc;
-	bool parser_ok = false, doc_ok = false;
 	yaml_node_t *root;
-	FILE *f;
 	int rc = -1;
 
 	*out = NULL;
 	if (errlen)
 		err[0] = '\0';
-	f = fopen(path, "rb");
-	if (!f) {
-		snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+	if (yaml_doc_load(path, &doc, err, errlen))
 		return -1;
-	}
-	if (!yaml_parser_initialize(&parser)) {
-		snprintf(err, errlen, "%s: cannot initialise the YAML parser", path);
-		goto out;
-	}
-	parser_ok = true;
-	yaml_parser_set_input_file(&parser, f);
-	if (!yaml_parser_load(&parser, &doc)) {
-		snprintf(err, errlen, "%s:%zu:%zu: %s%s%s", path, parser.problem_mark.line + 1,
-			 parser.problem_mark.column + 1, parser.problem ? parser.problem : "YAML error",
-			 parser.context ? " " : "", parser.context ? parser.context : "");
-		goto out;
-	}
-	doc_ok = true;
 	ld.doc = &doc;
 	root = yaml_document_get_root_node(&doc);
 	if (!root) {
@@ -862,11 +845,7 @@ int catalog_load(const char *path, struct catalog **out, char *err, size_t errle
 	rc = 0;
 out:
 	catalog_free(ld.cat);
-	if (doc_ok)
-		yaml_document_delete(&doc);
-	if (parser_ok)
-		yaml_parser_delete(&parser);
-	fclose(f);
+	yaml_document_delete(&doc);
 	return rc;
 }
 

@@ -14,6 +14,7 @@
 #include "log.h"
 #include "snapshot.h"
 #include "store_iam.h"
+#include "yamldoc.h"
 
 /* --- the tokens file ------------------------------------------------------ */
 
@@ -210,29 +211,12 @@ int auth_tokens_load(const char *path, struct auth_tokens **out, char *err, size
 {
 	struct tl l = { path, NULL, err, errlen };
 	struct auth_tokens *t = NULL;
-	yaml_parser_t parser;
 	yaml_document_t doc;
-	bool parser_ok = false, doc_ok = false;
 	int rc = -1;
-	FILE *f = fopen(path, "rb");
 
 	*out = NULL;
-	if (!f) {
-		snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+	if (yaml_doc_load(path, &doc, err, errlen))
 		return -1;
-	}
-	if (!yaml_parser_initialize(&parser)) {
-		snprintf(err, errlen, "%s: cannot initialise the YAML parser", path);
-		goto out;
-	}
-	parser_ok = true;
-	yaml_parser_set_input_file(&parser, f);
-	if (!yaml_parser_load(&parser, &doc)) {
-		snprintf(err, errlen, "%s:%zu:%zu: %s", path, parser.problem_mark.line + 1,
-			 parser.problem_mark.column + 1, parser.problem ? parser.problem : "YAML error");
-		goto out;
-	}
-	doc_ok = true;
 	l.doc = &doc;
 	yaml_node_t *root = yaml_document_get_root_node(&doc);
 	if (!root) {
@@ -247,11 +231,7 @@ int auth_tokens_load(const char *path, struct auth_tokens **out, char *err, size
 	rc = 0;
 out:
 	auth_tokens_free(t);
-	if (doc_ok)
-		yaml_document_delete(&doc);
-	if (parser_ok)
-		yaml_parser_delete(&parser);
-	fclose(f);
+	yaml_document_delete(&doc);
 	return rc;
 }
 

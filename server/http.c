@@ -48,14 +48,19 @@ bool http_park(struct request *req, const char *key, int64_t deadline_us)
 {
 	struct http_server *h = req->srv->http;
 
-	/* Shutting down: MHD must not be stopped with a suspended connection. */
-	if (__atomic_load_n(&h->stopping, __ATOMIC_ACQUIRE))
-		return false;
 	free(req->park_key);
 	req->park_key = xstrdup(key);
 	req->park_deadline = deadline_us;
 	/* Suspend under the lock, so that no wake can resume it first. */
 	pthread_mutex_lock(&h->park_mu);
+	/* Shutting down: MHD must not be stopped with a suspended connection.
+	 * Checked under the lock that the shutdown's wake-all takes: a request
+	 * that parked after that wake would never be woken (the deadline timer
+	 * is gone too). */
+	if (__atomic_load_n(&h->stopping, __ATOMIC_ACQUIRE)) {
+		pthread_mutex_unlock(&h->park_mu);
+		return false;
+	}
 	MHD_suspend_connection(req->conn);
 	req->parked = true;
 	req->park_next = h->parked;

@@ -148,15 +148,7 @@ static enum store_rc exec_rows(struct store *st, const struct store_stmt *stmt, 
 	PGresult *res = store_exec(c, stmt, n, params, &rc);
 
 	store_release(st, c);
-	*out = NULL;
-	if (rc != STORE_OK)
-		return rc;
-	if (PQntuples(res) == 0) {
-		PQclear(res);
-		return STORE_NOT_FOUND;
-	}
-	*out = wrap(res);
-	return STORE_OK;
+	return job_rows_adopt(res, rc, out);
 }
 
 enum store_rc store_job_insert_result(PGresult *res, enum store_rc rc, const struct job_key *key,

@@ -62,7 +62,6 @@ const bearer = (t) => ({ Authorization: `Bearer ${t}` });
 
 let pg;
 let dir;
-let dbSeq = 0;
 
 before(async () => {
   pg = await startPostgres({ dbname: 'postgres' });
@@ -73,11 +72,7 @@ after(async () => {
   if (dir) removeTempDir(dir);
 });
 
-function newDatabase() {
-  dbSeq += 1;
-  pg.psql(`CREATE DATABASE access_${dbSeq}`);
-  return { url: pg.url.replace('dbname=postgres', `dbname=access_${dbSeq}`) };
-}
+const newDatabase = () => pg.newDatabase('access');
 
 function tokensFile(name, text) {
   const p = path.join(dir, name);
@@ -86,7 +81,7 @@ function tokensFile(name, text) {
 }
 
 async function tokensServer(env = {}) {
-  const file = tokensFile(`tokens-${dbSeq + 1}.yaml`, tokensYaml());
+  const file = tokensFile(`tokens-${process.hrtime.bigint()}.yaml`, tokensYaml());
   const server = await startServer({
     pg: newDatabase(),
     env: { TRAINPLANE_AUTH_MODE: 'tokens', TRAINPLANE_TOKENS_FILE: file, TRAINPLANE_AGENT_TOKEN: AGENT_TOKEN, ...env },

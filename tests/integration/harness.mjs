@@ -145,6 +145,13 @@ export async function startPostgres({ dbname = 'trainplane' } = {}) {
         '-v', 'ON_ERROR_STOP=1', '-X', '-A', '-t', '-c', sql]);
       return r.stdout.trim();
     },
+    /** A fresh, empty database on this cluster, named prefix_N: { url } for startServer. */
+    newDatabase(prefix = 'db') {
+      db.databases = (db.databases ?? 0) + 1;
+      const name = `${prefix}_${db.databases}`;
+      db.psql(`CREATE DATABASE ${name}`);
+      return { url: db.url.replace(`dbname=${dbname}`, `dbname=${name}`) };
+    },
     async cleanup() {
       db.stopSync();
       liveDatabases.delete(db);

@@ -17,7 +17,6 @@ const T4 = 'NVIDIA_TESLA_T4';
 const ZONE = 'us-central1-a';
 
 let pg;
-let dbSeq = 0;
 
 before(async () => {
   pg = await startPostgres({ dbname: 'postgres' });
@@ -26,13 +25,7 @@ after(async () => {
   if (pg) await pg.cleanup();
 });
 
-/** A fresh database: every test starts with no jobs and no nodes. */
-function newDatabase() {
-  dbSeq += 1;
-  const name = `metrics_${dbSeq}`;
-  pg.psql(`CREATE DATABASE ${name}`);
-  return { url: pg.url.replace('dbname=postgres', `dbname=${name}`) };
-}
+const newDatabase = () => pg.newDatabase('metrics');
 
 async function server(t, env = {}) {
   const s = await startServer({ pg: newDatabase(), env: { TRAINPLANE_SCHEDULER_TICK_MS: '200', ...env } });

@@ -21,7 +21,6 @@ const T4 = 'NVIDIA_TESLA_T4';
 const IMAGE = 'localhost/trainer:test';
 
 let pg;
-let dbSeq = 0;
 
 before(async () => {
   pg = await startPostgres({ dbname: 'postgres' });
@@ -30,13 +29,7 @@ after(async () => {
   if (pg) await pg.cleanup();
 });
 
-/** A fresh database on the file's PostgreSQL: every test starts with no nodes and no jobs. */
-function newDatabase() {
-  dbSeq += 1;
-  const name = `e2e_${dbSeq}`;
-  pg.psql(`CREATE DATABASE ${name}`);
-  return { url: pg.url.replace('dbname=postgres', `dbname=${name}`) };
-}
+const newDatabase = () => pg.newDatabase('e2e');
 
 /** A unique marker for the command lines of one test's replicas (pgrep -f). */
 function marker(name) {

@@ -16,19 +16,12 @@ const LOCATION = 'us-central1';
 const PARENT = `projects/${PROJECT}/locations/${LOCATION}`;
 const IMAGE = 'localhost/trainer:test';
 let pg;
-let dbSeq = 0;
 
 before(async () => {
   pg = await startPostgres({ dbname: 'postgres' });
 });
 
-/** A fresh database per test: no node of another test is ever a candidate. */
-function newDatabase() {
-  dbSeq += 1;
-  const name = `vertex_${dbSeq}`;
-  pg.psql(`CREATE DATABASE ${name}`);
-  return { url: pg.url.replace('dbname=postgres', `dbname=${name}`) };
-}
+const newDatabase = () => pg.newDatabase('vertex');
 after(async () => {
   await pg?.cleanup();
 });

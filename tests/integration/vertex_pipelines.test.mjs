@@ -19,18 +19,13 @@ const CUSTOM_TASK = 'gs://google-cloud-aiplatform/schema/trainingjob/definition/
 const IMAGE = 'localhost/trainer:test';
 
 let pg;
-let dbSeq = 0;
 before(async () => {
   pg = await startPostgres({ dbname: 'postgres' });
 });
 after(async () => {
   await pg?.cleanup();
 });
-function newDatabase() {
-  dbSeq += 1;
-  pg.psql(`CREATE DATABASE pipelines_${dbSeq}`);
-  return { url: pg.url.replace('dbname=postgres', `dbname=pipelines_${dbSeq}`) };
-}
+const newDatabase = () => pg.newDatabase('pipelines');
 
 /** What CustomContainerTrainingJob.run(replica_count, machine_type, accelerator_*) sends. */
 function sdkPipeline({ displayName = 'seed001-single', command = ['sh', '-c', 'echo hi'], machineType = 'n1-standard-4',

@@ -1,0 +1,18 @@
+/*
+ * yamldoc.h - a YAML file read as one libyaml document, with the file,
+ * line and column in every error (the catalog, the tokens file).
+ */
+#ifndef TP_YAMLDOC_H
+#define TP_YAMLDOC_H
+
+#include <stddef.h>
+#include <yaml.h>
+
+/*
+ * Reads path into doc (caller yaml_document_delete()s it). Returns -1 with
+ * err "path: cannot open: ..." or "path:line:col: problem" and doc untouched.
+ * An empty file gives a document without a root node.
+ */
+int yaml_doc_load(const char *path, yaml_document_t *doc, char *err, size_t errlen);
+
+#endif

@@ -185,6 +185,12 @@ int agent_config_load(struct agent_config *cfg, const char *path, char *err, siz
 		snprintf(err, errlen, "internal: runtime or port range unchecked");
 		return -1;
 	}
+	if (cfg->server_ca_file && *cfg->server_ca_file && strncmp(cfg->server, "https://", 8)) {
+		/* It would be ignored: say so rather than let plain HTTP pass for verified. */
+		snprintf(err, errlen, "key 'server_ca_file': set, but 'server' %s is not an https:// URL",
+			 cfg->server);
+		return -1;
+	}
 	if (cfg->runtime == RUNTIME_PODMAN || cfg->runtime == RUNTIME_DOCKER)
 		set_default(&cfg->container_engine, agent_runtime_name(cfg->runtime));
 	if (cfg->gpu_count && !cfg->gpu_type) {

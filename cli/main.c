@@ -11,7 +11,7 @@
  * Endpoint: --endpoint, else TRAINPLANE_ENDPOINT, else http://127.0.0.1:8080/.
  * Project: --project, else TRAINPLANE_PROJECT, else "demo".
  * TRAINPLANE_TOKEN, when set, is sent as a Bearer token. For an https
- * endpoint, TRAINPLANE_CA_FILE names the CA to verify the server with
+ * endpoint, --ca-file or else TRAINPLANE_CA_FILE names the CA to verify the server with
  * (default: the system's); verification is never turned off.
  * Exit status: 0 ok, 1 the server refused or the job failed, 2 bad usage.
  */
@@ -27,7 +27,7 @@
 
 #define EXIT_USAGE 2
 
-static const char *endpoint, *project, *format;
+static const char *endpoint, *project, *format, *ca_file;
 static const char *cmd_name = "trainplane";
 
 /* --- HTTP ----------------------------------------------------------------- */
@@ -53,10 +53,9 @@ static long http(const char *method, const char *path, const json_t *body, struc
 	curl_easy_setopt(c, CURLOPT_WRITEDATA, resp);
 	curl_easy_setopt(c, CURLOPT_TIMEOUT, 60L);
 	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-	/* https: always verified; against TRAINPLANE_CA_FILE when set. */
-	const char *ca = getenv("TRAINPLANE_CA_FILE");
-	if (ca && *ca)
-		curl_easy_setopt(c, CURLOPT_CAINFO, ca);
+	/* https: always verified; against --ca-file / TRAINPLANE_CA_FILE when set. */
+	if (ca_file && *ca_file)
+		curl_easy_setopt(c, CURLOPT_CAINFO, ca_file);
 	const char *tok = getenv("TRAINPLANE_TOKEN");
 	if (tok && *tok) {
 		auth = xasprintf("Authorization: Bearer %s", tok);
@@ -156,6 +155,7 @@ static int parse(const struct cmd *c, const struct opt *opts, int argc, char **a
 {
 	static const struct opt globals[] = {
 		{ "--endpoint", F_STR, &endpoint, NULL }, { "--project", F_STR, &project, NULL },
+		{ "--ca-file", F_STR, &ca_file, NULL },
 		{ "--format", F_STR, &format, NULL }, { "--help", F_BOOL, NULL, &global_help },
 		{ "-h", F_BOOL, NULL, &global_help }, { NULL, 0, NULL, NULL },
 	};
@@ -664,7 +664,7 @@ static int cmd_nodes(const char *verb, int argc, char **argv)
 }
 
 static const char top_usage[] =
-	"Usage: trainplane [--endpoint URL] [--project P] GROUP COMMAND [ARGS...]\n\n"
+	"Usage: trainplane [--endpoint URL] [--project P] [--ca-file PEM] GROUP COMMAND [ARGS...]\n\n"
 	"  ai-platform jobs submit training JOB [flags] [-- USER_ARGS...]\n"
 	"  ai-platform jobs describe JOB\n"
 	"  ai-platform jobs list [--filter EXPR] [--limit N] [--format json|yaml]\n"
@@ -674,8 +674,8 @@ static const char top_usage[] =
 	"  nodes list | drain NODE | undrain NODE\n\n"
 	"Every command takes --help. Endpoint: --endpoint, TRAINPLANE_ENDPOINT or\n"
 	"http://127.0.0.1:8080/; project: --project, TRAINPLANE_PROJECT or demo;\n"
-	"TRAINPLANE_TOKEN is sent as a Bearer token; TRAINPLANE_CA_FILE is the CA that\n"
-	"verifies an https endpoint.\n";
+	"TRAINPLANE_TOKEN is sent as a Bearer token; --ca-file or TRAINPLANE_CA_FILE is\n"
+	"the CA that verifies an https endpoint.\n";
 
 static int is_help(const char *a)
 {
@@ -695,6 +695,7 @@ int main(int argc, char **argv)
 	while (i < argc && argv[i][0] == '-' && !is_help(argv[i])) {
 		const char *a = argv[i];
 		const char **dst = !strncmp(a, "--endpoint", 10) ? &endpoint : !strncmp(a, "--project", 9) ? &project
+				   : !strncmp(a, "--ca-file", 9) ? &ca_file
 				   : !strncmp(a, "--format", 8) ? &format : NULL;
 		const char *eq = strchr(a, '=');
 		if (!dst) {
@@ -715,6 +716,8 @@ int main(int argc, char **argv)
 		return usage(EXIT_USAGE);
 	if (is_help(argv[i]))
 		return usage(0);
+	if (!ca_file)
+		ca_file = getenv("TRAINPLANE_CA_FILE");
 	if (!endpoint)
 		endpoint = getenv("TRAINPLANE_ENDPOINT");
 	if (!endpoint || !*endpoint)

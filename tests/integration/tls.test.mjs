@@ -14,7 +14,7 @@ import path from 'node:path';
 import {
   REPO_ROOT, makeTempDir, removeTempDir, runServerSync, startPostgres, startServer, trainingInput, waitFor,
 } from './harness.mjs';
-import { startAgent } from './agents.mjs';
+import { AGENT_BIN, startAgent } from './agents.mjs';
 
 let dir;
 let pg;
@@ -154,6 +154,43 @@ describe('HTTPS server', () => {
     await waitFor(() => /certificate|SSL|TLS/i.test(agent.stderr()), 15_000, `agent reports the TLS failure:\n${agent.stderr()}`);
     const n = await req('GET', '/trainplane/v1/nodes');
     assert.ok(!(n.json?.nodes ?? []).some((x) => x.name.endsWith('untrusting')), 'it never registered');
+  });
+
+  it('an agent with server_ca_file and a plain http:// server refuses to start', () => {
+    const cfg = path.join(dir, 'agent-http.yaml');
+    fs.writeFileSync(cfg, `server: http://127.0.0.1:1/\nserver_ca_file: ${files['ca.pem']}\nnode: plain\n`);
+    const r = spawnSync(AGENT_BIN, ['--config', cfg], { encoding: 'utf8', timeout: 10_000 });
+    assert.notEqual(r.status, 0);
+    assert.match(r.stderr, /server_ca_file'?: set, but 'server' http:\/\/127\.0\.0\.1:1\/ is not an https:\/\/ URL/);
+  });
+
+  it('the CLI verifies the server with --ca-file, over TRAINPLANE_CA_FILE', () => {
+    const cli = process.env.TRAINPLANE_CLI_BIN;
+    const env = { ...process.env, TRAINPLANE_ENDPOINT: `${base}/`, TRAINPLANE_PROJECT: 'tls' };
+    delete env.TRAINPLANE_CA_FILE;
+    const run = (args, extra = {}) => spawnSync(cli, args, { env: { ...env, ...extra }, encoding: 'utf8', timeout: 20_000 });
+    let r = run(['--ca-file', files['ca.pem'], 'ai-platform', 'jobs', 'describe', 'tls_job']);
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(r.stdout, /jobId: tls_job/);
+    r = run(['ai-platform', 'jobs', 'describe', 'tls_job', `--ca-file=${files['ca.pem']}`]);
+    assert.equal(r.status, 0, r.stderr);
+    // The flag wins over the environment: a wrong CA in either is refused.
+    r = run(['--ca-file', files['other.pem'], 'ai-platform', 'jobs', 'describe', 'tls_job'], { TRAINPLANE_CA_FILE: files['ca.pem'] });
+    assert.equal(r.status, 1);
+    assert.match(r.stderr, /Could not reach .*(certificate|SSL)/i);
+    r = run(['--ca-file', files['ca.pem'], 'ai-platform', 'jobs', 'describe', 'tls_job'], { TRAINPLANE_CA_FILE: files['other.pem'] });
+    assert.equal(r.status, 0, r.stderr);
+  });
+
+  it('a server on a non-loopback address without TLS warns; the TLS one does not', async () => {
+    const plain = await startServer({ pg, ready: false, env: { TRAINPLANE_LISTEN: '0.0.0.0:0' } });
+    try {
+      await waitFor(() => /WARN .*listening on 0\.0\.0\.0:0 without TLS/.test(plain.stderr()), 5_000,
+        `no warning:\n${plain.stderr()}`);
+    } finally {
+      await plain.stop();
+    }
+    assert.doesNotMatch(server.stderr(), /without TLS/);
   });
 
   it('the CLI verifies the server with TRAINPLANE_CA_FILE', async () => {

@@ -3,6 +3,7 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,12 +12,12 @@
 #include "cli.h"
 #include "common.h"
 
-enum kind { K_STR, K_INT64, K_INT32, K_BOOL, K_OBJ, K_STRLIST, K_MAP, K_ANY, K_DOUBLE };
+enum kind { K_STR, K_INT64, K_INT32, K_BOOL, K_OBJ, K_OBJLIST, K_STRLIST, K_MAP, K_ANY, K_DOUBLE };
 
 struct field {
 	const char *name;
 	enum kind kind;
-	const struct field *sub;	/* K_OBJ */
+	const struct field *sub;	/* K_OBJ, K_OBJLIST */
 };
 
 static const struct field accel_fields[] = {
@@ -57,8 +58,48 @@ static const struct field job_fields[] = {
 	{ "labels", K_MAP, NULL }, { "etag", K_STR, NULL }, { NULL, 0, NULL } };
 static const struct field job_root[] = { { "", K_OBJ, job_fields }, { NULL, 0, NULL } };
 
+/* Vertex CustomJobSpec (reference §5.3, §5.4), the `ai custom-jobs create --config` file. */
+static const struct field machine_fields[] = {
+	{ "machineType", K_STR, NULL }, { "acceleratorType", K_STR, NULL },
+	{ "acceleratorCount", K_INT32, NULL }, { "tpuTopology", K_STR, NULL },
+	{ "reservationAffinity", K_ANY, NULL }, { "gpuPartitionSize", K_STR, NULL },
+	{ NULL, 0, NULL } };
+static const struct field env_fields[] = {
+	{ "name", K_STR, NULL }, { "value", K_STR, NULL }, { NULL, 0, NULL } };
+static const struct field container_fields[] = {
+	{ "imageUri", K_STR, NULL }, { "command", K_STRLIST, NULL }, { "args", K_STRLIST, NULL },
+	{ "env", K_OBJLIST, env_fields }, { NULL, 0, NULL } };
+static const struct field python_fields[] = {
+	{ "executorImageUri", K_STR, NULL }, { "packageUris", K_STRLIST, NULL },
+	{ "pythonModule", K_STR, NULL }, { "args", K_STRLIST, NULL },
+	{ "env", K_OBJLIST, env_fields }, { NULL, 0, NULL } };
+static const struct field nfs_fields[] = {
+	{ "server", K_STR, NULL }, { "path", K_STR, NULL }, { "mountPoint", K_STR, NULL },
+	{ NULL, 0, NULL } };
+static const struct field pool_fields[] = {
+	{ "containerSpec", K_OBJ, container_fields }, { "pythonPackageSpec", K_OBJ, python_fields },
+	{ "machineSpec", K_OBJ, machine_fields }, { "replicaCount", K_INT64, NULL },
+	{ "nfsMounts", K_OBJLIST, nfs_fields }, { "diskSpec", K_OBJ, disk_fields },
+	{ NULL, 0, NULL } };
+static const struct field vsched_fields[] = {
+	{ "timeout", K_STR, NULL }, { "restartJobOnWorkerRestart", K_BOOL, NULL },
+	{ "strategy", K_STR, NULL }, { "disableRetries", K_BOOL, NULL },
+	{ "maxWaitDuration", K_STR, NULL }, { NULL, 0, NULL } };
+static const struct field gcs_fields[] = { { "outputUriPrefix", K_STR, NULL }, { NULL, 0, NULL } };
+static const struct field spec_fields[] = {
+	{ "workerPoolSpecs", K_OBJLIST, pool_fields }, { "scheduling", K_OBJ, vsched_fields },
+	{ "serviceAccount", K_STR, NULL }, { "network", K_STR, NULL },
+	{ "reservedIpRanges", K_STRLIST, NULL }, { "baseOutputDirectory", K_OBJ, gcs_fields },
+	{ "tensorboard", K_STR, NULL }, { "enableWebAccess", K_BOOL, NULL },
+	{ "enableDashboardAccess", K_BOOL, NULL }, { "experiment", K_STR, NULL },
+	{ "experimentRun", K_STR, NULL }, { "protectedArtifactLocationId", K_STR, NULL },
+	{ "models", K_STRLIST, NULL }, { "persistentResourceId", K_STR, NULL },
+	{ "pscInterfaceConfig", K_ANY, NULL }, { NULL, 0, NULL } };
+static const struct field spec_root[] = { { "", K_OBJ, spec_fields }, { NULL, 0, NULL } };
+
 struct conv {
 	const char *name;
+	const char *root_what;	/* what the top mapping is called in messages */
 	yaml_document_t *doc;
 	char *err;
 };
@@ -81,6 +122,12 @@ static const char *scalar(yaml_node_t *n)
 static int plain(yaml_node_t *n)
 {
 	return n->data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
+}
+
+static int is_null(yaml_node_t *n)
+{
+	return n->type == YAML_SCALAR_NODE && plain(n) &&
+	       (!strcmp(scalar(n), "null") || !strcmp(scalar(n), "~") || !*scalar(n));
 }
 
 static int is_int(const char *s)
@@ -166,8 +213,7 @@ static json_t *conv_obj(struct conv *c, const struct field *fields, const char *
 			conv_err(c, k, "unknown field [%s] in %s", scalar(k), what);
 			break;
 		}
-		if (v->type == YAML_SCALAR_NODE && plain(v) &&
-		    (!strcmp(scalar(v), "null") || !strcmp(scalar(v), "~") || !*scalar(v)))
+		if (is_null(v))
 			continue;	/* an empty key: as if absent */
 		json_t *j = conv_field(c, f, v);
 		if (!j)
@@ -186,7 +232,27 @@ static json_t *conv_field(struct conv *c, const struct field *f, yaml_node_t *n)
 	const char *s;
 	switch (f->kind) {
 	case K_OBJ:
-		return conv_obj(c, f->sub, *f->name ? f->name : "the job", n);
+		return conv_obj(c, f->sub, *f->name ? f->name : c->root_what, n);
+	case K_OBJLIST:
+		if (n->type != YAML_SEQUENCE_NODE) {
+			conv_err(c, n, "%s must be a list%s", f->name, NULL);
+			return NULL;
+		}
+		{
+			json_t *out = json_array();
+			for (yaml_node_item_t *it = n->data.sequence.items.start;
+			     it < n->data.sequence.items.top; it++) {
+				yaml_node_t *e = yaml_document_get_node(c->doc, *it);
+				/* an empty entry is an empty object (a skipped worker pool) */
+				json_t *o = is_null(e) ? json_object() : conv_obj(c, f->sub, f->name, e);
+				if (!o) {
+					json_decref(out);
+					return NULL;
+				}
+				json_array_append_new(out, o);
+			}
+			return out;
+		}
 	case K_ANY:
 		return conv_any(c, n);
 	case K_STRLIST:
@@ -257,7 +323,8 @@ static json_t *conv_field(struct conv *c, const struct field *f, yaml_node_t *n)
 	}
 }
 
-json_t *cli_parse_config(const char *name, const char *text, size_t len, char **err)
+static json_t *parse_doc(const char *name, const char *text, size_t len, const struct field *root_field,
+			 const char *root_what, char **err)
 {
 	yaml_parser_t p;
 	yaml_document_t doc;
@@ -276,8 +343,8 @@ json_t *cli_parse_config(const char *name, const char *text, size_t len, char **
 	if (!root) {
 		*err = xasprintf("%s: the file is empty", name);
 	} else {
-		struct conv c = { name, &doc, NULL };
-		out = conv_field(&c, job_root, root);
+		struct conv c = { name, root_what, &doc, NULL };
+		out = conv_field(&c, root_field, root);
 		if (c.err) {
 			json_decref(out);
 			out = NULL;
@@ -289,7 +356,18 @@ json_t *cli_parse_config(const char *name, const char *text, size_t len, char **
 	return out;
 }
 
-json_t *cli_load_config(const char *path, char **err)
+json_t *cli_parse_config(const char *name, const char *text, size_t len, char **err)
+{
+	return parse_doc(name, text, len, job_root, "the job", err);
+}
+
+json_t *cli_parse_custom_job_spec(const char *name, const char *text, size_t len, char **err)
+{
+	return parse_doc(name, text, len, spec_root, "the CustomJobSpec", err);
+}
+
+static json_t *load_file(const char *path, json_t *(*parse_fn)(const char *, const char *, size_t, char **),
+			 char **err)
 {
 	FILE *f = fopen(path, "rb");
 	if (!f) {
@@ -302,9 +380,19 @@ json_t *cli_load_config(const char *path, char **err)
 	while ((n = fread(buf, 1, sizeof buf, f)) > 0)
 		sb_add(&sb, buf, n);
 	fclose(f);
-	json_t *j = cli_parse_config(path, sb_str(&sb), sb.len, err);
+	json_t *j = parse_fn(path, sb_str(&sb), sb.len, err);
 	sb_release(&sb);
 	return j;
+}
+
+json_t *cli_load_config(const char *path, char **err)
+{
+	return load_file(path, cli_parse_config, err);
+}
+
+json_t *cli_load_custom_job_spec(const char *path, char **err)
+{
+	return load_file(path, cli_parse_custom_job_spec, err);
 }
 
 /* --- flags ---------------------------------------------------------------- */
@@ -315,6 +403,14 @@ static const char *const accel_types[] = {
 	"tpu-v4-pod",
 };
 
+static char *dict_syntax_error(const char *flag, const char *item)
+{
+	return xasprintf("argument %s: Bad syntax for dict arg: [%s]. Please see "
+			 "`trainplane topic flags-file` or `trainplane topic escaping` "
+			 "for information on providing list or dictionary flag values "
+			 "with special characters.", flag, item);
+}
+
 json_t *cli_parse_accelerator(const char *flag, const char *value, char **err)
 {
 	char *copy = xstrdup(value), *save = NULL, *count = NULL, *type = NULL;
@@ -323,10 +419,7 @@ json_t *cli_parse_accelerator(const char *flag, const char *value, char **err)
 	for (char *kv = strtok_r(copy, ",", &save); kv; kv = strtok_r(NULL, ",", &save)) {
 		char *eq = strchr(kv, '=');
 		if (!eq) {
-			*err = xasprintf("argument %s: Bad syntax for dict arg: [%s]. Please see "
-					 "`trainplane topic flags-file` or `trainplane topic escaping` "
-					 "for information on providing list or dictionary flag values "
-					 "with special characters.", flag, kv);
+			*err = dict_syntax_error(flag, kv);
 			goto out;
 		}
 		*eq = '\0';
@@ -583,5 +676,226 @@ json_t *cli_build_submit_body(const struct submit_opts *o, const json_t *config,
 	return job;
 fail:
 	json_decref(job);
+	return NULL;
+}
+
+/* --- ai custom-jobs create ------------------------------------------------- */
+
+void custom_job_opts_init(struct custom_job_opts *o)
+{
+	memset(o, 0, sizeof *o);
+	o->enable_web_access = -1;
+}
+
+/* gcloud's ArgList: "a,b" -> ["a","b"]. */
+static json_t *arg_list(const char *value)
+{
+	json_t *out = json_array();
+	char *copy = xstrdup(value), *save = NULL;
+	for (char *p = strtok_r(copy, ",", &save); p; p = strtok_r(NULL, ",", &save))
+		json_array_append_new(out, json_string(p));
+	free(copy);
+	return out;
+}
+
+/* The --worker-pool-spec keys gcloud knows, sorted as its message lists them. */
+static const char *const pool_keys[] = {
+	"accelerator-count", "accelerator-type", "container-image-uri", "executor-image-uri",
+	"extra-dirs", "extra-packages", "local-package-path", "machine-type", "output-image-uri",
+	"python-module", "replica-count", "requirements", "script",
+};
+
+/* What gcloud does with these is build an image with the local Docker; trainplane does not. */
+static const char *const autopackage_keys[] = {
+	"local-package-path", "script", "output-image-uri", "requirements", "extra-packages",
+	"extra-dirs",
+};
+
+static const char *const vertex_gpus[] = {
+	"NVIDIA_TESLA_K80", "NVIDIA_TESLA_P100", "NVIDIA_TESLA_V100", "NVIDIA_TESLA_P4",
+	"NVIDIA_TESLA_T4", "NVIDIA_TESLA_A100", "NVIDIA_A100_80GB", "NVIDIA_L4", "NVIDIA_H100_80GB",
+	"NVIDIA_H100_MEGA_80GB", "NVIDIA_H200_141GB", "NVIDIA_B200", "NVIDIA_GB200",
+	"NVIDIA_RTX_PRO_6000",
+};
+
+#define POOL_FLAG "--worker-pool-spec"
+
+json_t *cli_parse_worker_pool_spec(const char *value, const char *python_package_uris, char **err)
+{
+	json_t *kv = json_object(), *out = NULL;
+	char *copy = xstrdup(value), *save = NULL;
+	*err = NULL;
+	for (char *item = strtok_r(copy, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
+		char *eq = strchr(item, '=');
+		if (!eq || eq == item) {
+			*err = dict_syntax_error(POOL_FLAG, item);
+			goto out;
+		}
+		*eq = '\0';
+		size_t i;
+		for (i = 0; i < ARRAY_SIZE(pool_keys); i++)
+			if (!strcmp(item, pool_keys[i]))
+				break;
+		if (i == ARRAY_SIZE(pool_keys)) {
+			struct strbuf sb = STRBUF_INIT;
+			sb_addf(&sb, "argument %s: valid keys are [", POOL_FLAG);
+			for (i = 0; i < ARRAY_SIZE(pool_keys); i++)
+				sb_addf(&sb, "%s%s", i ? ", " : "", pool_keys[i]);
+			sb_addf(&sb, "]; received: %s", item);
+			*err = sb_detach(&sb);
+			goto out;
+		}
+		json_object_set_new(kv, item, json_string(eq + 1));
+	}
+	out = json_object();
+	if (!json_object_size(kv))
+		goto out;	/* an empty pool */
+	for (size_t i = 0; i < ARRAY_SIZE(autopackage_keys); i++)
+		if (json_object_get(kv, autopackage_keys[i])) {
+			*err = xasprintf("Invalid value for [%s]: key [%s] needs gcloud's local Docker "
+					 "autopackaging, which trainplane does not do: build and push the "
+					 "image, then give it as container-image-uri.", POOL_FLAG,
+					 autopackage_keys[i]);
+			goto fail;
+		}
+#define GET(k) json_string_value(json_object_get(kv, k))
+	const char *machine = GET("machine-type"), *replicas = GET("replica-count");
+	const char *atype = GET("accelerator-type"), *acount = GET("accelerator-count");
+	const char *image = GET("container-image-uri"), *executor = GET("executor-image-uri");
+	const char *module = GET("python-module");
+#undef GET
+	if (!machine || !*machine) {
+		*err = xasprintf("Invalid value for [%s]: Key [machine-type] required in dict arg but not "
+				 "provided.", POOL_FLAG);
+		goto fail;
+	}
+	if (acount && !atype) {
+		*err = xasprintf("Invalid value for [%s]: Key [accelerator-type] required in dict arg "
+				 "when [accelerator-count] is given.", POOL_FLAG);
+		goto fail;
+	}
+	if ((image != NULL) + (executor != NULL) != 1) {
+		*err = xasprintf("Invalid value for [%s]: Exactly one of keys [container-image-uri, "
+				 "executor-image-uri] is required.", POOL_FLAG);
+		goto fail;
+	}
+	if (executor && !module) {
+		*err = xasprintf("Invalid value for [%s]: Key [python-module] required in dict arg when "
+				 "[executor-image-uri] is given.", POOL_FLAG);
+		goto fail;
+	}
+	if (module && !executor) {
+		*err = xasprintf("Invalid value for [%s]: Key [python-module] is only allowed with "
+				 "[executor-image-uri].", POOL_FLAG);
+		goto fail;
+	}
+	if (replicas && (!is_int(replicas) || strtoll(replicas, NULL, 10) < 1)) {
+		*err = xasprintf("Invalid value for [%s]: replica-count: Value must be an integer "
+				 "greater than or equal to 1, not [%s]", POOL_FLAG, replicas);
+		goto fail;
+	}
+	if (acount && (!is_int(acount) || strtoll(acount, NULL, 10) < 1 ||
+		       strtoll(acount, NULL, 10) > INT32_MAX)) {
+		*err = xasprintf("Invalid value for [%s]: accelerator-count: Value must be an integer "
+				 "greater than or equal to 1, not [%s]", POOL_FLAG, acount);
+		goto fail;
+	}
+	json_t *machine_spec = json_pack("{s:s}", "machineType", machine);
+	if (atype) {
+		size_t i;
+		for (i = 0; i < ARRAY_SIZE(vertex_gpus); i++)
+			if (!strcmp(atype, vertex_gpus[i]))
+				break;
+		if (i == ARRAY_SIZE(vertex_gpus)) {
+			struct strbuf sb = STRBUF_INIT;
+			sb_addf(&sb, "Invalid value for [%s]: Found invalid value of [accelerator-type]: %s. "
+				"Available values are [", POOL_FLAG, atype);
+			for (i = 0; i < ARRAY_SIZE(vertex_gpus); i++)
+				sb_addf(&sb, "%s%s", i ? ", " : "", vertex_gpus[i]);
+			sb_addstr(&sb, "].");
+			*err = sb_detach(&sb);
+			json_decref(machine_spec);
+			goto fail;
+		}
+		json_object_set_new(machine_spec, "acceleratorType", json_string(atype));
+		json_object_set_new(machine_spec, "acceleratorCount",
+				    json_integer(acount ? strtoll(acount, NULL, 10) : 1));
+	}
+	json_object_set_new(out, "machineSpec", machine_spec);
+	/* replicaCount is an int64: a JSON string, "1" when not given */
+	json_object_set_new(out, "replicaCount",
+			    json_string(replicas ? (replicas[0] == '+' ? replicas + 1 : replicas) : "1"));
+	if (image)
+		json_object_set_new(out, "containerSpec", json_pack("{s:s}", "imageUri", image));
+	if (executor) {
+		json_t *py = json_pack("{s:s, s:s}", "executorImageUri", executor, "pythonModule", module);
+		if (python_package_uris)
+			json_object_set_new(py, "packageUris", arg_list(python_package_uris));
+		json_object_set_new(out, "pythonPackageSpec", py);
+	}
+	goto out;
+fail:
+	json_decref(out);
+	out = NULL;
+out:
+	free(copy);
+	json_decref(kv);
+	return out;
+}
+
+json_t *cli_build_custom_job_body(const struct custom_job_opts *o, const json_t *spec, char **err)
+{
+	json_t *js = spec ? json_deep_copy(spec) : json_object();
+	json_t *body = json_object();
+	*err = NULL;
+	json_object_set_new(body, "displayName", json_string(o->display_name ? o->display_name : ""));
+	json_object_set_new(body, "jobSpec", js);
+	/* the flags replace the file's pools (gcloud's ConstructCustomJobSpec) */
+	if (o->n_pool_specs) {
+		if (!*o->pool_specs[0]) {
+			*err = xasprintf("Invalid value for [%s]: Empty value is not allowed for the first "
+					 "`%s` flag.", POOL_FLAG, POOL_FLAG);
+			goto fail;
+		}
+		json_t *pools = json_array();
+		json_object_set_new(js, "workerPoolSpecs", pools);
+		for (int i = 0; i < o->n_pool_specs; i++) {
+			json_t *p = cli_parse_worker_pool_spec(o->pool_specs[i], o->python_package_uris, err);
+			if (!p)
+				goto fail;
+			json_array_append_new(pools, p);
+		}
+	}
+	if (!json_array_size(json_object_get(js, "workerPoolSpecs"))) {
+		*err = xasprintf("Missing required argument [%s]: Either %s or --config (with "
+				 "workerPoolSpecs) must be specified.", POOL_FLAG, POOL_FLAG);
+		goto fail;
+	}
+	set_str(js, "network", o->network);
+	set_str(js, "serviceAccount", o->service_account);
+	set_str(js, "persistentResourceId", o->persistent_resource_id);
+	if (o->enable_web_access > 0)
+		json_object_set_new(js, "enableWebAccess", json_true());
+	size_t i;
+	json_t *pool;
+	json_array_foreach(json_object_get(js, "workerPoolSpecs"), i, pool) {
+		json_t *cs = json_object_get(pool, "containerSpec");
+		json_t *ps = json_object_get(pool, "pythonPackageSpec");
+		if (o->args && cs)
+			json_object_set_new(cs, "args", arg_list(o->args));
+		if (o->args && ps)
+			json_object_set_new(ps, "args", arg_list(o->args));
+		if (o->command && cs)
+			json_object_set_new(cs, "command", arg_list(o->command));
+	}
+	if (o->labels) {
+		json_t *l = cli_parse_labels("--labels", o->labels, err);
+		if (!l)
+			goto fail;
+		json_object_set_new(body, "labels", l);
+	}
+	return body;
+fail:
+	json_decref(body);
 	return NULL;
 }

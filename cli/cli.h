@@ -51,6 +51,51 @@ json_t *cli_parse_labels(const char *flag, const char *value, char **err);
  */
 json_t *cli_build_submit_body(const struct submit_opts *o, const json_t *config, char **err);
 
+/* --- gcloud ai custom-jobs create (reference §5, §6.4) --- */
+
+/*
+ * Loads a --config file of `ai custom-jobs create`: a CustomJobSpec
+ * (workerPoolSpecs, scheduling, ...) in YAML or JSON, checked like
+ * cli_load_config (int64 fields as strings, unknown keys are errors,
+ * "FILE:LINE:COLUMN: message").
+ */
+json_t *cli_load_custom_job_spec(const char *path, char **err);
+json_t *cli_parse_custom_job_spec(const char *name, const char *text, size_t len, char **err);
+
+/* The `ai custom-jobs create` flags; NULL/-1 = not given. */
+struct custom_job_opts {
+	const char *display_name;
+	const char *const *pool_specs;	/* --worker-pool-spec, one per pool, in order */
+	int n_pool_specs;
+	const char *args, *command;	/* comma-separated lists, for every pool */
+	const char *python_package_uris, *labels, *network, *service_account;
+	const char *persistent_resource_id;
+	int enable_web_access;		/* -1 unset, 1 */
+};
+
+void custom_job_opts_init(struct custom_job_opts *o);
+
+/*
+ * One --worker-pool-spec value ("machine-type=n1-standard-4,replica-count=2,...")
+ * as the WorkerPoolSpec gcloud sends; "" is an empty pool ({}).
+ * python_package_uris (may be NULL) goes to pools with an executor-image-uri.
+ */
+json_t *cli_parse_worker_pool_spec(const char *value, const char *python_package_uris, char **err);
+
+/*
+ * The customJobs.create body {displayName, jobSpec, labels}: spec (the
+ * --config CustomJobSpec, may be NULL; not modified) with the flags applied
+ * as gcloud applies them. NULL and *err on a bad flag value.
+ */
+json_t *cli_build_custom_job_body(const struct custom_job_opts *o, const json_t *spec, char **err);
+
+/*
+ * Sorts an array of objects in place by gcloud's --sort-by keys:
+ * "field.sub,~other" (`~` descending); stable, missing values first,
+ * integer strings (int64) compared as numbers. -1 (and *err) on a bad key.
+ */
+int cli_sort(json_t *array, const char *keys, char **err);
+
 /* YAML rendering of a JSON value (keys sorted, as gcloud prints). */
 void cli_yaml(struct strbuf *out, const json_t *v);
 

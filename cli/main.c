@@ -1,11 +1,15 @@
 /*
  * trainplane - the command-line client: gcloud's `ai-platform jobs`
- * commands against a trainplane server, plus `nodes` for operators.
+ * and `ai custom-jobs` (Vertex) commands against a trainplane server, plus
+ * `nodes` for operators.
  *
  *   trainplane ai-platform jobs submit training JOB [flags] [-- USER_ARGS...]
  *   trainplane ai-platform jobs describe|cancel|stream-logs JOB
  *   trainplane ai-platform jobs list [--filter F] [--limit N] [--format json|yaml]
  *   trainplane ai-platform jobs update JOB --update-labels k=v --remove-labels k
+ *   trainplane ai custom-jobs create --region R --display-name N --worker-pool-spec=... [--config F]
+ *   trainplane ai custom-jobs describe|cancel|stream-logs NAME|ID [--region R]
+ *   trainplane ai custom-jobs list --region R [--filter F] [--limit N] [--sort-by [~]FIELD]
  *   trainplane nodes list|drain NODE|undrain NODE
  *
  * Endpoint: --endpoint, else TRAINPLANE_ENDPOINT, else http://127.0.0.1:8080/.
@@ -119,13 +123,22 @@ static char *job_path(const char *job, const char *suffix)
 
 /* --- flag parsing ----------------------------------------------------------- */
 
-enum { F_STR, F_BOOL, F_NOBOOL };
+enum { F_STR, F_BOOL, F_NOBOOL, F_LIST };
+
+#define MAX_LIST 64
+
+/* A repeatable flag's values, in order (F_LIST). */
+struct strlist {
+	const char *v[MAX_LIST];
+	int n;
+};
 
 struct opt {
 	const char *name;
 	int kind;
 	const char **str;
 	int *flag;
+	struct strlist *list;
 };
 
 struct cmd {
@@ -182,13 +195,21 @@ static int parse(const struct cmd *c, const struct opt *opts, int argc, char **a
 				}
 		if (!o)
 			usage_error(c, "unrecognized arguments: %s", a);
-		if (o->kind == F_STR) {
+		if (o->kind == F_STR || o->kind == F_LIST) {
+			const char *v;
 			if (eq) {
-				*o->str = eq + 1;
+				v = eq + 1;
 			} else {
 				if (i + 1 >= argc)
 					usage_error(c, "argument %s: expected one argument", o->name);
-				*o->str = argv[++i];
+				v = argv[++i];
+			}
+			if (o->kind == F_STR) {
+				*o->str = v;
+			} else {
+				if (o->list->n >= MAX_LIST)
+					usage_error(c, "argument %s: given too many times", o->name);
+				o->list->v[o->list->n++] = v;
 			}
 		} else {
 			if (eq)
@@ -234,23 +255,27 @@ static const char *task_of(const json_t *e)
 	return t ? t : "unknown_task";
 }
 
-/* Follows the job's log until it ends; returns the exit status (0 only if SUCCEEDED). */
-static int stream_logs(const char *job, const char *task, double interval)
+/*
+ * Follows a job's log until the job ends; returns the exit status (0 only
+ * if it ended in success_state). job_get is the job's GET path; log_project
+ * and log_job_id are what its log entries carry (resource.labels.job_id is
+ * the ml job id, or a CustomJob's numeric id).
+ */
+static int stream_logs(const char *job_get, const char *log_project, const char *log_job_id,
+		       const char *success_state, const char *task, double interval)
 {
 	char *last_ts = NULL;
 	json_t *seen = json_object();	/* insertIds at last_ts */
 	int ended = 0, rc = 1, tail_reads = 0;
 	for (;;) {
 		/* is the job over? then one last read gets the tail */
-		char *jp = job_path(job, NULL);
-		json_t *j = call("GET", jp, NULL);
-		free(jp);
+		json_t *j = call("GET", job_get, NULL);
 		if (!j)
 			break;
 		ended = json_object_get(j, "endTime") != NULL;
 		const char *state = json_string_value(json_object_get(j, "state"));
 		if (ended)
-			rc = state && !strcmp(state, "SUCCEEDED") ? 0 : 1;
+			rc = state && !strcmp(state, success_state) ? 0 : 1;
 		json_decref(j);
 
 		const char *token = NULL;
@@ -259,7 +284,7 @@ static int stream_logs(const char *job, const char *task, double interval)
 		do {
 			struct strbuf f = STRBUF_INIT;
 			sb_addstr(&f, "resource.labels.job_id=");
-			sb_add_json_str(&f, job);
+			sb_add_json_str(&f, log_job_id);
 			if (task) {
 				sb_addstr(&f, " AND (resource.labels.task_name=");
 				sb_add_json_str(&f, task);
@@ -268,7 +293,7 @@ static int stream_logs(const char *job, const char *task, double interval)
 				sb_addch(&f, ')');
 			}
 			sb_addf(&f, " AND timestamp>=\"%s\"", last_ts ? last_ts : "1970-01-01T01:00:00.000000000Z");
-			char *proj = xasprintf("projects/%s", project);
+			char *proj = xasprintf("projects/%s", log_project);
 			json_t *req = json_pack("{s:[s],s:s,s:s,s:i}", "resourceNames", proj, "filter", sb_str(&f),
 						"orderBy", "timestamp asc", "pageSize", 1000);
 			if (token)
@@ -321,6 +346,70 @@ static int stream_logs(const char *job, const char *task, double interval)
 	free(last_ts);
 	json_decref(seen);
 	return rc;
+}
+
+static double polling(const char *interval)
+{
+	return atof(interval) > 0 ? atof(interval) : 1;
+}
+
+/* --- list ------------------------------------------------------------------- */
+
+/*
+ * Every item of a paged list, GET base_path?pageSize=..&filter=..&pageToken=..,
+ * the items under items_key. --sort-by sorts them all before --limit cuts
+ * (gcloud's order: sort, then limit). NULL when a call failed.
+ */
+static json_t *list_all(const struct cmd *c, const char *base_path, const char *items_key, const char *filter,
+			const char *limit_s, const char *page_s, const char *sort_by)
+{
+	long limit = limit_s ? atol(limit_s) : -1;
+	if (limit_s && limit < 1)
+		usage_error(c, "argument --limit: Value must be greater than or equal to 1; received: %s", limit_s);
+	long fetch = sort_by ? -1 : limit;
+	json_t *all = json_array();
+	char *token = NULL;
+	do {
+		struct strbuf path = STRBUF_INIT;
+		sb_addf(&path, "%s?pageSize=%s", base_path, page_s ? page_s : "100");
+		if (filter) {
+			char *f = esc(filter);
+			sb_addf(&path, "&filter=%s", f);
+			free(f);
+		}
+		if (token) {
+			char *t = esc(token);
+			sb_addf(&path, "&pageToken=%s", t);
+			free(t);
+		}
+		json_t *r = call("GET", sb_str(&path), NULL);
+		sb_release(&path);
+		free(token);
+		token = NULL;
+		if (!r) {
+			json_decref(all);
+			return NULL;
+		}
+		size_t i;
+		json_t *j;
+		json_array_foreach(json_object_get(r, items_key), i, j)
+			if (fetch < 0 || (long)json_array_size(all) < fetch)
+				json_array_append(all, j);
+		const char *t = json_string_value(json_object_get(r, "nextPageToken"));
+		if (t && *t && (fetch < 0 || (long)json_array_size(all) < fetch))
+			token = xstrdup(t);
+		json_decref(r);
+	} while (token);
+	if (sort_by) {
+		char *err = NULL;
+		if (cli_sort(all, sort_by, &err)) {
+			json_decref(all);
+			usage_error(c, "%s", err);
+		}
+		while (limit >= 0 && (long)json_array_size(all) > limit)
+			json_array_remove(all, json_array_size(all) - 1);
+	}
+	return all;
 }
 
 /* --- commands ----------------------------------------------------------------- */
@@ -411,7 +500,9 @@ static int cmd_submit(int argc, char **argv)
 	fprintf(stderr, "Job [%s] submitted successfully.\n", id ? id : o.job_id);
 	int rc = 0;
 	if (stream) {
-		rc = stream_logs(o.job_id, NULL, atof(interval) > 0 ? atof(interval) : 1);
+		char *jp = job_path(o.job_id, NULL);
+		rc = stream_logs(jp, project, o.job_id, "SUCCEEDED", NULL, polling(interval));
+		free(jp);
 	} else {
 		fprintf(stderr, "Your job is still active. You may view the status of your job with the command\n\n"
 			"  $ trainplane ai-platform jobs describe %s\n\n"
@@ -478,7 +569,10 @@ static int cmd_stream_logs(int argc, char **argv)
 		{ "--task-name", F_STR, &task, NULL }, { "--polling-interval", F_STR, &interval, NULL },
 		{ "--allow-multiline-logs", F_BOOL, NULL, &multiline }, { NULL, 0, NULL, NULL } };
 	parse(&c, opts, argc, argv);
-	return stream_logs(positional[0], task, atof(interval) > 0 ? atof(interval) : 1);
+	char *jp = job_path(positional[0], NULL);
+	int rc = stream_logs(jp, project, positional[0], "SUCCEEDED", task, polling(interval));
+	free(jp);
+	return rc;
 }
 
 static int cmd_update(int argc, char **argv)
@@ -538,71 +632,40 @@ static int cmd_update(int argc, char **argv)
 static int cmd_list(int argc, char **argv)
 {
 	static const struct cmd c = { "ai-platform.jobs.list",
-		"trainplane ai-platform jobs list [--filter EXPR] [--limit N] [--page-size N] [--format json|yaml]\n"
-		"EXPR is the API's filter, e.g. 'state=FAILED' or 'labels.owner=\"bob\"'.", 0, 0 };
-	const char *filter = NULL, *limit_s = NULL, *page_s = NULL;
+		"trainplane ai-platform jobs list [--filter EXPR] [--limit N] [--page-size N] [--sort-by [~]FIELD,...]\n"
+		"    [--format json|yaml]\n"
+		"EXPR is the API's filter, e.g. 'state=FAILED' or 'labels.owner=\"bob\"'; --sort-by sorts\n"
+		"by fields of the Job (e.g. ~createTime: newest first).", 0, 0 };
+	const char *filter = NULL, *limit_s = NULL, *page_s = NULL, *sort_by = NULL;
 	const struct opt opts[] = {
 		{ "--filter", F_STR, &filter, NULL }, { "--limit", F_STR, &limit_s, NULL },
-		{ "--page-size", F_STR, &page_s, NULL }, { NULL, 0, NULL, NULL } };
+		{ "--page-size", F_STR, &page_s, NULL }, { "--sort-by", F_STR, &sort_by, NULL },
+		{ NULL, 0, NULL, NULL } };
 	parse(&c, opts, argc, argv);
-	long limit = limit_s ? atol(limit_s) : -1;
-	if (limit_s && limit < 1)
-		usage_error(&c, "argument --limit: Value must be greater than or equal to 1; received: %s", limit_s);
-	json_t *all = json_array();
-	char *token = NULL;
-	int rc = 0;
-	do {
-		char *p = esc(project);
-		struct strbuf path = STRBUF_INIT;
-		sb_addf(&path, "/v1/projects/%s/jobs?pageSize=%s", p, page_s ? page_s : "100");
-		free(p);
-		if (filter) {
-			char *f = esc(filter);
-			sb_addf(&path, "&filter=%s", f);
-			free(f);
-		}
-		if (token) {
-			char *t = esc(token);
-			sb_addf(&path, "&pageToken=%s", t);
-			free(t);
-		}
-		json_t *r = call("GET", sb_str(&path), NULL);
-		sb_release(&path);
-		free(token);
-		token = NULL;
-		if (!r) {
-			rc = 1;
-			break;
-		}
+	char *p = esc(project);
+	char *base = xasprintf("/v1/projects/%s/jobs", p);
+	free(p);
+	json_t *all = list_all(&c, base, "jobs", filter, limit_s, page_s, sort_by);
+	free(base);
+	if (!all)
+		return 1;
+	if (format) {
+		print_value(all);
+	} else if (json_array_size(all)) {
+		printf("%-40s %-12s %s\n", "JOB_ID", "STATUS", "CREATED");
 		size_t i;
 		json_t *j;
-		json_array_foreach(json_object_get(r, "jobs"), i, j)
-			if (limit < 0 || (long)json_array_size(all) < limit)
-				json_array_append(all, j);
-		const char *t = json_string_value(json_object_get(r, "nextPageToken"));
-		if (t && *t && (limit < 0 || (long)json_array_size(all) < limit))
-			token = xstrdup(t);
-		json_decref(r);
-	} while (token);
-	if (!rc) {
-		if (format) {
-			print_value(all);
-		} else if (json_array_size(all)) {
-			printf("%-40s %-12s %s\n", "JOB_ID", "STATUS", "CREATED");
-			size_t i;
-			json_t *j;
-			json_array_foreach(all, i, j) {
-				const char *id = json_string_value(json_object_get(j, "jobId"));
-				const char *st = json_string_value(json_object_get(j, "state"));
-				const char *ct = json_string_value(json_object_get(j, "createTime"));
-				printf("%-40s %-12s %s\n", id ? id : "", st ? st : "", ct ? ct : "");
-			}
-		} else {
-			fprintf(stderr, "Listed 0 items.\n");
+		json_array_foreach(all, i, j) {
+			const char *id = json_string_value(json_object_get(j, "jobId"));
+			const char *st = json_string_value(json_object_get(j, "state"));
+			const char *ct = json_string_value(json_object_get(j, "createTime"));
+			printf("%-40s %-12s %s\n", id ? id : "", st ? st : "", ct ? ct : "");
 		}
+	} else {
+		fprintf(stderr, "Listed 0 items.\n");
 	}
 	json_decref(all);
-	return rc;
+	return 0;
 }
 
 static int cmd_nodes(const char *verb, int argc, char **argv)
@@ -612,11 +675,12 @@ static int cmd_nodes(const char *verb, int argc, char **argv)
 	char name[64];
 	snprintf(name, sizeof name, "nodes.%s", verb);
 	c.name = name;
-	c.usage = list ? "trainplane nodes list [--format json|yaml]"
+	c.usage = list ? "trainplane nodes list [--sort-by [~]FIELD,...] [--format json|yaml]"
 		       : !strcmp(verb, "drain") ? "trainplane nodes drain NODE   (no new replicas are placed on it)"
 						: "trainplane nodes undrain NODE";
-	static const struct opt opts[] = { { NULL, 0, NULL, NULL } };
-	parse(&c, opts, argc, argv);
+	const char *sort_by = NULL;
+	const struct opt list_opts[] = { { "--sort-by", F_STR, &sort_by, NULL }, { NULL, 0, NULL, NULL } };
+	parse(&c, list_opts + !list, argc, argv);
 	if (!list) {
 		char *n = esc(positional[0]);
 		char *path = xasprintf("/trainplane/v1/nodes/%s:%s", n, verb);
@@ -635,6 +699,11 @@ static int cmd_nodes(const char *verb, int argc, char **argv)
 	if (!r)
 		return 1;
 	json_t *nodes = json_object_get(r, "nodes");
+	char *err = NULL;
+	if (sort_by && nodes && cli_sort(nodes, sort_by, &err)) {
+		json_decref(r);
+		usage_error(&c, "%s", err);
+	}
 	if (format) {
 		print_value(nodes ? nodes : json_array());
 	} else {
@@ -663,6 +732,238 @@ static int cmd_nodes(const char *verb, int argc, char **argv)
 	return 0;
 }
 
+/* --- ai custom-jobs (Vertex) ------------------------------------------------- */
+
+static const char *region_flag;
+
+/*
+ * A CustomJob named in full (projects/P/locations/R/customJobs/ID) or by its
+ * id with --region (the project is the CLI's). Sets *name to the full name
+ * and *id to the id (caller frees both); exits 2 when it cannot.
+ */
+static void custom_job_name(const struct cmd *c, const char *arg, char **name, char **id)
+{
+	if (!strncmp(arg, "projects/", 9)) {
+		char *copy = xstrdup(arg), *save = NULL, *seg[7];
+		int n = 0;
+		for (char *s = strtok_r(copy, "/", &save); s; s = strtok_r(NULL, "/", &save))
+			seg[n < 7 ? n : 6] = s, n++;
+		if (n != 6 || strcmp(seg[2], "locations") || strcmp(seg[4], "customJobs")) {
+			free(copy);
+			usage_error(c, "Invalid CustomJob name [%s]: expected "
+				    "projects/PROJECT/locations/REGION/customJobs/ID.", arg);
+		}
+		*id = xstrdup(seg[5]);
+		free(copy);
+		*name = xstrdup(arg);
+		return;
+	}
+	if (!region_flag || !*region_flag)
+		usage_error(c, "Error parsing [custom_job]. The [customJob] resource is not properly "
+			    "specified. Failed to find attribute [region]: give the full name "
+			    "projects/PROJECT/locations/REGION/customJobs/%s or --region.", arg);
+	if (strchr(arg, '/'))
+		usage_error(c, "Invalid CustomJob id [%s].", arg);
+	*id = xstrdup(arg);
+	*name = xasprintf("projects/%s/locations/%s/customJobs/%s", project, region_flag, arg);
+}
+
+/* "/v1/" + a resource name, each segment escaped. */
+static char *name_path(const char *name, const char *suffix)
+{
+	struct strbuf sb = STRBUF_INIT;
+	char *copy = xstrdup(name), *save = NULL;
+	sb_addstr(&sb, "/v1");
+	for (char *s = strtok_r(copy, "/", &save); s; s = strtok_r(NULL, "/", &save)) {
+		char *e = esc(s);
+		sb_addf(&sb, "/%s", e);
+		free(e);
+	}
+	sb_addstr(&sb, suffix ? suffix : "");
+	free(copy);
+	return sb_detach(&sb);
+}
+
+static void require_region(const struct cmd *c)
+{
+	if (!region_flag || !*region_flag)
+		usage_error(c, "argument --region: Must be specified.%s", "");
+}
+
+static int cmd_custom_create(int argc, char **argv)
+{
+	static const struct cmd c = { "ai.custom-jobs.create",
+		"trainplane ai custom-jobs create --region REGION --display-name NAME\n"
+		"    (--worker-pool-spec=machine-type=T,replica-count=N,accelerator-type=A,\n"
+		"       accelerator-count=N,container-image-uri=URI ... (repeat: one per pool)\n"
+		"     | --config FILE) [--args=A,...] [--command=C,...] [--labels k=v,...]\n"
+		"    [--python-package-uris URI,...] [--network N] [--service-account SA]\n"
+		"    [--enable-web-access] [--persistent-resource-id ID] [--format json|yaml]\n"
+		"--config is a CustomJobSpec in YAML or JSON (workerPoolSpecs, scheduling,\n"
+		"baseOutputDirectory, ...). --worker-pool-spec flags replace its workerPoolSpecs;\n"
+		"an empty --worker-pool-spec= skips a pool (not the first). executor-image-uri with\n"
+		"python-module (and --python-package-uris) instead of container-image-uri makes a\n"
+		"Python package pool. --args and --command apply to every pool.", 0, 0 };
+	struct custom_job_opts o;
+	struct strlist pools = { { 0 }, 0 };
+	const char *config = NULL;
+	custom_job_opts_init(&o);
+	const struct opt opts[] = {
+		{ "--region", F_STR, &region_flag, NULL }, { "--display-name", F_STR, &o.display_name, NULL },
+		{ "--worker-pool-spec", F_LIST, NULL, NULL, &pools }, { "--config", F_STR, &config, NULL },
+		{ "--args", F_STR, &o.args, NULL }, { "--command", F_STR, &o.command, NULL },
+		{ "--labels", F_STR, &o.labels, NULL },
+		{ "--python-package-uris", F_STR, &o.python_package_uris, NULL },
+		{ "--network", F_STR, &o.network, NULL }, { "--service-account", F_STR, &o.service_account, NULL },
+		{ "--enable-web-access", F_BOOL, NULL, &o.enable_web_access },
+		{ "--persistent-resource-id", F_STR, &o.persistent_resource_id, NULL },
+		{ NULL, 0, NULL, NULL } };
+	parse(&c, opts, argc, argv);
+	require_region(&c);
+	if (!o.display_name)
+		usage_error(&c, "argument --display-name: Must be specified.%s", "");
+	if (!pools.n && !config)
+		usage_error(&c, "Missing required argument [--worker-pool-spec]: Either --worker-pool-spec "
+			    "or --config must be specified.%s", "");
+	o.pool_specs = pools.v;
+	o.n_pool_specs = pools.n;
+	json_t *spec = NULL;
+	char *err = NULL;
+	if (config && !(spec = cli_load_custom_job_spec(config, &err))) {
+		fprintf(stderr, "ERROR: (trainplane.%s) %s\n", c.name, err);
+		free(err);
+		return EXIT_USAGE;
+	}
+	json_t *body = cli_build_custom_job_body(&o, spec, &err);
+	json_decref(spec);
+	if (!body) {
+		fprintf(stderr, "ERROR: (trainplane.%s) %s\n", c.name, err);
+		free(err);
+		return EXIT_USAGE;
+	}
+	char *parent = xasprintf("projects/%s/locations/%s", project, region_flag);
+	char *path = name_path(parent, "/customJobs");
+	free(parent);
+	json_t *job = call("POST", path, body);
+	free(path);
+	json_decref(body);
+	if (!job)
+		return 1;
+	const char *name = json_string_value(json_object_get(job, "name"));
+	fprintf(stderr, "CustomJob [%s] is submitted successfully.\n\n"
+		"Your job is still active. You may view the status of your job with the command\n\n"
+		"  $ trainplane ai custom-jobs describe %s\n\n"
+		"or continue streaming the logs with the command\n\n"
+		"  $ trainplane ai custom-jobs stream-logs %s\n", name ? name : "", name ? name : "",
+		name ? name : "");
+	if (format)
+		print_value(job);
+	json_decref(job);
+	return 0;
+}
+
+/* describe, cancel and stream-logs: JOB plus --region. */
+static int cmd_custom_job(const char *verb, int argc, char **argv)
+{
+	static char cname[64];
+	struct cmd c = { cname, NULL, 1, 1 };
+	const char *interval = "1", *task = NULL;
+	int describe = !strcmp(verb, "describe"), cancel = !strcmp(verb, "cancel");
+	snprintf(cname, sizeof cname, "ai.custom-jobs.%s", verb);
+	c.usage = describe ? "trainplane ai custom-jobs describe (NAME | ID --region REGION) [--format json|yaml]\n"
+			     "NAME is projects/PROJECT/locations/REGION/customJobs/ID."
+		  : cancel ? "trainplane ai custom-jobs cancel (NAME | ID --region REGION)\n"
+			     "NAME is projects/PROJECT/locations/REGION/customJobs/ID."
+			   : "trainplane ai custom-jobs stream-logs (NAME | ID --region REGION) [--task-name T]\n"
+			     "    [--polling-interval SECONDS]\n"
+			     "Prints the job's log (task names workerpool0-0, workerpool1-0, ...) until the\n"
+			     "job ends; exits 1 unless it ended JOB_STATE_SUCCEEDED.";
+	const struct opt opts[] = {
+		{ "--region", F_STR, &region_flag, NULL },
+		{ "--polling-interval", F_STR, &interval, NULL }, { "--task-name", F_STR, &task, NULL },
+		{ NULL, 0, NULL, NULL } };
+	const struct opt few[] = { { "--region", F_STR, &region_flag, NULL }, { NULL, 0, NULL, NULL } };
+	parse(&c, describe || cancel ? few : opts, argc, argv);
+	char *name, *id;
+	custom_job_name(&c, positional[0], &name, &id);
+	int rc = 0;
+	if (describe) {
+		char *path = name_path(name, NULL);
+		json_t *j = call("GET", path, NULL);
+		free(path);
+		if (j)
+			print_value(j);
+		rc = j ? 0 : 1;
+		json_decref(j);
+	} else if (cancel) {
+		char *path = name_path(name, ":cancel");
+		json_t *body = json_object();
+		json_t *r = call("POST", path, body);
+		json_decref(body);
+		free(path);
+		if (r)
+			fprintf(stderr, "Request to cancel CustomJob [%s] has been sent.\n\n"
+				"You may view the status of your job with the command\n\n"
+				"  $ trainplane ai custom-jobs describe %s\n", name, name);
+		rc = r ? 0 : 1;
+		json_decref(r);
+	} else {
+		/* the log's project is the name's */
+		char *proj = xstrdup(name + 9);
+		*strchr(proj, '/') = '\0';
+		char *path = name_path(name, NULL);
+		rc = stream_logs(path, proj, id, "JOB_STATE_SUCCEEDED", task, polling(interval));
+		free(path);
+		free(proj);
+	}
+	free(name);
+	free(id);
+	return rc;
+}
+
+static int cmd_custom_list(int argc, char **argv)
+{
+	static const struct cmd c = { "ai.custom-jobs.list",
+		"trainplane ai custom-jobs list --region REGION [--filter EXPR] [--limit N] [--page-size N]\n"
+		"    [--sort-by [~]FIELD,...] [--format json|yaml]\n"
+		"EXPR is the API's filter, e.g. 'state=JOB_STATE_FAILED', 'display_name:\"exp-*\"' or\n"
+		"'labels.team=ml'; --sort-by sorts by fields of the CustomJob (e.g. ~createTime).", 0, 0 };
+	const char *filter = NULL, *limit_s = NULL, *page_s = NULL, *sort_by = NULL;
+	const struct opt opts[] = {
+		{ "--region", F_STR, &region_flag, NULL }, { "--filter", F_STR, &filter, NULL },
+		{ "--limit", F_STR, &limit_s, NULL }, { "--page-size", F_STR, &page_s, NULL },
+		{ "--sort-by", F_STR, &sort_by, NULL }, { NULL, 0, NULL, NULL } };
+	parse(&c, opts, argc, argv);
+	require_region(&c);
+	char *parent = xasprintf("projects/%s/locations/%s", project, region_flag);
+	char *base = name_path(parent, "/customJobs");
+	free(parent);
+	json_t *all = list_all(&c, base, "customJobs", filter, limit_s, page_s, sort_by);
+	free(base);
+	if (!all)
+		return 1;
+	if (format) {
+		print_value(all);
+	} else if (json_array_size(all)) {
+		printf("%-20s %-32s %-22s %s\n", "CUSTOM_JOB_ID", "DISPLAY_NAME", "STATE", "CREATED");
+		size_t i;
+		json_t *j;
+		json_array_foreach(all, i, j) {
+			const char *n = json_string_value(json_object_get(j, "name"));
+			const char *dn = json_string_value(json_object_get(j, "displayName"));
+			const char *st = json_string_value(json_object_get(j, "state"));
+			const char *ct = json_string_value(json_object_get(j, "createTime"));
+			const char *base_id = n && strrchr(n, '/') ? strrchr(n, '/') + 1 : n;
+			printf("%-20s %-32s %-22s %s\n", base_id ? base_id : "", dn ? dn : "", st ? st : "",
+			       ct ? ct : "");
+		}
+	} else {
+		fprintf(stderr, "Listed 0 items.\n");
+	}
+	json_decref(all);
+	return 0;
+}
+
 static const char top_usage[] =
 	"Usage: trainplane [--endpoint URL] [--project P] [--ca-file PEM] GROUP COMMAND [ARGS...]\n\n"
 	"  ai-platform jobs submit training JOB [flags] [-- USER_ARGS...]\n"
@@ -671,6 +972,9 @@ static const char top_usage[] =
 	"  ai-platform jobs cancel JOB\n"
 	"  ai-platform jobs stream-logs JOB\n"
 	"  ai-platform jobs update JOB --update-labels k=v,... --remove-labels k,...\n"
+	"  ai custom-jobs create --region R --display-name N --worker-pool-spec=... [--config FILE]\n"
+	"  ai custom-jobs describe|cancel|stream-logs (NAME | ID --region R)\n"
+	"  ai custom-jobs list --region R [--filter EXPR] [--limit N] [--sort-by [~]FIELD]\n"
 	"  nodes list | drain NODE | undrain NODE\n\n"
 	"Every command takes --help. Endpoint: --endpoint, TRAINPLANE_ENDPOINT or\n"
 	"http://127.0.0.1:8080/; project: --project, TRAINPLANE_PROJECT or demo;\n"
@@ -761,6 +1065,21 @@ int main(int argc, char **argv)
 				"[cancel, describe, list, stream-logs, submit, update].\n", verb);
 			return EXIT_USAGE;
 		}
+	} else if (!strcmp(g, "ai") && sub && !strcmp(sub, "custom-jobs") && verb && !is_help(verb)) {
+		int first = i + 3;
+		snprintf(namebuf, sizeof namebuf, "trainplane.ai.custom-jobs.%s", verb);
+		cmd_name = namebuf;
+		if (!strcmp(verb, "create")) {
+			rc = cmd_custom_create(argc - first, argv + first);
+		} else if (!strcmp(verb, "list")) {
+			rc = cmd_custom_list(argc - first, argv + first);
+		} else if (!strcmp(verb, "describe") || !strcmp(verb, "cancel") || !strcmp(verb, "stream-logs")) {
+			rc = cmd_custom_job(verb, argc - first, argv + first);
+		} else {
+			fprintf(stderr, "ERROR: (trainplane.ai.custom-jobs) Invalid choice: '%s'. Valid choices are "
+				"[cancel, create, describe, list, stream-logs].\n", verb);
+			return EXIT_USAGE;
+		}
 	} else if (!strcmp(g, "nodes") && sub && !is_help(sub)) {
 		if (strcmp(sub, "list") && strcmp(sub, "drain") && strcmp(sub, "undrain")) {
 			fprintf(stderr, "ERROR: (trainplane.nodes) Invalid choice: '%s'. Valid choices are "
@@ -770,10 +1089,13 @@ int main(int argc, char **argv)
 		snprintf(namebuf, sizeof namebuf, "trainplane.nodes.%s", sub);
 		cmd_name = namebuf;
 		rc = cmd_nodes(sub, argc - i - 2, argv + i + 2);
-	} else if ((!strcmp(g, "ai-platform") || !strcmp(g, "nodes"))) {
+	} else if (!strcmp(g, "ai") && sub && !is_help(sub) && strcmp(sub, "custom-jobs")) {
+		fprintf(stderr, "ERROR: (trainplane.ai) Invalid choice: '%s'. Valid choices are [custom-jobs].\n", sub);
+		return EXIT_USAGE;
+	} else if ((!strcmp(g, "ai-platform") || !strcmp(g, "nodes") || !strcmp(g, "ai"))) {
 		return usage(sub && is_help(sub) ? 0 : (verb && is_help(verb) ? 0 : EXIT_USAGE));
 	} else {
-		fprintf(stderr, "ERROR: (trainplane) Invalid choice: '%s'. Valid choices are [ai-platform, nodes].\n", g);
+		fprintf(stderr, "ERROR: (trainplane) Invalid choice: '%s'. Valid choices are [ai, ai-platform, nodes].\n", g);
 		return EXIT_USAGE;
 	}
 	curl_global_cleanup();

@@ -3,6 +3,7 @@
  * gcloud-style error messages.
  */
 #include <ctype.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -205,4 +206,142 @@ void cli_render_error(struct strbuf *out, const char *command, long http_status,
 	if (json_array_size(details))
 		cli_yaml(out, details);
 	json_decref(root);
+}
+
+/* --- --sort-by --------------------------------------------------------------- */
+
+struct sort_key {
+	char *path;	/* dotted, e.g. "jobSpec.workerPoolSpecs" */
+	int desc;
+};
+
+struct sort_ctx {
+	struct sort_key *keys;
+	size_t n;
+};
+
+struct sort_item {
+	json_t *v;
+	size_t index;	/* the tie-break that makes the sort stable */
+};
+
+/* "create_time" -> "createTime": gcloud accepts either spelling of a field. */
+static char *camel(const char *s)
+{
+	char *out = xstrdup(s), *o = out;
+	for (; *s; s++) {
+		if (*s == '_' && s[1]) {
+			*o++ = (char)toupper((unsigned char)*++s);
+			continue;
+		}
+		*o++ = *s;
+	}
+	*o = '\0';
+	return out;
+}
+
+static json_t *lookup(json_t *v, const char *path)
+{
+	char *copy = xstrdup(path), *save = NULL;
+	for (char *seg = strtok_r(copy, ".", &save); seg && v; seg = strtok_r(NULL, ".", &save)) {
+		json_t *next = json_object_get(v, seg);
+		if (!next) {
+			char *c = camel(seg);
+			next = json_object_get(v, c);
+			free(c);
+		}
+		v = next;
+	}
+	free(copy);
+	return v;
+}
+
+static int int_string(const char *s, long long *out)
+{
+	char *end;
+	if (!*s)
+		return 0;
+	errno = 0;
+	*out = strtoll(s, &end, 10);
+	return !*end && !errno;
+}
+
+static int cmp_values(json_t *a, json_t *b)
+{
+	long long x, y;
+	if (!a || json_is_null(a) || !b || json_is_null(b))
+		return (a && !json_is_null(a)) - (b && !json_is_null(b));
+	if (json_is_number(a) && json_is_number(b)) {
+		double d = json_number_value(a) - json_number_value(b);
+		return (d > 0) - (d < 0);
+	}
+	if (json_is_string(a) && json_is_string(b)) {
+		const char *s = json_string_value(a), *t = json_string_value(b);
+		if (int_string(s, &x) && int_string(t, &y))
+			return (x > y) - (x < y);
+		return strcmp(s, t);
+	}
+	if (json_is_boolean(a) && json_is_boolean(b))
+		return json_is_true(a) - json_is_true(b);
+	if (json_typeof(a) != json_typeof(b))
+		return (int)json_typeof(a) - (int)json_typeof(b);
+	char *s = json_dumps(a, JSON_SORT_KEYS | JSON_ENCODE_ANY), *t = json_dumps(b, JSON_SORT_KEYS | JSON_ENCODE_ANY);
+	int r = strcmp(s, t);
+	free(s);
+	free(t);
+	return r;
+}
+
+static int cmp_items(const void *pa, const void *pb, void *ud)
+{
+	const struct sort_item *a = pa, *b = pb;
+	const struct sort_ctx *ctx = ud;
+	for (size_t i = 0; i < ctx->n; i++) {
+		int r = cmp_values(lookup(a->v, ctx->keys[i].path), lookup(b->v, ctx->keys[i].path));
+		if (r)
+			return ctx->keys[i].desc ? -r : r;
+	}
+	return (a->index > b->index) - (a->index < b->index);
+}
+
+int cli_sort(json_t *array, const char *keys, char **err)
+{
+	struct sort_ctx ctx = { NULL, 0 };
+	char *copy = xstrdup(keys), *save = NULL;
+	int rc = 0;
+	*err = NULL;
+	ctx.keys = xcalloc(strlen(keys) + 1, sizeof *ctx.keys);
+	for (char *k = strtok_r(copy, ",", &save); k; k = strtok_r(NULL, ",", &save)) {
+		int desc = *k == '~';
+		const char *p = k + desc;
+		if (!*p || *p == '.' || p[strlen(p) - 1] == '.' || strstr(p, "..")) {
+			*err = xasprintf("argument --sort-by: Invalid field [%s].", k);
+			rc = -1;
+			goto out;
+		}
+		ctx.keys[ctx.n].path = xstrdup(p);
+		ctx.keys[ctx.n++].desc = desc;
+	}
+	if (!ctx.n) {
+		*err = xstrdup("argument --sort-by: expected one argument");
+		rc = -1;
+		goto out;
+	}
+	size_t n = json_array_size(array);
+	struct sort_item *items = xcalloc(n ? n : 1, sizeof *items);
+	for (size_t i = 0; i < n; i++) {
+		items[i].v = json_incref(json_array_get(array, i));
+		items[i].index = i;
+	}
+	qsort_r(items, n, sizeof *items, cmp_items, &ctx);
+	json_array_clear(array);
+	for (size_t i = 0; i < n; i++)
+		json_array_append_new(array, items[i].v);
+	free(items);
+out:
+	for (size_t i = 0; i < ctx.n; i++)
+		free(ctx.keys[i].path);
+	free(ctx.keys);
+	free(copy);
+	return rc;
 }

@@ -1,7 +1,10 @@
 // The trainplane CLI (build/trainplane) against a real server and a real
 // agent (process runtime): submit with a config.yaml and `--` args, follow
 // the log to the job's end (exit 0 / non-zero), describe, list, update
-// labels, cancel, nodes, and the client-side refusals (exit 2, nothing sent).
+// labels, cancel, nodes, and the client-side refusals (exit 2, nothing sent);
+// `ai custom-jobs` (Vertex): a two-pool job from --worker-pool-spec flags
+// and one from a --config CustomJobSpec, stream-logs to their end (exit 0 /
+// non-zero), describe, list (--filter, --sort-by, --limit), cancel.
 
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -9,7 +12,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 
-import { makeTempDir, request, startPostgres, startServer } from './harness.mjs';
+import { makeTempDir, request, startPostgres, startServer, waitFor } from './harness.mjs';
 import { AGENT_BIN, getJob, startAgent, waitJobState } from './agents.mjs';
 
 const CLI = process.env.TRAINPLANE_CLI_BIN;
@@ -203,5 +206,196 @@ describe('trainplane CLI', { skip: !CLI || !AGENT_BIN ? 'TRAINPLANE_CLI_BIN / TR
     const nf = await run(['nodes', 'drain', 'no-such-node']);
     assert.equal(nf.code, 1);
     assert.match(nf.stderr, /Node instance \[no-such-node\] not found/);
+  });
+  // --- ai custom-jobs -------------------------------------------------------
+
+  const REGION = 'us-central1';
+  const NAME_RE = /^CustomJob \[(projects\/clitest\/locations\/us-central1\/customJobs\/(\d+))\] is submitted successfully\.$/m;
+  const vertexJobs = {};
+
+  async function countCustomJobs() {
+    const res = await request(server.base, 'GET', `/v1/projects/${PROJECT}/locations/${REGION}/customJobs?pageSize=1000`);
+    return (res.json.customJobs ?? []).length;
+  }
+
+  it('ai custom-jobs create: two pools from --worker-pool-spec, stream-logs to success, exit 0', async () => {
+    const r = await run(['ai', 'custom-jobs', 'create', '--region', REGION, '--display-name', 'cli-two-pools',
+      '--worker-pool-spec=machine-type=n1-standard-4,replica-count=1,container-image-uri=localhost/trainer:test',
+      '--worker-pool-spec=machine-type=n1-standard-4,replica-count=2,container-image-uri=localhost/trainer:test',
+      '--command=sh,-c,echo vertex-hello-$CLOUD_ML_JOB_ID; echo second-line',
+      '--labels=team=ml']);
+    assert.equal(r.code, 0, r.stderr);
+    const m = r.stderr.match(NAME_RE);
+    assert.ok(m, r.stderr);
+    const [, name, id] = m;
+    assert.match(r.stderr, new RegExp(`\\$ trainplane ai custom-jobs describe ${name}\\n`));
+    assert.match(r.stderr, new RegExp(`\\$ trainplane ai custom-jobs stream-logs ${name}\\n`));
+    assert.equal(r.stdout, '');
+    vertexJobs.ok = { name, id };
+    // the body gcloud sends: int64 replicaCount as strings, --command on every pool
+    const j = (await request(server.base, 'GET', `/v1/${name}`)).json;
+    assert.equal(j.displayName, 'cli-two-pools');
+    assert.deepEqual(j.labels, { team: 'ml' });
+    assert.deepEqual(j.jobSpec.workerPoolSpecs.map((p) => [p.machineSpec.machineType, p.replicaCount]),
+      [['n1-standard-4', '1'], ['n1-standard-4', '2']]);
+    for (const p of j.jobSpec.workerPoolSpecs) {
+      assert.deepEqual(p.containerSpec, { imageUri: 'localhost/trainer:test',
+        command: ['sh', '-c', 'echo vertex-hello-$CLOUD_ML_JOB_ID; echo second-line'] });
+    }
+
+    const s = await run(['ai', 'custom-jobs', 'stream-logs', name, '--polling-interval', '0.3']);
+    assert.equal(s.code, 0, s.stdout + s.stderr);
+    for (const task of ['workerpool0-0', 'workerpool1-0', 'workerpool1-1']) {
+      assert.match(s.stdout, new RegExp(`^INFO\\t\\S+\\t${task}\\t\\tvertex-hello-`, 'm'), s.stdout);
+    }
+    assert.equal(s.stdout.match(/second-line/g).length, 3, s.stdout);
+
+    const d = await run(['ai', 'custom-jobs', 'describe', id, '--region', REGION]);
+    assert.equal(d.code, 0, d.stderr);
+    assert.match(d.stdout, new RegExp(`^name: ${name}$`, 'm'));
+    assert.match(d.stdout, /^state: JOB_STATE_SUCCEEDED$/m);
+    assert.match(d.stdout, /^displayName: cli-two-pools$/m);
+    assert.match(d.stdout, /^    replicaCount: '2'$/m);
+    const dj = await run(['ai', 'custom-jobs', 'describe', name, '--format', 'json']);
+    assert.equal(dj.code, 0, dj.stderr);
+    assert.equal(JSON.parse(dj.stdout).state, 'JOB_STATE_SUCCEEDED');
+  });
+
+  it('ai custom-jobs create --config: a CustomJobSpec file, flags over it; stream-logs exits non-zero on failure', async () => {
+    const cfg = writeConfig('spec.yaml', [
+      'workerPoolSpecs:',
+      '  - machineSpec: {machineType: n1-standard-4}',
+      '    replicaCount: 1',
+      '    containerSpec:',
+      '      imageUri: localhost/trainer:test',
+      "      command: [sh, -c, 'echo about-to-fail-$FOO; exit 3']",
+      '      args: [--from-file]',
+      '      env: [{name: FOO, value: bar}]',
+      '  -',
+      '  - machineSpec: {machineType: n1-standard-4}',
+      '    replicaCount: 1',
+      '    containerSpec:',
+      '      imageUri: localhost/trainer:test',
+      "      command: [sh, -c, 'echo pool2-ran']",
+      'scheduling: {timeout: 600s}',
+      '',
+    ].join('\n'));
+    const r = await run(['ai', 'custom-jobs', 'create', '--region', REGION, '--display-name', 'cli-failing',
+      '--config', cfg, '--args=--from-flag']);
+    assert.equal(r.code, 0, r.stderr);
+    const [, name, id] = r.stderr.match(NAME_RE);
+    vertexJobs.fail = { name, id };
+    const j = (await request(server.base, 'GET', `/v1/${name}`)).json;
+    assert.equal(j.jobSpec.workerPoolSpecs.length, 3);
+    assert.deepEqual(j.jobSpec.workerPoolSpecs[1], {});
+    assert.deepEqual(j.jobSpec.workerPoolSpecs[0].containerSpec.args, ['--from-flag']);
+    assert.deepEqual(j.jobSpec.workerPoolSpecs[0].containerSpec.env, [{ name: 'FOO', value: 'bar' }]);
+    assert.equal(j.jobSpec.scheduling.timeout, '600s');
+
+    const s = await run(['ai', 'custom-jobs', 'stream-logs', id, '--region', REGION, '--polling-interval', '0.3']);
+    assert.notEqual(s.code, 0, s.stdout + s.stderr);
+    assert.match(s.stdout, /^\S+\t\S+\tworkerpool0-0\t\tabout-to-fail-bar$/m);
+    const d = await run(['ai', 'custom-jobs', 'describe', name, '--format', 'json']);
+    assert.equal(JSON.parse(d.stdout).state, 'JOB_STATE_FAILED');
+  });
+
+  it('ai custom-jobs list: table, --filter, --sort-by, --limit', async () => {
+    const l = await run(['ai', 'custom-jobs', 'list', '--region', REGION]);
+    assert.equal(l.code, 0, l.stderr);
+    assert.match(l.stdout, /^CUSTOM_JOB_ID\s+DISPLAY_NAME\s+STATE\s+CREATED$/m);
+    assert.match(l.stdout, new RegExp(`^${vertexJobs.ok.id}\\s+cli-two-pools\\s+JOB_STATE_SUCCEEDED\\s+\\S+$`, 'm'));
+    assert.match(l.stdout, new RegExp(`^${vertexJobs.fail.id}\\s+cli-failing\\s+JOB_STATE_FAILED\\s+\\S+$`, 'm'));
+    const f = await run(['ai', 'custom-jobs', 'list', '--region', REGION, '--filter', 'state=JOB_STATE_FAILED',
+      '--format', 'json']);
+    assert.equal(f.code, 0, f.stderr);
+    assert.deepEqual(JSON.parse(f.stdout).map((j) => j.name), [vertexJobs.fail.name]);
+    const byName = await run(['ai', 'custom-jobs', 'list', '--region', REGION, '--sort-by', 'displayName',
+      '--format', 'json']);
+    assert.deepEqual(JSON.parse(byName.stdout).map((j) => j.displayName), ['cli-failing', 'cli-two-pools']);
+    const rev = await run(['ai', 'custom-jobs', 'list', '--region', REGION, '--sort-by=~displayName',
+      '--format', 'json']);
+    assert.deepEqual(JSON.parse(rev.stdout).map((j) => j.displayName), ['cli-two-pools', 'cli-failing']);
+    // sort before limit: the oldest one, although the server lists newest first
+    const oldest = await run(['ai', 'custom-jobs', 'list', '--region', REGION, '--sort-by', 'createTime',
+      '--limit', '1', '--format', 'json']);
+    assert.deepEqual(JSON.parse(oldest.stdout).map((j) => j.name), [vertexJobs.ok.name]);
+    const none = await run(['ai', 'custom-jobs', 'list', '--region', 'europe-west4']);
+    assert.equal(none.code, 0, none.stderr);
+    assert.equal(none.stdout, '');
+    assert.match(none.stderr, /Listed 0 items\./);
+    // and the other list commands sort too
+    const jobs = await run(['ai-platform', 'jobs', 'list', '--sort-by', '~jobId', '--format', 'json']);
+    const jobIds = JSON.parse(jobs.stdout).map((j) => j.jobId);
+    assert.deepEqual(jobIds, [...jobIds].sort().reverse());
+    assert.ok(jobIds.length >= 3);
+  });
+
+  it('ai custom-jobs cancel: a running job ends JOB_STATE_CANCELLED; its stream-logs exits non-zero', async () => {
+    const r = await run(['ai', 'custom-jobs', 'create', '--region', REGION, '--display-name', 'cli-long',
+      '--worker-pool-spec=machine-type=n1-standard-4,container-image-uri=localhost/trainer:test',
+      '--command=sh,-c,echo started; sleep 60']);
+    assert.equal(r.code, 0, r.stderr);
+    const [, name, id] = r.stderr.match(NAME_RE);
+    await waitFor(async () => (await request(server.base, 'GET', `/v1/${name}`)).json.state === 'JOB_STATE_RUNNING',
+      30_000, `${name} did not start`);
+    const c = await run(['ai', 'custom-jobs', 'cancel', id, '--region', REGION]);
+    assert.equal(c.code, 0, c.stderr);
+    assert.equal(c.stdout, '');
+    assert.match(c.stderr, new RegExp(`^Request to cancel CustomJob \\[${name}\\] has been sent\\.\\n`));
+    const s = await run(['ai', 'custom-jobs', 'stream-logs', name, '--polling-interval', '0.3']);
+    assert.notEqual(s.code, 0, s.stdout + s.stderr);
+    const j = (await request(server.base, 'GET', `/v1/${name}`)).json;
+    assert.equal(j.state, 'JOB_STATE_CANCELLED');
+    const again = await run(['ai', 'custom-jobs', 'cancel', name]);
+    assert.equal(again.code, 1);
+    assert.match(again.stderr, /^ERROR: \(trainplane\.ai\.custom-jobs\.cancel\) /);
+  });
+
+  it('ai custom-jobs: server errors exit 1, bad input exits 2 and sends nothing, --help', async () => {
+    const nf = await run(['ai', 'custom-jobs', 'describe', '987654321', '--region', REGION]);
+    assert.equal(nf.code, 1);
+    assert.match(nf.stderr, /^ERROR: \(trainplane\.ai\.custom-jobs\.describe\) CustomJob instance \[987654321\] not found: /);
+    const badRegion = await run(['ai', 'custom-jobs', 'create', '--region', 'mars-central1', '--display-name', 'x',
+      '--worker-pool-spec=machine-type=n1-standard-4,container-image-uri=i']);
+    assert.equal(badRegion.code, 1);
+    assert.match(badRegion.stderr, /^ERROR: \(trainplane\.ai\.custom-jobs\.create\) INVALID_ARGUMENT: /);
+
+    const before = await countCustomJobs();
+    const badYaml = writeConfig('badspec.yaml', 'workerPoolSpecs:\n  - machineSpec: {machineType: [n1\n');
+    const unknown = writeConfig('unknownspec.yaml', 'workerPoolSpecs:\n  - machineSpec: {machineType: n1}\n    replica_count: 1\n');
+    const ok = '--worker-pool-spec=machine-type=n1-standard-4,container-image-uri=i';
+    const create = ['ai', 'custom-jobs', 'create', '--region', REGION, '--display-name', 'never-sent'];
+    const cases = [
+      [[...create, '--worker-pool-spec=machine-type'], /argument --worker-pool-spec: Bad syntax for dict arg: \[machine-type\]/],
+      [[...create, '--worker-pool-spec=machine-type=n1-standard-4,gpus=2,container-image-uri=i'],
+        /argument --worker-pool-spec: valid keys are \[accelerator-count, .*\]; received: gpus/],
+      [[...create, '--worker-pool-spec=', ok], /Empty value is not allowed for the first `--worker-pool-spec` flag\./],
+      [[...create, '--worker-pool-spec=machine-type=n1-standard-4,container-image-uri=i,replica-count=many'],
+        /replica-count: Value must be an integer/],
+      [[...create, '--config', badYaml], /badspec\.yaml:3:1: invalid YAML/],
+      [[...create, '--config', unknown], /unknownspec\.yaml:3:5: unknown field \[replica_count\] in workerPoolSpecs/],
+      [[...create], /Either --worker-pool-spec or --config must be specified/],
+      [['ai', 'custom-jobs', 'create', '--display-name', 'x', ok], /argument --region: Must be specified/],
+      [['ai', 'custom-jobs', 'create', '--region', REGION, ok], /argument --display-name: Must be specified/],
+      [['ai', 'custom-jobs', 'describe', '123'], /Failed to find attribute \[region\]/],
+      [['ai', 'custom-jobs', 'describe', 'projects/p/customJobs/1'], /Invalid CustomJob name/],
+      [['ai', 'custom-jobs', 'list'], /argument --region: Must be specified/],
+      [['ai', 'custom-jobs', 'list', '--region', REGION, '--sort-by', '~'], /argument --sort-by: Invalid field \[~\]/],
+      [['ai', 'custom-jobs', 'frobnicate'], /Invalid choice: 'frobnicate'/],
+    ];
+    for (const [args, re] of cases) {
+      const r = await run(args);
+      assert.equal(r.code, 2, `${args.join(' ')}: ${r.stderr}`);
+      assert.match(r.stderr, /^ERROR: \(trainplane\.ai\.custom-jobs(\.\w+)?\) /);
+      assert.match(r.stderr, re);
+    }
+    assert.equal(await countCustomJobs(), before);
+    for (const verb of ['create', 'describe', 'list', 'cancel', 'stream-logs']) {
+      const h = await run(['ai', 'custom-jobs', verb, '--help']);
+      assert.equal(h.code, 0, verb);
+      assert.match(h.stdout, new RegExp(`^Usage: trainplane ai custom-jobs ${verb} `));
+    }
+    const top = await run(['--help']);
+    assert.match(top.stdout, /ai custom-jobs create/);
   });
 });

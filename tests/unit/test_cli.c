@@ -1,5 +1,7 @@
 /* Unit tests: the CLI's config.yaml -> Job mapping, flag precedence, `--`
- * args, accelerator/label flags, YAML output and error rendering (cli/). */
+ * args, accelerator/label flags, YAML output and error rendering, the
+ * `ai custom-jobs create` body (--worker-pool-spec, --config CustomJobSpec)
+ * and --sort-by (cli/). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -333,6 +335,277 @@ static void error_rendering(void **state)
 	sb_release(&sb);
 }
 
+/* --- ai custom-jobs create ----------------------------------------------- */
+
+static json_t *parse_json(const char *text)
+{
+	json_error_t jerr;
+	json_t *j = json_loads(text, 0, &jerr);
+	if (!j)
+		fail_msg("bad test JSON: %s", jerr.text);
+	return j;
+}
+
+/* Two pools from flags, gcloud's mapping (reference §6.4): int64 replicaCount as a
+ * string ("1" when not given), acceleratorCount an int32 (1 when only the type is given),
+ * --args/--command on every pool, an empty pool as {}. */
+static void worker_pool_specs_give_gcloud_body(void **state)
+{
+	static const char *const pools[] = {
+		"machine-type=n1-standard-8,replica-count=1,accelerator-type=NVIDIA_TESLA_T4,"
+		"accelerator-count=2,container-image-uri=gcr.io/p/trainer:1",
+		"",
+		"machine-type=n1-standard-4,replica-count=3,accelerator-type=NVIDIA_TESLA_V100,"
+		"container-image-uri=gcr.io/p/trainer:1",
+		"machine-type=n1-standard-4,executor-image-uri=us-docker.pkg.dev/vertex-ai/training/tf-cpu.2-4:latest,"
+		"python-module=trainer.task",
+	};
+	struct custom_job_opts o;
+	char *err = NULL;
+	(void)state;
+	custom_job_opts_init(&o);
+	o.display_name = "my-job";
+	o.pool_specs = pools;
+	o.n_pool_specs = 4;
+	o.args = "--epochs=3,--lr=0.1";
+	o.command = "python,-m,trainer";
+	o.labels = "team=ml,env=dev";
+	o.python_package_uris = "gs://b/trainer-0.1.tar.gz";
+	o.service_account = "sa@p.iam.gserviceaccount.com";
+	o.enable_web_access = 1;
+	json_t *body = cli_build_custom_job_body(&o, NULL, &err);
+	if (!body)
+		fail_msg("%s", err);
+	json_t *want = parse_json(
+		"{\"displayName\":\"my-job\",\"labels\":{\"team\":\"ml\",\"env\":\"dev\"},\"jobSpec\":{"
+		"\"serviceAccount\":\"sa@p.iam.gserviceaccount.com\",\"enableWebAccess\":true,"
+		"\"workerPoolSpecs\":["
+		"{\"machineSpec\":{\"machineType\":\"n1-standard-8\",\"acceleratorType\":\"NVIDIA_TESLA_T4\","
+		"\"acceleratorCount\":2},\"replicaCount\":\"1\",\"containerSpec\":{\"imageUri\":\"gcr.io/p/trainer:1\","
+		"\"args\":[\"--epochs=3\",\"--lr=0.1\"],\"command\":[\"python\",\"-m\",\"trainer\"]}},"
+		"{},"
+		"{\"machineSpec\":{\"machineType\":\"n1-standard-4\",\"acceleratorType\":\"NVIDIA_TESLA_V100\","
+		"\"acceleratorCount\":1},\"replicaCount\":\"3\",\"containerSpec\":{\"imageUri\":\"gcr.io/p/trainer:1\","
+		"\"args\":[\"--epochs=3\",\"--lr=0.1\"],\"command\":[\"python\",\"-m\",\"trainer\"]}},"
+		"{\"machineSpec\":{\"machineType\":\"n1-standard-4\"},\"replicaCount\":\"1\",\"pythonPackageSpec\":{"
+		"\"executorImageUri\":\"us-docker.pkg.dev/vertex-ai/training/tf-cpu.2-4:latest\","
+		"\"pythonModule\":\"trainer.task\",\"packageUris\":[\"gs://b/trainer-0.1.tar.gz\"],"
+		"\"args\":[\"--epochs=3\",\"--lr=0.1\"]}}]}}");
+	assert_json_eq(body, want);
+	json_decref(want);
+	json_decref(body);
+}
+
+/* A CustomJobSpec file: kept as is (int64 as strings), --worker-pool-spec replaces its
+ * pools, --args/--network apply over it. */
+static void custom_job_config_and_flags(void **state)
+{
+	static const char yaml[] =
+		"workerPoolSpecs:\n"
+		"  - machineSpec:\n"
+		"      machineType: n1-standard-8\n"
+		"      acceleratorType: NVIDIA_TESLA_T4\n"
+		"      acceleratorCount: 1\n"
+		"    replicaCount: 1\n"
+		"    containerSpec:\n"
+		"      imageUri: gcr.io/p/trainer:1\n"
+		"      args: [--from-file]\n"
+		"      env:\n"
+		"        - name: FOO\n"
+		"          value: bar\n"
+		"    diskSpec: {bootDiskType: pd-ssd, bootDiskSizeGb: 100}\n"
+		"  -\n"
+		"  - machineSpec: {machineType: n1-standard-4}\n"
+		"    replicaCount: 2\n"
+		"    containerSpec: {imageUri: gcr.io/p/trainer:1}\n"
+		"scheduling: {timeout: 86400s, restartJobOnWorkerRestart: false}\n"
+		"baseOutputDirectory: {outputUriPrefix: 'gs://bucket/out/'}\n"
+		"network: projects/1/global/networks/old\n";
+	static const char *const pools[] = { "machine-type=n1-standard-4,container-image-uri=localhost/t:2" };
+	struct custom_job_opts o;
+	char *err = NULL;
+	(void)state;
+	json_t *spec = cli_parse_custom_job_spec("spec.yaml", yaml, strlen(yaml), &err);
+	if (!spec)
+		fail_msg("%s", err);
+	json_t *want_spec = parse_json(
+		"{\"workerPoolSpecs\":["
+		"{\"machineSpec\":{\"machineType\":\"n1-standard-8\",\"acceleratorType\":\"NVIDIA_TESLA_T4\","
+		"\"acceleratorCount\":1},\"replicaCount\":\"1\",\"containerSpec\":{\"imageUri\":\"gcr.io/p/trainer:1\","
+		"\"args\":[\"--from-file\"],\"env\":[{\"name\":\"FOO\",\"value\":\"bar\"}]},"
+		"\"diskSpec\":{\"bootDiskType\":\"pd-ssd\",\"bootDiskSizeGb\":100}},"
+		"{},"
+		"{\"machineSpec\":{\"machineType\":\"n1-standard-4\"},\"replicaCount\":\"2\","
+		"\"containerSpec\":{\"imageUri\":\"gcr.io/p/trainer:1\"}}],"
+		"\"scheduling\":{\"timeout\":\"86400s\",\"restartJobOnWorkerRestart\":false},"
+		"\"baseOutputDirectory\":{\"outputUriPrefix\":\"gs://bucket/out/\"},"
+		"\"network\":\"projects/1/global/networks/old\"}");
+	assert_json_eq(spec, want_spec);
+
+	/* config alone, with --args over the file's and --network over the file's */
+	custom_job_opts_init(&o);
+	o.display_name = "from-file";
+	o.args = "--from-flag";
+	o.network = "projects/1/global/networks/new";
+	json_t *body = cli_build_custom_job_body(&o, spec, &err);
+	if (!body)
+		fail_msg("%s", err);
+	json_t *js = json_object_get(body, "jobSpec");
+	assert_string_equal(json_string_value(json_object_get(body, "displayName")), "from-file");
+	assert_string_equal(json_string_value(json_object_get(js, "network")), "projects/1/global/networks/new");
+	json_t *p0 = json_array_get(json_object_get(js, "workerPoolSpecs"), 0);
+	json_t *want_args = parse_json("[\"--from-flag\"]");
+	assert_json_eq(json_object_get(json_object_get(p0, "containerSpec"), "args"), want_args);
+	assert_json_eq(json_object_get(js, "scheduling"), json_object_get(want_spec, "scheduling"));
+	assert_int_equal(json_object_size(json_array_get(json_object_get(js, "workerPoolSpecs"), 1)), 0);
+	json_decref(body);
+
+	/* the flag's pools replace the file's; the rest of the file stays */
+	o.args = NULL;
+	o.pool_specs = pools;
+	o.n_pool_specs = 1;
+	body = cli_build_custom_job_body(&o, spec, &err);
+	if (!body)
+		fail_msg("%s", err);
+	js = json_object_get(body, "jobSpec");
+	json_t *want_pools = parse_json(
+		"[{\"machineSpec\":{\"machineType\":\"n1-standard-4\"},\"replicaCount\":\"1\","
+		"\"containerSpec\":{\"imageUri\":\"localhost/t:2\"}}]");
+	assert_json_eq(json_object_get(js, "workerPoolSpecs"), want_pools);
+	assert_json_eq(json_object_get(js, "baseOutputDirectory"), json_object_get(want_spec, "baseOutputDirectory"));
+	/* the spec passed in is not modified */
+	assert_int_equal(json_array_size(json_object_get(spec, "workerPoolSpecs")), 3);
+	json_decref(body);
+	json_decref(want_pools);
+	json_decref(want_args);
+	json_decref(want_spec);
+	json_decref(spec);
+}
+
+static void worker_pool_spec_errors(void **state)
+{
+	static const struct { const char *spec, *msg; } bad[] = {
+		{ "machine-type", "argument --worker-pool-spec: Bad syntax for dict arg: [machine-type]" },
+		{ "machine-type=n1,=x", "Bad syntax for dict arg: [=x]" },
+		{ "machine-type=n1,gpu=2,container-image-uri=i", "argument --worker-pool-spec: valid keys are "
+		  "[accelerator-count, accelerator-type, container-image-uri, executor-image-uri, extra-dirs, "
+		  "extra-packages, local-package-path, machine-type, output-image-uri, python-module, "
+		  "replica-count, requirements, script]; received: gpu" },
+		{ "replica-count=1,container-image-uri=i", "Key [machine-type] required in dict arg but not provided." },
+		{ "machine-type=n1", "Exactly one of keys [container-image-uri, executor-image-uri] is required." },
+		{ "machine-type=n1,container-image-uri=i,executor-image-uri=e,python-module=m", "Exactly one of keys" },
+		{ "machine-type=n1,executor-image-uri=e", "Key [python-module] required" },
+		{ "machine-type=n1,container-image-uri=i,replica-count=two", "replica-count: Value must be an integer "
+		  "greater than or equal to 1, not [two]" },
+		{ "machine-type=n1,container-image-uri=i,replica-count=0", "not [0]" },
+		{ "machine-type=n1,container-image-uri=i,accelerator-count=2", "Key [accelerator-type] required" },
+		{ "machine-type=n1,container-image-uri=i,accelerator-type=NVIDIA_TESLA_T4,accelerator-count=x",
+		  "accelerator-count: Value must be an integer" },
+		{ "machine-type=n1,container-image-uri=i,accelerator-type=nvidia-tesla-t4",
+		  "Found invalid value of [accelerator-type]: nvidia-tesla-t4. Available values are [NVIDIA_TESLA_K80," },
+		{ "machine-type=n1,local-package-path=.", "key [local-package-path] needs gcloud's local Docker autopackaging" },
+	};
+	(void)state;
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		char *err = NULL;
+		json_t *p = cli_parse_worker_pool_spec(bad[i].spec, NULL, &err);
+		if (p || !err || !strstr(err, bad[i].msg))
+			fail_msg("%s: want %s, got %s", bad[i].spec, bad[i].msg, err ? err : "(no error)");
+		free(err);
+	}
+	/* the first pool may not be empty; some pool must exist */
+	static const char *const empty_first[] = { "", "machine-type=n1,container-image-uri=i" };
+	struct custom_job_opts o;
+	char *err = NULL;
+	custom_job_opts_init(&o);
+	o.display_name = "x";
+	o.pool_specs = empty_first;
+	o.n_pool_specs = 2;
+	assert_null(cli_build_custom_job_body(&o, NULL, &err));
+	assert_string_equal(err, "Invalid value for [--worker-pool-spec]: Empty value is not allowed for the "
+				 "first `--worker-pool-spec` flag.");
+	free(err);
+	o.n_pool_specs = 0;
+	json_t *spec = parse_json("{\"scheduling\":{\"timeout\":\"60s\"}}");
+	assert_null(cli_build_custom_job_body(&o, spec, &err));
+	assert_non_null(strstr(err, "Missing required argument [--worker-pool-spec]"));
+	free(err);
+	json_decref(spec);
+	o.pool_specs = empty_first + 1;
+	o.n_pool_specs = 1;
+	o.labels = "novalue";
+	assert_null(cli_build_custom_job_body(&o, NULL, &err));
+	assert_non_null(strstr(err, "argument --labels: Bad syntax for dict arg: [novalue]"));
+	free(err);
+}
+
+static void custom_job_config_errors(void **state)
+{
+	static const struct { const char *yaml, *msg; } bad[] = {
+		{ "workerPoolSpecs:\n  - machineSpec: {machineType: [n1\n", "s.yaml:3:1: invalid YAML" },
+		{ "workerPoolSpecs:\n  - machineSpec: {machineType: n1}\n    replica_count: 1\n",
+		  "s.yaml:3:5: unknown field [replica_count] in workerPoolSpecs" },
+		{ "workerPoolSpecs:\n  - containerSpec: {imageUri: i, comand: [a]}\n",
+		  "s.yaml:2:34: unknown field [comand] in containerSpec" },
+		{ "workerPoolSpecs:\n  - replicaCount: two\n", "s.yaml:2:19: replicaCount must be an integer, not [two]" },
+		{ "workerPoolSpecs: {machineSpec: {}}\n", "s.yaml:1:18: workerPoolSpecs must be a list" },
+		{ "trainingInput:\n  scaleTier: BASIC\n", "s.yaml:1:1: unknown field [trainingInput] in the CustomJobSpec" },
+		{ "scheduling:\n  restartJobOnWorkerRestart: maybe\n",
+		  "s.yaml:2:30: restartJobOnWorkerRestart must be true or false, not [maybe]" },
+	};
+	(void)state;
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		char *err = NULL;
+		assert_null(cli_parse_custom_job_spec("s.yaml", bad[i].yaml, strlen(bad[i].yaml), &err));
+		if (!err || !strstr(err, bad[i].msg))
+			fail_msg("want %s, got %s", bad[i].msg, err ? err : "(null)");
+		free(err);
+	}
+	char *err = NULL;
+	assert_null(cli_load_custom_job_spec("/nonexistent/spec.yaml", &err));
+	assert_string_equal(err, "/nonexistent/spec.yaml: No such file or directory");
+	free(err);
+}
+
+static char *ids(json_t *arr, const char *key)
+{
+	struct strbuf sb = STRBUF_INIT;
+	size_t i;
+	json_t *e;
+	json_array_foreach(arr, i, e)
+		sb_addf(&sb, "%s%s", i ? "," : "", json_string_value(json_object_get(e, key)));
+	return sb_detach(&sb);
+}
+
+static void sort_by(void **state)
+{
+	(void)state;
+	json_t *a = parse_json(
+		"[{\"id\":\"a\",\"createTime\":\"2026-01-02T00:00:00Z\",\"n\":\"10\",\"s\":{\"state\":\"X\"}},"
+		"{\"id\":\"b\",\"createTime\":\"2026-01-01T00:00:00Z\",\"n\":\"9\",\"s\":{\"state\":\"Y\"}},"
+		"{\"id\":\"c\",\"createTime\":\"2026-01-03T00:00:00Z\",\"n\":\"9\"},"
+		"{\"id\":\"d\",\"createTime\":\"2026-01-01T00:00:00Z\",\"n\":\"11\",\"s\":{\"state\":\"X\"}}]");
+	char *err = NULL, *got;
+	assert_int_equal(cli_sort(a, "createTime", &err), 0);
+	assert_string_equal(got = ids(a, "id"), "b,d,a,c");	/* stable on ties */
+	free(got);
+	assert_int_equal(cli_sort(a, "~create_time", &err), 0);	/* snake_case works too */
+	assert_string_equal(got = ids(a, "id"), "c,a,b,d");
+	free(got);
+	assert_int_equal(cli_sort(a, "n", &err), 0);	/* int64 strings as numbers */
+	assert_string_equal(got = ids(a, "id"), "c,b,a,d");
+	free(got);
+	assert_int_equal(cli_sort(a, "s.state,~id", &err), 0);	/* missing first, then X, Y */
+	assert_string_equal(got = ids(a, "id"), "c,d,a,b");
+	free(got);
+	assert_int_equal(cli_sort(a, "~", &err), -1);
+	assert_string_equal(err, "argument --sort-by: Invalid field [~].");
+	free(err);
+	assert_int_equal(cli_sort(a, "a..b", &err), -1);
+	free(err);
+	json_decref(a);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -345,6 +618,11 @@ int main(void)
 		cmocka_unit_test(submit_refuses_what_gcloud_refuses),
 		cmocka_unit_test(yaml_output),
 		cmocka_unit_test(error_rendering),
+		cmocka_unit_test(worker_pool_specs_give_gcloud_body),
+		cmocka_unit_test(custom_job_config_and_flags),
+		cmocka_unit_test(worker_pool_spec_errors),
+		cmocka_unit_test(custom_job_config_errors),
+		cmocka_unit_test(sort_by),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

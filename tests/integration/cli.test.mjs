@@ -60,7 +60,7 @@ describe('trainplane CLI', { skip: !CLI || !AGENT_BIN ? 'TRAINPLANE_CLI_BIN / TR
     dir = makeTempDir('tp-cli-');
     pg = await startPostgres();
     server = await startServer({ pg, env: { TRAINPLANE_SCHEDULER_TICK_MS: '200', TRAINPLANE_SYNC_INTERVAL_SECONDS: '2' } });
-    agent = await startAgent(server, { node: 'cli-node-1', dir });
+    agent = await startAgent(server, { node: 'cli-node-1', dir, gpuType: 'NVIDIA_TESLA_T4', gpuCount: 2 });
   });
   after(async () => {
     if (agent) await agent.stop();
@@ -220,7 +220,8 @@ describe('trainplane CLI', { skip: !CLI || !AGENT_BIN ? 'TRAINPLANE_CLI_BIN / TR
 
   it('ai custom-jobs create: two pools from --worker-pool-spec, stream-logs to success, exit 0', async () => {
     const r = await run(['ai', 'custom-jobs', 'create', '--region', REGION, '--display-name', 'cli-two-pools',
-      '--worker-pool-spec=machine-type=n1-standard-4,replica-count=1,container-image-uri=localhost/trainer:test',
+      '--worker-pool-spec=machine-type=n1-standard-4,replica-count=1,accelerator-type=NVIDIA_TESLA_T4,'
+        + 'container-image-uri=localhost/trainer:test',
       '--worker-pool-spec=machine-type=n1-standard-4,replica-count=2,container-image-uri=localhost/trainer:test',
       '--command=sh,-c,echo vertex-hello-$CLOUD_ML_JOB_ID; echo second-line',
       '--labels=team=ml']);
@@ -236,8 +237,9 @@ describe('trainplane CLI', { skip: !CLI || !AGENT_BIN ? 'TRAINPLANE_CLI_BIN / TR
     const j = (await request(server.base, 'GET', `/v1/${name}`)).json;
     assert.equal(j.displayName, 'cli-two-pools');
     assert.deepEqual(j.labels, { team: 'ml' });
-    assert.deepEqual(j.jobSpec.workerPoolSpecs.map((p) => [p.machineSpec.machineType, p.replicaCount]),
-      [['n1-standard-4', '1'], ['n1-standard-4', '2']]);
+    assert.deepEqual(j.jobSpec.workerPoolSpecs.map((p) => [p.machineSpec, p.replicaCount]), [
+      [{ machineType: 'n1-standard-4', acceleratorType: 'NVIDIA_TESLA_T4', acceleratorCount: 1 }, '1'],
+      [{ machineType: 'n1-standard-4' }, '2']]);
     for (const p of j.jobSpec.workerPoolSpecs) {
       assert.deepEqual(p.containerSpec, { imageUri: 'localhost/trainer:test',
         command: ['sh', '-c', 'echo vertex-hello-$CLOUD_ML_JOB_ID; echo second-line'] });

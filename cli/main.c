@@ -534,11 +534,19 @@ static int cmd_describe(int argc, char **argv)
 	parse(&c, opts, argc, argv);
 	char *path = job_path(positional[0], NULL);
 	json_t *j = call("GET", path, NULL);
-	free(path);
-	if (!j)
+	if (!j) {
+		free(path);
 		return 1;
+	}
 	print_value(j);
 	json_decref(j);
+	/* gcloud's trailer (on stderr, as its status log), pointing where
+	 * trainplane serves the job and its logs: there is no Cloud Console. */
+	size_t el = strlen(endpoint);
+	fprintf(stderr, "\nView job at:\n%.*s%s\n\nView logs with:\n"
+		"  $ trainplane ai-platform jobs stream-logs %s\n",
+		(int)(el && endpoint[el - 1] == '/' ? el - 1 : el), endpoint, path, positional[0]);
+	free(path);
 	return 0;
 }
 

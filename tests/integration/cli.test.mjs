@@ -117,6 +117,9 @@ describe('trainplane CLI', { skip: !CLI || !AGENT_BIN ? 'TRAINPLANE_CLI_BIN / TR
     assert.match(d.stdout, /^jobId: cli_ok$/m);
     assert.match(d.stdout, /^state: SUCCEEDED$/m);
     assert.match(d.stdout, /^  region: us-central1$/m);
+    // gcloud's trailer on stderr, pointing at the server instead of the Cloud Console.
+    assert.equal(d.stderr, `\nView job at:\n${server.base}/v1/projects/${PROJECT}/jobs/cli_ok\n\n` +
+      'View logs with:\n  $ trainplane ai-platform jobs stream-logs cli_ok\n');
     const dj = await run(['ai-platform', 'jobs', 'describe', 'cli_ok', '--format', 'json']);
     assert.equal(JSON.parse(dj.stdout).jobId, 'cli_ok');
     const l = await run(['ai-platform', 'jobs', 'list']);

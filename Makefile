@@ -80,7 +80,7 @@ $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libagent.a $(BUILD)/libcli.a $(BUILD)/
 # --- set-up -----------------------------------------------------------------
 DEB_PKGS := build-essential pkg-config libmicrohttpd-dev libjansson-dev libyaml-dev \
             libpq-dev postgresql libcmocka-dev libcurl4-openssl-dev nodejs npm wrk \
-            clang libclang-rt-14-dev podman busybox-static libssl-dev openssl prometheus systemd
+            clang libclang-rt-14-dev podman busybox-static libssl-dev openssl prometheus systemd yamllint
 deps:
 	@missing=""; for p in $(DEB_PKGS); do \
 	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || \

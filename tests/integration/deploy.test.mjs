@@ -213,3 +213,325 @@ describe('deploy/systemd', () => {
     }
   });
 });
+
+// --- containers and compose ------------------------------------------------------
+
+/** Parses a YAML file as a linter would: any error or warning fails. */
+function lintYaml(rel) {
+  const docs = YAML.parseAllDocuments(fs.readFileSync(path.join(REPO_ROOT, rel), 'utf8'),
+    { uniqueKeys: true, merge: true });
+  const problems = docs.flatMap((d) => [...d.errors, ...d.warnings].map((e) => `${rel}: ${e.message}`));
+  assert.deepEqual(problems, [], 'YAML problems');
+  return docs.map((d) => d.toJS({ maxAliasCount: 100 })).filter((d) => d !== null);
+}
+
+function containerfile(name) {
+  return fs.readFileSync(path.join(DEPLOY, 'container', name), 'utf8');
+}
+
+/** ENV lines of a Containerfile ("ENV A=1 \\\n B=2") as names. */
+function containerfileEnv(text) {
+  const joined = text.replace(/\\\n/g, ' ');
+  return joined.split('\n').filter((l) => /^ENV\s/.test(l))
+    .flatMap((l) => [...l.slice(4).matchAll(/([A-Z_][A-Z0-9_]*)=/g)].map((m) => m[1]));
+}
+
+/** Runs deploy/container/entrypoint.sh with env, printing the environment. */
+function runEntrypoint(env) {
+  return spawnSync(path.join(DEPLOY, 'container/entrypoint.sh'), ['env'],
+    { encoding: 'utf8', env: { PATH: process.env.PATH, ...env } });
+}
+
+describe('deploy/container', () => {
+  for (const [file, program, target] of [
+    ['Containerfile.server', 'server', 'build/trainplane-server'],
+    ['Containerfile.agent', 'agent', 'build/trainplane-agent'],
+  ]) {
+    it(`${file}: builds with make on debian:bookworm-slim, runs the binary through the entrypoint`, () => {
+      const text = containerfile(file);
+      const froms = [...text.matchAll(/^FROM\s+(\S+)(?:\s+AS\s+(\S+))?/gm)];
+      assert.equal(froms.length, 2, 'a build stage and a run stage');
+      for (const f of froms) assert.match(f[1], /(^|\/)debian:bookworm-slim$/);
+      assert.equal(froms[0][2], 'build');
+      assert.match(text, new RegExp(`^RUN make clean && make -j"\\$\\(nproc\\)" ${target}\\b`, 'm'));
+      assert.match(text, new RegExp(`^COPY --from=build /src/${target} /usr/local/bin/`, 'm'));
+      // Every file copied from the context exists in the repository.
+      for (const m of text.matchAll(/^COPY (?!--from)(\S+) (\S+)$/gm)) {
+        if (m[1] === '.') continue;
+        assert.ok(fs.existsSync(path.join(REPO_ROOT, m[1])), `${file}: COPY ${m[1]}: no such file`);
+      }
+      assertEnvKeys(program, containerfileEnv(text), file);
+      assert.match(text, /^USER 10001$/m, 'runs as a non-root user');
+      assert.match(text, new RegExp(
+        `^ENTRYPOINT \\["/usr/local/bin/trainplane-entrypoint", "/usr/local/bin/trainplane-${program}"\\]$`, 'm'));
+    });
+  }
+
+  it('entrypoint.sh turns TRAINPLANE_<KEY>_FILE into TRAINPLANE_<KEY>; an unreadable file stops it', () => {
+    const dir = makeTempDir('tp-deploy-');
+    try {
+      const secret = path.join(dir, 'database_url');
+      fs.writeFileSync(secret, 'postgresql://u:p%40ss@db:5432/tp\n');
+      const r = runEntrypoint({ TRAINPLANE_DATABASE_URL_FILE: secret, TRAINPLANE_LOG_FORMAT: 'json' });
+      assert.equal(r.status, 0, r.stderr);
+      const env = Object.fromEntries(r.stdout.trim().split('\n').map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]));
+      assert.equal(env.TRAINPLANE_DATABASE_URL, 'postgresql://u:p%40ss@db:5432/tp');
+      assert.equal(env.TRAINPLANE_DATABASE_URL_FILE, undefined);
+      assert.equal(env.TRAINPLANE_LOG_FORMAT, 'json');
+      const b = runEntrypoint({ TRAINPLANE_AGENT_TOKEN_FILE: path.join(dir, 'missing') });
+      assert.equal(b.status, 2);
+      assert.match(b.stderr, /TRAINPLANE_AGENT_TOKEN_FILE: cannot read .*missing/);
+    } finally {
+      removeTempDir(dir);
+    }
+  });
+});
+
+describe('deploy/compose.yaml', () => {
+  let compose;
+  before(() => { [compose] = lintYaml('deploy/compose.yaml'); });
+
+  function servicesBuilding(file) {
+    return Object.entries(compose.services).filter(([, s]) => s.build?.dockerfile === `deploy/container/${file}`);
+  }
+
+  it('PostgreSQL, two servers on it, two simulated agents; images built from the Containerfiles', () => {
+    const servers = servicesBuilding('Containerfile.server');
+    const agents = servicesBuilding('Containerfile.agent');
+    assert.equal(servers.length, 2);
+    assert.equal(agents.length, 2);
+    assert.match(compose.services.postgres.image, /postgres:/);
+    for (const [, s] of [...servers, ...agents]) {
+      assert.equal(s.build.context, '..');
+      assert.ok(fs.existsSync(path.join(DEPLOY, s.build.context, s.build.dockerfile)));
+    }
+    for (const [name, s] of servers) {
+      assert.equal(s.depends_on.postgres.condition, 'service_healthy', name);
+      assert.equal(s.environment.TRAINPLANE_SCHEDULER, 'true', `${name}: both servers may lead`);
+    }
+    for (const [name, s] of agents) {
+      assert.equal(s.environment.TRAINPLANE_AGENT_RUNTIME, 'simulate', `${name}: needs no GPU`);
+      const host = new URL(s.environment.TRAINPLANE_AGENT_SERVER).hostname;
+      assert.ok(servers.some(([n]) => n === host), `${name}: server ${host} is not a server service`);
+      assert.equal(s.depends_on[host].condition, 'service_healthy');
+    }
+    const nodes = agents.map(([, s]) => s.environment.TRAINPLANE_AGENT_NODE);
+    assert.equal(new Set(nodes).size, 2, 'distinct node names');
+  });
+
+  it('every TRAINPLANE_* variable is a key of the program; secrets come from declared secret files', () => {
+    for (const [name, s] of Object.entries(compose.services)) {
+      const program = s.build?.dockerfile?.endsWith('.server') ? 'server'
+        : s.build?.dockerfile?.endsWith('.agent') ? 'agent' : null;
+      const env = s.environment ?? {};
+      if (!program) {
+        assert.deepEqual(Object.keys(env).filter((k) => k.startsWith('TRAINPLANE_')), [], name);
+        continue;
+      }
+      assertEnvKeys(program, Object.keys(env), `compose ${name}`);
+      for (const [k, v] of Object.entries(env)) {
+        if (!k.endsWith('_FILE')) continue;
+        const m = String(v).match(/^\/run\/secrets\/(\w+)$/);
+        assert.ok(m, `${name}: ${k}=${v} is not a compose secret`);
+        assert.ok(s.secrets.includes(m[1]), `${name}: ${k} names secret ${m[1]} the service lacks`);
+        assert.ok(compose.secrets[m[1]], `${name}: secret ${m[1]} is not declared`);
+      }
+      // Secrets, not literals.
+      for (const secret of ['TRAINPLANE_DATABASE_URL', 'TRAINPLANE_AGENT_TOKEN']) {
+        assert.equal(env[secret], undefined, `${name}: ${secret} as a literal`);
+      }
+    }
+    assert.ok(compose.services['server-1'].environment.TRAINPLANE_DATABASE_URL_FILE);
+    assert.ok(compose.services['agent-1'].environment.TRAINPLANE_AGENT_TOKEN_FILE);
+    assert.equal(compose.services.postgres.environment.POSTGRES_PASSWORD_FILE, '/run/secrets/postgres_password');
+  });
+
+  it('server healthchecks ask /readyz, a route the server serves; the stop grace covers the drain', () => {
+    for (const [name, s] of servicesBuilding('Containerfile.server')) {
+      const url = s.healthcheck.test.find((w) => /^https?:\/\//.test(w));
+      assert.ok(url, `${name}: healthcheck without a URL`);
+      const u = new URL(url);
+      assert.equal(u.pathname, '/readyz');
+      assert.ok(getRoutes.has(u.pathname));
+      assert.ok(parseInt(s.stop_grace_period, 10) > 10, `${name}: stop_grace_period`);
+    }
+  });
+});
+
+// --- YAML lint ---------------------------------------------------------------------
+
+describe('deploy YAML', () => {
+  it('yamllint passes on the compose file, the Kubernetes manifests and the example configs', () => {
+    const files = ['deploy/compose.yaml',
+      ...fs.readdirSync(path.join(DEPLOY, 'k8s')).filter((f) => f.endsWith('.yaml')).map((f) => `deploy/k8s/${f}`),
+      ...fs.readdirSync(path.join(DEPLOY, 'systemd')).filter((f) => f.endsWith('.yaml')).map((f) => `deploy/systemd/${f}`)];
+    const config = '{extends: default, rules: {line-length: {max: 120}, document-start: disable, truthy: {check-keys: false}}}';
+    const r = spawnSync('yamllint', ['-f', 'parsable', '-s', '-d', config, ...files], { cwd: REPO_ROOT, encoding: 'utf8' });
+    assert.equal(r.error, undefined, `yamllint: ${r.error}`);
+    assert.equal(r.status, 0, r.stdout + r.stderr);
+  });
+});
+
+// --- Kubernetes ------------------------------------------------------------------
+
+describe('deploy/k8s', () => {
+  const files = () => fs.readdirSync(path.join(DEPLOY, 'k8s')).filter((f) => f.endsWith('.yaml'));
+  let objects; // [{file, doc}]
+  const find = (kind, name) => objects.find((o) => o.doc.kind === kind && o.doc.metadata.name === name)?.doc;
+
+  before(() => {
+    objects = [];
+    for (const f of files()) {
+      if (f === 'kustomization.yaml') continue;
+      for (const doc of lintYaml(`deploy/k8s/${f}`)) objects.push({ file: f, doc });
+    }
+  });
+
+  /** Pod template → { kind, name, spec, labels }. */
+  function workloads() {
+    return objects.filter((o) => ['Deployment', 'DaemonSet'].includes(o.doc.kind)).map((o) => o.doc);
+  }
+  const programOf = (container) => (/trainplane-server/.test(container.image) ? 'server' : 'agent');
+  const subset = (sel, labels) => Object.entries(sel).every(([k, v]) => labels?.[k] === v);
+
+  it('every manifest parses, has apiVersion/kind/name, lives in the trainplane namespace; kustomization lists them', () => {
+    assert.ok(objects.length >= 7);
+    for (const { file, doc } of objects) {
+      assert.ok(doc.apiVersion && doc.kind && doc.metadata?.name, `${file}: not a Kubernetes object`);
+      if (doc.kind !== 'Namespace') assert.equal(doc.metadata.namespace, 'trainplane', `${file} ${doc.kind}`);
+    }
+    assert.ok(find('Namespace', 'trainplane'));
+    const [kust] = lintYaml('deploy/k8s/kustomization.yaml');
+    const expected = files().filter((f) => f !== 'kustomization.yaml' && !f.includes('.example.')).sort();
+    assert.deepEqual([...kust.resources].sort(), expected);
+  });
+
+  it('every TRAINPLANE_* variable is a key of the program; every Secret/ConfigMap key referenced exists', () => {
+    const keysOf = (kind, name) => {
+      const doc = find(kind, name);
+      assert.ok(doc, `${kind} ${name} is not defined`);
+      return new Set(Object.keys({ ...doc.data, ...doc.stringData }));
+    };
+    for (const w of workloads()) {
+      const spec = w.spec.template.spec;
+      for (const c of spec.containers) {
+        const names = (c.env ?? []).map((e) => e.name);
+        assert.ok(assertEnvKeys(programOf(c), names, `${w.kind} ${w.metadata.name}`).length > 0);
+        for (const e of c.env ?? []) {
+          const s = e.valueFrom?.secretKeyRef;
+          if (s) assert.ok(keysOf('Secret', s.name).has(s.key), `${e.name}: Secret ${s.name} has no ${s.key}`);
+          const m = e.valueFrom?.configMapKeyRef;
+          if (m) assert.ok(keysOf('ConfigMap', m.name).has(m.key), `${e.name}: ConfigMap ${m.name} has no ${m.key}`);
+        }
+        for (const vm of c.volumeMounts ?? []) {
+          assert.ok((spec.volumes ?? []).some((v) => v.name === vm.name), `mount ${vm.name}: no such volume`);
+        }
+      }
+      for (const v of spec.volumes ?? []) {
+        const [kind, name, items] = v.configMap ? ['ConfigMap', v.configMap.name, v.configMap.items]
+          : v.secret ? ['Secret', v.secret.secretName, v.secret.items] : [];
+        if (!kind) continue;
+        const keys = keysOf(kind, name);
+        for (const it of items ?? []) assert.ok(keys.has(it.key), `volume ${v.name}: ${kind} ${name} has no ${it.key}`);
+      }
+    }
+    // The database URL and the agent token come from the Secret.
+    const server = find('Deployment', 'trainplane-server').spec.template.spec.containers[0];
+    for (const n of ['TRAINPLANE_DATABASE_URL', 'TRAINPLANE_AGENT_TOKEN']) {
+      assert.ok(server.env.find((e) => e.name === n)?.valueFrom?.secretKeyRef, n);
+    }
+    const agent = find('DaemonSet', 'trainplane-agent').spec.template.spec.containers[0];
+    assert.ok(agent.env.find((e) => e.name === 'TRAINPLANE_AGENT_TOKEN')?.valueFrom?.secretKeyRef);
+  });
+
+  it('selectors match labels: workloads, the Service and the PodDisruptionBudget reach the server pods', () => {
+    for (const w of workloads()) {
+      assert.ok(subset(w.spec.selector.matchLabels, w.spec.template.metadata.labels),
+        `${w.kind} ${w.metadata.name}: selector does not match its pods`);
+    }
+    const deploy = find('Deployment', 'trainplane-server');
+    const podLabels = deploy.spec.template.metadata.labels;
+    const svc = find('Service', 'trainplane-server');
+    assert.ok(subset(svc.spec.selector, podLabels), 'Service selects no server pod');
+    assert.ok(!subset(svc.spec.selector, find('DaemonSet', 'trainplane-agent').spec.template.metadata.labels),
+      'Service also selects the agents');
+    const ports = deploy.spec.template.spec.containers[0].ports;
+    for (const p of svc.spec.ports) {
+      assert.ok(ports.some((cp) => cp.name === p.targetPort || cp.containerPort === p.targetPort),
+        `Service targetPort ${p.targetPort}`);
+    }
+    const pdb = find('PodDisruptionBudget', 'trainplane-server');
+    assert.ok(subset(pdb.spec.selector.matchLabels, podLabels));
+    // The agents reach the server through the Service.
+    const agent = find('DaemonSet', 'trainplane-agent').spec.template.spec.containers[0];
+    const url = new URL(agent.env.find((e) => e.name === 'TRAINPLANE_AGENT_SERVER').value);
+    assert.equal(url.hostname, `${svc.metadata.name}.${svc.metadata.namespace}.svc`);
+    assert.equal(Number(url.port), svc.spec.ports[0].port);
+  });
+
+  it('server Deployment: 2 replicas, readiness /readyz, liveness /healthz, grace covers preStop + 10 s drain', () => {
+    const deploy = find('Deployment', 'trainplane-server');
+    assert.equal(deploy.spec.replicas, 2);
+    const spec = deploy.spec.template.spec;
+    const c = spec.containers[0];
+    assert.equal(c.readinessProbe.httpGet.path, '/readyz');
+    assert.equal(c.livenessProbe.httpGet.path, '/healthz');
+    for (const probe of [c.readinessProbe, c.livenessProbe, c.startupProbe].filter(Boolean)) {
+      assert.ok(getRoutes.has(probe.httpGet.path), `probe ${probe.httpGet.path} is not a route`);
+      assert.ok(c.ports.some((p) => p.name === probe.httpGet.port || p.containerPort === probe.httpGet.port));
+    }
+    const pre = c.lifecycle.preStop.exec.command;
+    assert.equal(pre[0], 'sleep');
+    assert.ok(spec.terminationGracePeriodSeconds >= Number(pre[1]) + 10,
+      `terminationGracePeriodSeconds ${spec.terminationGracePeriodSeconds} < preStop ${pre[1]} + 10 s drain`);
+    assert.equal(c.securityContext.allowPrivilegeEscalation, false);
+    assert.equal(spec.securityContext.runAsNonRoot, true);
+  });
+
+  it('agent DaemonSet: requests nvidia.com/gpu, only on GPU nodes', () => {
+    const ds = find('DaemonSet', 'trainplane-agent');
+    const spec = ds.spec.template.spec;
+    assert.ok(Object.keys(spec.nodeSelector ?? {}).some((k) => k.startsWith('nvidia.com/')), 'nodeSelector for GPU nodes');
+    const gpus = spec.containers[0].resources.limits['nvidia.com/gpu'];
+    assert.ok(Number.isInteger(gpus) && gpus > 0, `nvidia.com/gpu: ${gpus}`);
+    const env = Object.fromEntries(spec.containers[0].env.map((e) => [e.name, e]));
+    assert.equal(env.TRAINPLANE_AGENT_NODE.valueFrom.fieldRef.fieldPath, 'spec.nodeName');
+    assert.equal(env.TRAINPLANE_AGENT_RUNTIME.value, 'process');
+  });
+
+  it('the ConfigMap server.yaml, catalog and Secret tokens.yaml pass --check-config at the paths the pod mounts', () => {
+    const cm = find('ConfigMap', 'trainplane-config');
+    const secret = find('Secret', 'trainplane-secrets');
+    const serverConf = YAML.parse(cm.data['server.yaml']);
+    assertConfigKeys('server', serverConf, 'ConfigMap server.yaml');
+    // The paths the config names are files the pod mounts from these objects.
+    const spec = find('Deployment', 'trainplane-server').spec.template.spec;
+    const c = spec.containers[0];
+    const mounted = (file) => {
+      const vm = c.volumeMounts.find((m) => path.dirname(file) === m.mountPath);
+      assert.ok(vm, `${file}: no volume mounted at ${path.dirname(file)}`);
+      const v = spec.volumes.find((x) => x.name === vm.name);
+      const items = (v.configMap ?? v.secret).items;
+      const item = items.find((i) => i.path === path.basename(file));
+      assert.ok(item, `${file}: not in volume ${v.name}`);
+      return v.configMap ? cm.data[item.key] : secret.stringData[item.key];
+    };
+    const configPath = c.env.find((e) => e.name === 'TRAINPLANE_CONFIG').value;
+    assert.equal(mounted(configPath), cm.data['server.yaml']);
+    const dir = makeTempDir('tp-deploy-');
+    try {
+      const write = (name, text) => { const f = path.join(dir, name); fs.writeFileSync(f, text); return f; };
+      const r = runServerSync(['--config', write('server.yaml', cm.data['server.yaml']), '--check-config'], {
+        env: {
+          TRAINPLANE_CATALOG: write('catalog.yaml', mounted(serverConf.catalog)),
+          TRAINPLANE_TOKENS_FILE: write('tokens.yaml', mounted(serverConf.tokens_file)),
+          TRAINPLANE_STATE_DIR: dir,
+        },
+      });
+      assert.equal(r.status, 0, r.stderr);
+      assert.match(r.stdout + r.stderr, /valid/);
+    } finally {
+      removeTempDir(dir);
+    }
+  });
+});

@@ -4,8 +4,11 @@
 // reads (the server's from `trainplane-server --help`, the agent's from
 // agent/agent_config.c), every probe is a route the server serves
 // (`--routes`), every Secret/ConfigMap key referenced exists, selectors
-// match labels, and `systemd-analyze verify` accepts the units with the
-// built binaries. Images are not built or pulled (no registry here).
+// match labels, `systemd-analyze verify` accepts the units with the built
+// binaries, and yamllint passes. Images are not built or pulled (no registry
+// here); the compose topology (PostgreSQL, two servers, two simulated agents)
+// is run with the built binaries and the environment compose gives them,
+// through the images' entrypoint script.
 
 import { describe, it, before } from 'node:test';
 import assert from 'node:assert/strict';
@@ -15,7 +18,11 @@ import crypto from 'node:crypto';
 import { spawnSync } from 'node:child_process';
 import YAML from 'yaml';
 
-import { REPO_ROOT, SERVER_BIN, runServerSync, makeTempDir, removeTempDir } from './harness.mjs';
+import {
+  REPO_ROOT, SERVER_BIN, runServerSync, makeTempDir, removeTempDir, startPostgres, startServer, request,
+  waitFor, trainingInput, jobId,
+} from './harness.mjs';
+import { startAgent, listNodes, createJob, waitJobState } from './agents.mjs';
 
 const DEPLOY = path.join(REPO_ROOT, 'deploy');
 const AGENT_BIN = process.env.TRAINPLANE_AGENT_BIN;
@@ -531,6 +538,85 @@ describe('deploy/k8s', () => {
       assert.equal(r.status, 0, r.stderr);
       assert.match(r.stdout + r.stderr, /valid/);
     } finally {
+      removeTempDir(dir);
+    }
+  });
+});
+
+// --- the compose topology, run with the built binaries -----------------------------
+
+describe('deploy/compose.yaml topology with the built binaries', () => {
+  it('PostgreSQL + both servers + both agents as compose configures them: one leader, nodes READY, a job runs', async () => {
+    const [compose] = lintYaml('deploy/compose.yaml');
+    const pg = await startPostgres();
+    const dir = makeTempDir('tp-deploy-');
+    const servers = {};
+    const agents = [];
+    try {
+      // The secrets compose mounts under /run/secrets, as files here.
+      const secretFiles = {
+        database_url: pg.url,
+        agent_token: crypto.randomBytes(32).toString('hex'),
+      };
+      for (const [name, value] of Object.entries(secretFiles)) fs.writeFileSync(path.join(dir, name), `${value}\n`);
+      /** The service's environment after the image entrypoint (deploy/container/entrypoint.sh). */
+      const envAfterEntrypoint = (service) => {
+        const env = {};
+        for (const [k, v] of Object.entries(service.environment)) {
+          env[k] = String(v).replace(/^\/run\/secrets\//, `${dir}/`);
+        }
+        const r = runEntrypoint(env);
+        assert.equal(r.status, 0, r.stderr);
+        return Object.fromEntries(r.stdout.trim().split('\n').map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)])
+          .filter(([k]) => k.startsWith('TRAINPLANE_')));
+      };
+      for (const [name, s] of Object.entries(compose.services)) {
+        if (!s.build?.dockerfile?.endsWith('.server')) continue;
+        const env = envAfterEntrypoint(s);
+        assert.equal(env.TRAINPLANE_DATABASE_URL, pg.url);
+        servers[name] = await startServer({ env });
+      }
+      assert.equal(Object.keys(servers).length, 2);
+      for (const [name, s] of Object.entries(compose.services)) {
+        if (!s.build?.dockerfile?.endsWith('.agent')) continue;
+        const env = envAfterEntrypoint(s);
+        const host = new URL(env.TRAINPLANE_AGENT_SERVER).hostname;
+        env.TRAINPLANE_AGENT_SERVER = `${servers[host].base}/`;
+        env.TRAINPLANE_AGENT_ADDRESS = '127.0.0.1';
+        agents.push(await startAgent(servers[host], { node: env.TRAINPLANE_AGENT_NODE, env }));
+      }
+      assert.equal(agents.length, 2);
+      // Either server sees both nodes with the GPUs compose declares.
+      for (const server of Object.values(servers)) {
+        const nodes = (await listNodes(server.base)).filter((n) => agents.some((a) => a.node === n.name));
+        assert.equal(nodes.length, 2, JSON.stringify(nodes));
+        for (const n of nodes) assert.equal(n.state, 'READY');
+      }
+      // One of the pair leads the scheduler.
+      let leaders = [];
+      await waitFor(async () => {
+        leaders = await Promise.all(Object.values(servers).map(async (s) => {
+          const m = (await request(s.base, 'GET', '/metrics')).text.match(/^trainplane_scheduler_leader (\d+)/m);
+          return m ? Number(m[1]) : -1;
+        }));
+        return leaders.reduce((a, b) => a + b, 0) === 1;
+      }, 10_000, 'exactly one server leads');
+      assert.deepEqual([...leaders].sort(), [0, 1]);
+      // A job given to one server runs on a simulated GPU node and is seen by the other.
+      const [s1, s2] = Object.values(servers);
+      const id = jobId('compose');
+      await createJob(s2.base, 'deploy-test', id, trainingInput({
+        scaleTier: 'CUSTOM', masterType: 'n1-standard-8',
+        masterConfig: { imageUri: 'gcr.io/test/trainer:latest', acceleratorConfig: { type: 'NVIDIA_TESLA_T4', count: 1 } },
+      }));
+      await waitJobState(s1.base, 'deploy-test', id, 'SUCCEEDED', 60_000,
+        () => Object.values(servers).map((s) => s.stderr().slice(-2000)).join('\n'));
+      for (const a of agents) await a.stop();
+      for (const s of Object.values(servers)) await s.stop();
+    } finally {
+      for (const a of agents) a.cleanup();
+      for (const s of Object.values(servers)) s.kill();
+      await pg.stop();
       removeTempDir(dir);
     }
   });

@@ -227,6 +227,34 @@ static json_t *conv_obj(struct conv *c, const struct field *fields, const char *
 	return out;
 }
 
+/* A list of objects (an empty entry is an empty object: a skipped worker
+ * pool) or of strings. */
+static json_t *conv_list(struct conv *c, const struct field *f, yaml_node_t *n)
+{
+	if (n->type != YAML_SEQUENCE_NODE) {
+		conv_err(c, n, "%s must be a list%s", f->name, NULL);
+		return NULL;
+	}
+	json_t *out = json_array();
+	for (yaml_node_item_t *it = n->data.sequence.items.start; it < n->data.sequence.items.top;
+	     it++) {
+		yaml_node_t *e = yaml_document_get_node(c->doc, *it);
+		json_t *o = NULL;
+		if (f->kind == K_OBJLIST)
+			o = is_null(e) ? json_object() : conv_obj(c, f->sub, f->name, e);
+		else if (e->type == YAML_SCALAR_NODE)
+			o = json_string(scalar(e));
+		else
+			conv_err(c, e, "%s must be a list of strings%s", f->name, NULL);
+		if (!o) {
+			json_decref(out);
+			return NULL;
+		}
+		json_array_append_new(out, o);
+	}
+	return out;
+}
+
 static json_t *conv_field(struct conv *c, const struct field *f, yaml_node_t *n)
 {
 	const char *s;
@@ -234,46 +262,10 @@ static json_t *conv_field(struct conv *c, const struct field *f, yaml_node_t *n)
 	case K_OBJ:
 		return conv_obj(c, f->sub, *f->name ? f->name : c->root_what, n);
 	case K_OBJLIST:
-		if (n->type != YAML_SEQUENCE_NODE) {
-			conv_err(c, n, "%s must be a list%s", f->name, NULL);
-			return NULL;
-		}
-		{
-			json_t *out = json_array();
-			for (yaml_node_item_t *it = n->data.sequence.items.start;
-			     it < n->data.sequence.items.top; it++) {
-				yaml_node_t *e = yaml_document_get_node(c->doc, *it);
-				/* an empty entry is an empty object (a skipped worker pool) */
-				json_t *o = is_null(e) ? json_object() : conv_obj(c, f->sub, f->name, e);
-				if (!o) {
-					json_decref(out);
-					return NULL;
-				}
-				json_array_append_new(out, o);
-			}
-			return out;
-		}
+	case K_STRLIST:
+		return conv_list(c, f, n);
 	case K_ANY:
 		return conv_any(c, n);
-	case K_STRLIST:
-		if (n->type != YAML_SEQUENCE_NODE) {
-			conv_err(c, n, "%s must be a list%s", f->name, NULL);
-			return NULL;
-		}
-		{
-			json_t *out = json_array();
-			for (yaml_node_item_t *it = n->data.sequence.items.start;
-			     it < n->data.sequence.items.top; it++) {
-				yaml_node_t *e = yaml_document_get_node(c->doc, *it);
-				if (e->type != YAML_SCALAR_NODE) {
-					conv_err(c, e, "%s must be a list of strings%s", f->name, NULL);
-					json_decref(out);
-					return NULL;
-				}
-				json_array_append_new(out, json_string(scalar(e)));
-			}
-			return out;
-		}
 	case K_MAP:
 		if (n->type != YAML_MAPPING_NODE) {
 			conv_err(c, n, "%s must be a mapping%s", f->name, NULL);

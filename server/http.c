@@ -524,13 +524,31 @@ static void set_request_id(struct request *req)
 		snprintf(req->request_id, sizeof(req->request_id), "%s", given);
 		return;
 	}
-	while (got < sizeof(bits)) {
-		ssize_t n = getrandom(bits + got, sizeof(bits) - got, 0);
-		if (n > 0)
-			got += (size_t)n;
+	/* Ids need to be unique, not secret: splitmix64 over a per-thread
+	 * counter that starts at random, rather than a system call each. */
+	static __thread uint64_t next[2];
+	static __thread bool seeded;
+	static const char hex[] = "0123456789abcdef";
+	if (!seeded) {
+		while (got < sizeof(next)) {
+			ssize_t n = getrandom((char *)next + got, sizeof(next) - got, 0);
+			if (n > 0)
+				got += (size_t)n;
+		}
+		seeded = true;
 	}
-	for (size_t i = 0; i < sizeof(bits); i++)
-		snprintf(req->request_id + 2 * i, 3, "%02x", bits[i]);
+	for (int half = 0; half < 2; half++) {
+		uint64_t z = (next[half] += UINT64_C(0x9e3779b97f4a7c15));
+		z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+		z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+		z ^= z >> 31;
+		memcpy(bits + 8 * half, &z, sizeof(z));
+	}
+	for (size_t i = 0; i < sizeof(bits); i++) {
+		req->request_id[2 * i] = hex[bits[i] >> 4];
+		req->request_id[2 * i + 1] = hex[bits[i] & 15];
+	}
+	req->request_id[2 * sizeof(bits)] = '\0';
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,

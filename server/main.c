@@ -25,6 +25,7 @@
 #include "snapshot.h"
 #include "store.h"
 #include "store_pipe.h"
+#include "job_cache.h"
 #include "tls.h"
 
 struct server_config {
@@ -35,6 +36,7 @@ struct server_config {
 	int db_pool_size;
 	int db_wait_seconds;
 	int http_threads;
+	int job_cache_entries;
 	int lease_seconds;
 	char *listen;
 	char *log_format;
@@ -82,6 +84,7 @@ static const struct config_key server_keys[] = {
 	KEY(db_pool_size, CONFIG_INT, "16", 1, 1000, NULL),
 	KEY(db_wait_seconds, CONFIG_INT, "30", 0, 3600, NULL),
 	KEY(http_threads, CONFIG_INT, "16", 1, 1024, NULL),
+	KEY(job_cache_entries, CONFIG_INT, "10000", 0, 10000000, NULL),
 	KEY(lease_seconds, CONFIG_INT, "30", 2, 3600, NULL),
 	KEY(listen, CONFIG_STRING, "127.0.0.1:8080", 0, 0, NULL),
 	KEY(log_format, CONFIG_STRING, "text", 0, 0, check_log_format),
@@ -207,6 +210,7 @@ int main(int argc, char **argv)
 	struct sched *sched = NULL;
 	struct listener *listener = NULL;
 	struct store_pipe *pipe = NULL;
+	struct job_cache *job_cache = NULL;
 	char *conninfo = NULL;
 	int rc = 1, c;
 
@@ -297,6 +301,8 @@ int main(int argc, char **argv)
 			      .lease_s = cfg.lease_seconds, .sched = sched };
 	if (cfg.db_pipeline)
 		srv.pipe = pipe = store_pipe_start(conninfo);
+	if (cfg.job_cache_entries)
+		srv.job_cache = job_cache = job_cache_start(conninfo, (size_t)cfg.job_cache_entries);
 	srv.tls_cert_pem = tls_cert;
 	srv.tls_key_pem = tls_key;
 	http = http_start(&srv, cfg.listen, cfg.http_threads, err, sizeof(err));
@@ -334,6 +340,7 @@ out:
 	listener_stop(listener);	/* it wakes parked requests: none park now */
 	http_stop(http);
 	store_pipe_stop(pipe);	/* after the requests that wait on it */
+	job_cache_stop(job_cache);	/* likewise */
 	sched_free(sched);
 	store_close(st);
 	pg_embedded_stop(pg);

@@ -10,6 +10,7 @@
 #include "http.h"
 #include "log.h"
 #include "scheduler.h"
+#include "job_cache.h"
 #include "store_metrics.h"
 
 static const double latency_le[] = { 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1,
@@ -428,12 +429,43 @@ static void write_store(struct strbuf *sb, struct store *st)
 	metrics_sample_u64(sb, "trainplane_db_errors_total", NULL, s.errors);
 }
 
+static void write_job_cache(struct strbuf *sb, struct job_cache *c)
+{
+	struct job_cache_stats s;
+
+	if (!c)
+		return;
+	job_cache_stats(c, &s);
+	metrics_family(sb, "trainplane_job_cache_entries", "gauge",
+		       "Rendered jobs kept in memory for jobs.get (job_cache_entries bounds it).");
+	metrics_sample(sb, "trainplane_job_cache_entries", NULL, (double)s.entries);
+	metrics_family(sb, "trainplane_job_cache_lookups_total", "counter",
+		       "jobs.get lookups in the job cache, by result (a hit is served after a fence).");
+	metrics_sample_u64(sb, "trainplane_job_cache_lookups_total", "result=\"hit\"", s.hits);
+	metrics_sample_u64(sb, "trainplane_job_cache_lookups_total", "result=\"miss\"", s.misses);
+	metrics_family(sb, "trainplane_job_cache_fills_total", "counter",
+		       "Jobs read from the database and kept in the job cache.");
+	metrics_sample_u64(sb, "trainplane_job_cache_fills_total", NULL, s.fills);
+	metrics_family(sb, "trainplane_job_cache_invalidations_total", "counter",
+		       "Cached jobs (or fills under way) dropped because a notification said the job "
+		       "changed.");
+	metrics_sample_u64(sb, "trainplane_job_cache_invalidations_total", NULL, s.invalidations);
+	metrics_family(sb, "trainplane_job_cache_fences_total", "counter",
+		       "Fences sent: round trips that prove the cache current; concurrent reads share "
+		       "one.");
+	metrics_sample_u64(sb, "trainplane_job_cache_fences_total", NULL, s.fences);
+	metrics_family(sb, "trainplane_job_cache_fence_failures_total", "counter",
+		       "Reads whose fence failed (no connection): they went to the database.");
+	metrics_sample_u64(sb, "trainplane_job_cache_fence_failures_total", NULL, s.fence_failures);
+}
+
 void metrics_handle(struct request *req)
 {
 	struct strbuf sb = STRBUF_INIT;
 
 	write_cluster_cached(&sb, req->srv->store);
 	write_store(&sb, req->srv->store);
+	write_job_cache(&sb, req->srv->job_cache);
 	metrics_family(&sb, "trainplane_scheduler_leader", "gauge",
 		       "1 on the server whose scheduler is the leader.");
 	metrics_sample(&sb, "trainplane_scheduler_leader", NULL, sched_is_leader(req->srv->sched));

@@ -349,10 +349,28 @@ static struct job_cache_fence *go_down(struct job_cache *c)
 	return all;
 }
 
+/* libpq's messages span lines: one line for the log. */
+static void one_line(char *out, size_t n, const char *msg)
+{
+	size_t len = 0;
+	for (; *msg && len + 1 < n; msg++) {
+		bool space = *msg == '\n' || *msg == '\t';
+		if (space && (!len || out[len - 1] == ' '))
+			continue;
+		out[len++] = space ? ' ' : *msg;
+	}
+	while (len && out[len - 1] == ' ')
+		len--;
+	out[len] = '\0';
+}
+
 static void connection_lost(struct job_cache *c, const char *why)
 {
+	char line[256];
+
+	one_line(line, sizeof(line), why);
 	log_warn("job cache: connection lost (%s): reads go to the database until it is back",
-		 why);
+		 line);
 	PQfinish(c->pg);
 	c->pg = NULL;
 	c->fence_out = false;
@@ -379,9 +397,12 @@ static void connect_listen(struct job_cache *c)
 	}
 	ok = ok && PQenterPipelineMode(c->pg) && !PQsetnonblocking(c->pg, 1);
 	if (!ok) {
-		if (!c->told_down)
-			log_warn("job cache: cannot listen (%s): reads go to the database",
+		if (!c->told_down) {
+			char line[256];
+			one_line(line, sizeof(line),
 				 r ? PQresultErrorMessage(r) : PQerrorMessage(c->pg));
+			log_warn("job cache: cannot listen (%s): reads go to the database", line);
+		}
 		c->told_down = true;
 		PQclear(r);
 		PQfinish(c->pg);

@@ -140,17 +140,20 @@ export async function startPostgres({ dbname = 'trainplane' } = {}) {
       db.running = false;
     },
     /** Runs SQL through psql on the socket; returns stdout (unaligned, tuples only). */
-    psql(sql) {
-      const r = runAsPostgres([path.join(bin, 'psql'), '-h', dir, '-U', 'postgres', '-d', dbname,
+    psql(sql, database = dbname) {
+      const r = runAsPostgres([path.join(bin, 'psql'), '-h', dir, '-U', 'postgres', '-d', database,
         '-v', 'ON_ERROR_STOP=1', '-X', '-A', '-t', '-c', sql]);
       return r.stdout.trim();
     },
-    /** A fresh, empty database on this cluster, named prefix_N: { url } for startServer. */
+    /**
+     * A fresh, empty database on this cluster, named prefix_N: { url } for
+     * startServer, and psql(sql) on it.
+     */
     newDatabase(prefix = 'db') {
       db.databases = (db.databases ?? 0) + 1;
       const name = `${prefix}_${db.databases}`;
       db.psql(`CREATE DATABASE ${name}`);
-      return { url: db.url.replace(`dbname=${dbname}`, `dbname=${name}`) };
+      return { url: db.url.replace(`dbname=${dbname}`, `dbname=${name}`), psql: (sql) => db.psql(sql, name) };
     },
     async cleanup() {
       db.stopSync();

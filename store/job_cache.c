@@ -300,31 +300,50 @@ static void complete(struct job_cache_fence *list, bool ok)
 	}
 }
 
+static int nibble(char ch)
+{
+	if (ch >= '0' && ch <= '9')
+		return ch - '0';
+	if (ch >= 'a' && ch <= 'f')
+		return ch - 'a' + 10;
+	return -1;
+}
+
+/* 64 lowercase hex digits at hex, ended by a space or the end. */
 static bool hex_digest(const char *hex, uint8_t *out)
 {
 	for (int i = 0; i < 32; i++) {
-		unsigned v;
-		if (sscanf(hex + 2 * i, "%2x", &v) != 1)
+		int hi = nibble(hex[2 * i]), lo = hi < 0 ? -1 : nibble(hex[2 * i + 1]);
+		if (lo < 0)
 			return false;
-		out[i] = (uint8_t)v;
+		out[i] = (uint8_t)(hi << 4 | lo);
 	}
-	return strlen(hex) == 64;
+	return hex[64] == '\0' || hex[64] == ' ';
 }
 
-/* Applies the notifications libpq has read so far. */
+/* Applies the notifications libpq has read so far: digests, space-separated. */
 static void apply_notifications(struct job_cache *c)
 {
 	PGnotify *n;
 
 	while ((n = PQnotifies(c->pg))) {
-		uint8_t digest[32];
-		if (hex_digest(n->extra, digest)) {
-			pthread_mutex_lock(&c->mu);
-			invalidate(c, digest);
-			pthread_mutex_unlock(&c->mu);
-		} else {
-			log_warn("job cache: notification %s with an unexpected payload", n->relname);
+		const char *p = n->extra;
+		bool bad = false;
+		pthread_mutex_lock(&c->mu);
+		while (*p && !bad) {
+			uint8_t digest[32];
+			bad = !hex_digest(p, digest);
+			if (!bad) {
+				invalidate(c, digest);
+				p += p[64] ? 65 : 64;
+			}
 		}
+		if (bad)	/* not ours to read: trust nothing kept */
+			clear_all(c);
+		pthread_mutex_unlock(&c->mu);
+		if (bad)
+			log_warn("job cache: notification on %s with an unexpected payload: cache "
+				 "emptied", n->relname);
 		PQfreemem(n);
 	}
 }

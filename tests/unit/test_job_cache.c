@@ -315,6 +315,34 @@ static void a_lost_listener_empties_the_cache_until_it_is_back(void **state)
 	job_cache_stop(c);
 }
 
+static void a_bulk_update_reaches_every_job_it_changed(void **state)
+{
+	struct job_cache *c = job_cache_start(conninfo, 1000);
+	char id[32];
+
+	(void)state;
+	wait_listening(c);
+	/* 250 rows in one statement: three notifications of up to 100 digests */
+	exec("INSERT INTO jobs (api, project, job_id, region, spec, state) "
+	     "SELECT 'ml', 'p', 'bulk' || i, 'us-central1', '{}', 'QUEUED' "
+	     "FROM generate_series(1, 250) i", 0, NULL);
+	for (int i = 1; i <= 250; i++) {
+		snprintf(id, sizeof(id), "bulk%d", i);
+		assert_true(fill(c, id, "queued"));
+	}
+	assert_true(fill(c, "bystander", "kept"));
+	exec("UPDATE jobs SET state = 'PREPARING' WHERE job_id LIKE 'bulk%'", 0, NULL);
+	for (int i = 1; i <= 250; i++) {
+		snprintf(id, sizeof(id), "bulk%d", i);
+		assert_served(c, id, NULL);
+	}
+	assert_served(c, "bystander", "kept");
+	/* a payload that is not ours: nothing kept can be trusted */
+	exec("NOTIFY " JOB_CACHE_CHANNEL ", 'not a digest'", 0, NULL);
+	assert_served(c, "bystander", NULL);
+	job_cache_stop(c);
+}
+
 /* --- linearizable under concurrency --------------------------------------- */
 
 struct race {
@@ -404,6 +432,7 @@ int main(void)
 		cmocka_unit_test(inserts_and_other_keys_leave_a_reply_alone),
 		cmocka_unit_test(the_least_recently_used_reply_goes_first),
 		cmocka_unit_test(a_lost_listener_empties_the_cache_until_it_is_back),
+		cmocka_unit_test(a_bulk_update_reaches_every_job_it_changed),
 		cmocka_unit_test(no_read_after_a_fence_misses_an_earlier_commit),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -7,7 +7,7 @@
 
 #include "catalog.h"
 #include "filter.h"
-#include "job_cache.h"
+#include "cached_get.h"
 #include "list_query.h"
 #include "log.h"
 #include "ml_types.h"
@@ -285,69 +285,14 @@ out:
 
 /* --- projects.jobs.get ---------------------------------------------------- */
 
-/* What a get keeps across its suspensions (job_cache.h). */
-struct get_ctx {
-	struct job_cache *cache;
-	struct job_cache_key key;
-	struct job_cache_fence fence;
-	struct job_cache_entry *fill;	/* the placeholder of the read out, or NULL */
-	bool fencing;		/* suspended for the fence (else for the read) */
-	bool fence_ok;
-};
-
-static void get_ctx_free(void *p)
-{
-	struct get_ctx *g = p;
-	/* a read the request did not live to use fills nothing */
-	job_cache_fill_end(g->cache, g->fill, NULL, 0);
-	job_cache_key_release(&g->key);
-	free(g);
-}
-
-/* The cache's thread: the fence is back. */
-static void get_fenced(void *arg, bool ok)
-{
-	struct request *req = arg;
-	struct get_ctx *g = req->ctx;
-
-	g->fence_ok = ok;
-	http_resume(req);
-}
-
 void api_ml_jobs_get(struct request *req)
 {
 	struct job_key key = { API_ML, req->params[0], req->params[1] };
-	struct job_cache *cache = req->srv->job_cache;
-	struct get_ctx *g = req->ctx;
 	struct job_rows *rows;
 	enum store_rc rc;
 
-	if (cache && !req->resumed) {
-		/* A reply cached here is served once a fence shows it current. */
-		g = xcalloc(1, sizeof(*g));
-		g->cache = cache;
-		job_cache_key_init(&g->key, "ml", req->params[0], req->params[1]);
-		req->ctx = g;
-		req->ctx_free = get_ctx_free;
-		if (job_cache_holds(cache, &g->key)) {
-			g->fencing = true;
-			http_suspend(req);
-			job_cache_fence(cache, &g->fence, get_fenced, req);
-			return;
-		}
-	}
-	if (g && g->fencing) {
-		g->fencing = false;
-		size_t len;
-		char *text = g->fence_ok ? job_cache_get(cache, &g->key, &len) : NULL;
-		if (text) {
-			reply_json_text(req, 200, text, len);
-			return;
-		}
-		req->resumed = false;	/* not cached after all: read it */
-	}
-	if (!req->resumed && g)
-		g->fill = job_cache_fill_begin(cache, &g->key);
+	if (cached_get_begin(req, "ml", req->params[0], req->params[1], NULL) == CACHED_GET_DONE)
+		return;
 	if (req->srv->pipe && !req->resumed) {
 		/* Read on the pipelined connection; this thread serves others meanwhile. */
 		http_suspend(req);
@@ -368,10 +313,7 @@ void api_ml_jobs_get(struct request *req)
 		api_ml_job_render(&sb, &j);
 		job_rows_free(rows);
 	}
-	if (g) {
-		job_cache_fill_end(cache, g->fill, rc == STORE_OK ? sb.buf : NULL, sb.len);
-		g->fill = NULL;
-	}
+	cached_get_end(req, rc == STORE_OK ? sb.buf : NULL, sb.len);
 	if (rc == STORE_NOT_FOUND) {
 		api_ml_reply_job_not_found(req);
 	} else if (rc != STORE_OK) {

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cached_get.h"
 #include "filter.h"
 #include "list_query.h"
 #include "log.h"
@@ -315,11 +316,25 @@ out:
 
 static void get_job(struct request *req, const struct kind *k)
 {
+	/* A reply also depends on the location and the collection asked for. */
+	char *view = xasprintf("%s@%s", k->collection, req->params[1]);
+	enum cached_get_step step = cached_get_begin(req, "vertex", req->params[0], req->params[2],
+						     view);
+	free(view);
+	if (step == CACHED_GET_DONE)
+		return;
 	struct job j;
 	struct job_rows *rows = load_job(req, k, &j);
-
-	if (rows)
-		reply_json(req, 200, render(k, &j));
+	if (rows) {
+		json_t *o = render(k, &j);
+		char *text = json_dumps(o, JSON_COMPACT);
+		size_t len = strlen(text);
+		json_decref(o);
+		cached_get_end(req, text, len);
+		reply_json_text(req, 200, text, len);
+	} else {
+		cached_get_end(req, NULL, 0);
+	}
 	job_rows_free(rows);
 }
 

@@ -437,10 +437,10 @@ static void write_job_cache(struct strbuf *sb, struct job_cache *c)
 		return;
 	job_cache_stats(c, &s);
 	metrics_family(sb, "trainplane_job_cache_entries", "gauge",
-		       "Rendered jobs kept in memory for jobs.get (job_cache_entries bounds it).");
+		       "Rendered job replies kept in memory for gets (job_cache_entries bounds it).");
 	metrics_sample(sb, "trainplane_job_cache_entries", NULL, (double)s.entries);
 	metrics_family(sb, "trainplane_job_cache_lookups_total", "counter",
-		       "jobs.get lookups in the job cache, by result (a hit is served after a fence).");
+		       "Gets looked up in the job cache, by result (a hit is served after a fence).");
 	metrics_sample_u64(sb, "trainplane_job_cache_lookups_total", "result=\"hit\"", s.hits);
 	metrics_sample_u64(sb, "trainplane_job_cache_lookups_total", "result=\"miss\"", s.misses);
 	metrics_family(sb, "trainplane_job_cache_fills_total", "counter",

@@ -67,14 +67,14 @@ static void fetch_sha256(void)
 }
 
 void job_cache_key_init(struct job_cache_key *k, const char *api, const char *project,
-			const char *job_id)
+			const char *job_id, const char *view)
 {
 	unsigned n = 0;
 
-	k->name = xasprintf("%s/%s/%s", api, project, job_id);
+	k->name = xasprintf("%s/%s/%s%s%s", api, project, job_id, view ? "\t" : "", view ? view : "");
+	size_t job_len = strlen(api) + strlen(project) + strlen(job_id) + 2;
 	pthread_once(&sha256_once, fetch_sha256);
-	if (!EVP_Digest(k->name, strlen(k->name), k->digest, &n, sha256, NULL) ||
-	    n != sizeof(k->digest))
+	if (!EVP_Digest(k->name, job_len, k->digest, &n, sha256, NULL) || n != sizeof(k->digest))
 		abort();
 }
 

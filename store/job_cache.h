@@ -40,14 +40,19 @@
 
 struct job_cache;
 
-/* A job's key: its api ("ml", "vertex"), project and id, and its digest. */
+/*
+ * A reply's key: the job's api ("ml", "vertex"), project and id, and what
+ * else the reply depends on (view: the location and collection asked for,
+ * or NULL). The digest is the job's alone: a change to the job drops every
+ * view of it.
+ */
 struct job_cache_key {
-	char *name;		/* "api/project/job_id" */
-	uint8_t digest[32];	/* SHA-256 of name, as the trigger sends it (hex) */
+	char *name;		/* "api/project/job_id", then a tab and the view */
+	uint8_t digest[32];	/* SHA-256 of "api/project/job_id", as the trigger sends it */
 };
 
 void job_cache_key_init(struct job_cache_key *k, const char *api, const char *project,
-			const char *job_id);
+			const char *job_id, const char *view);
 void job_cache_key_release(struct job_cache_key *k);
 
 /*

@@ -129,6 +129,38 @@ describe('job cache', () => {
     assert.deepEqual((await ca.get(jobPath(id))).json, again);
   });
 
+  it('serves Vertex customJobs.get the same way, per location, and forgets a deleted job', async () => {
+    const ca = client(a.base);
+    const cb = client(b.base);
+    const parent = `/v1/projects/${PROJECT}/locations/us-central1`;
+    const created = await cb.post(`${parent}/customJobs`, {
+      displayName: 'cached', labels: { v: '1' },
+      jobSpec: { workerPoolSpecs: [{ machineSpec: { machineType: 'n1-standard-4' }, replicaCount: '1',
+        containerSpec: { imageUri: 'gcr.io/test/trainer:latest' } }] },
+    });
+    assert.equal(created.status, 200, created.text);
+    const name = `/v1/${created.json.name}`;
+    const before = await cacheFigures(a.base);
+    const first = await ca.get(name);
+    assert.deepEqual(first.json, created.json);
+    assert.equal((await ca.get(name)).text, first.text);
+    assert.equal((await cacheFigures(a.base)).hit - before.hit, 1);
+    // the same job asked for under another location is not found, cached or not
+    const id = created.json.name.split('/').pop();
+    for (let i = 0; i < 2; i++) {
+      const res = await ca.get(`/v1/projects/${PROJECT}/locations/europe-west4/customJobs/${id}`);
+      assert.equal(res.status, 404, res.text);
+    }
+    // cancelled on B, seen on A at once; then deleted on B: gone on A
+    assert.equal((await cb.post(`${name}:cancel`, {})).status, 200);
+    assert.equal((await ca.get(name)).json.state, 'JOB_STATE_CANCELLED');
+    assert.equal((await ca.get(name)).json.state, 'JOB_STATE_CANCELLED');
+    assert.equal((await cb.del(name)).status, 200);
+    const gone = await ca.get(name);
+    assert.equal(gone.status, 404, gone.text);
+    assert.equal(gone.json.error.status, 'NOT_FOUND');
+  });
+
   it('goes to the database while its listening connection is lost, and caches again after', async () => {
     const ca = client(a.base);
     const id = jobId('orphan');

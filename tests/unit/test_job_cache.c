@@ -95,7 +95,7 @@ static char *served(struct job_cache *c, const char *job_id)
 	size_t len;
 	char *text = NULL;
 
-	job_cache_key_init(&k, "ml", "p", job_id);
+	job_cache_key_init(&k, "ml", "p", job_id, NULL);
 	if (job_cache_holds(c, &k) && fence(c))
 		text = job_cache_get(c, &k, &len);
 	job_cache_key_release(&k);
@@ -108,7 +108,7 @@ static bool fill(struct job_cache *c, const char *job_id, const char *reply)
 {
 	struct job_cache_key k;
 
-	job_cache_key_init(&k, "ml", "p", job_id);
+	job_cache_key_init(&k, "ml", "p", job_id, NULL);
 	struct job_cache_entry *e = job_cache_fill_begin(c, &k);
 	job_cache_key_release(&k);
 	job_cache_fill_end(c, e, reply, strlen(reply));
@@ -120,7 +120,7 @@ static void wait_listening(struct job_cache *c)
 {
 	struct job_cache_key k;
 
-	job_cache_key_init(&k, "ml", "p", "probe-that-is-never-a-job");
+	job_cache_key_init(&k, "ml", "p", "probe-that-is-never-a-job", NULL);
 	for (int i = 0; i < 500; i++) {
 		struct job_cache_entry *e = job_cache_fill_begin(c, &k);
 		if (e) {
@@ -233,7 +233,7 @@ static void a_fill_that_races_a_change_keeps_nothing(void **state)
 	wait_listening(c);
 	/* The read went out before the change and comes back after its
 	 * notification: what it read is stale and must not be kept. */
-	job_cache_key_init(&k, "ml", "p", "raced");
+	job_cache_key_init(&k, "ml", "p", "raced", NULL);
 	struct job_cache_entry *e = job_cache_fill_begin(c, &k);
 	assert_non_null(e);
 	exec("UPDATE jobs SET state = 'RUNNING' WHERE api = 'ml' AND job_id = $1", 1, "raced");
@@ -247,7 +247,7 @@ static void a_fill_that_races_a_change_keeps_nothing(void **state)
 	assert_served(c, "raced", "fresh");
 	/* a read that found nothing (or failed) keeps nothing */
 	job_cache_key_release(&k);
-	job_cache_key_init(&k, "ml", "p", "absent");
+	job_cache_key_init(&k, "ml", "p", "absent", NULL);
 	e = job_cache_fill_begin(c, &k);
 	job_cache_fill_end(c, e, NULL, 0);
 	assert_served(c, "absent", NULL);
@@ -374,7 +374,7 @@ static void *reader(void *arg)
 	struct race *r = arg;
 	struct job_cache_key k;
 
-	job_cache_key_init(&k, "ml", "p", "raced-often");
+	job_cache_key_init(&k, "ml", "p", "raced-often", NULL);
 	while (!__atomic_load_n(&r->stop, __ATOMIC_SEQ_CST)) {
 		int before = __atomic_load_n(&r->committed, __ATOMIC_SEQ_CST);
 		size_t len;

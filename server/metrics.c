@@ -11,6 +11,7 @@
 #include "log.h"
 #include "scheduler.h"
 #include "job_cache.h"
+#include "store_pipe.h"
 #include "store_metrics.h"
 
 static const double latency_le[] = { 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1,
@@ -429,6 +430,30 @@ static void write_store(struct strbuf *sb, struct store *st)
 	metrics_sample_u64(sb, "trainplane_db_errors_total", NULL, s.errors);
 }
 
+static void write_pipe(struct strbuf *sb, struct store_pipe *p)
+{
+	struct store_pipe_stats s;
+
+	if (!p)
+		return;
+	store_pipe_stats(p, &s);
+	metrics_family(sb, "trainplane_db_pipe_batches_total", "counter",
+		       "Batches sent down the pipelined connection (jobs.get reads, jobs.create "
+		       "inserts); each is one transaction and one round trip.");
+	metrics_sample_u64(sb, "trainplane_db_pipe_batches_total", NULL, s.batches);
+	metrics_family(sb, "trainplane_db_pipe_commands_total", "counter",
+		       "Statements sent down the pipelined connection (commands per batch: this over "
+		       "batches).");
+	metrics_sample_u64(sb, "trainplane_db_pipe_commands_total", NULL, s.commands);
+	metrics_family(sb, "trainplane_db_pipe_resent_total", "counter",
+		       "Statements sent again: their batch failed on another's error, or the "
+		       "connection was lost under a read.");
+	metrics_sample_u64(sb, "trainplane_db_pipe_resent_total", NULL, s.resent);
+	metrics_family(sb, "trainplane_db_pipe_reconnects_total", "counter",
+		       "Times the pipelined connection was lost.");
+	metrics_sample_u64(sb, "trainplane_db_pipe_reconnects_total", NULL, s.reconnects);
+}
+
 static void write_job_cache(struct strbuf *sb, struct job_cache *c)
 {
 	struct job_cache_stats s;
@@ -465,6 +490,7 @@ void metrics_handle(struct request *req)
 
 	write_cluster_cached(&sb, req->srv->store);
 	write_store(&sb, req->srv->store);
+	write_pipe(&sb, req->srv->pipe);
 	write_job_cache(&sb, req->srv->job_cache);
 	metrics_family(&sb, "trainplane_scheduler_leader", "gauge",
 		       "1 on the server whose scheduler is the leader.");

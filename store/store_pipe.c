@@ -48,6 +48,7 @@ struct store_pipe {
 	struct item *queue, **queue_tail;
 	bool idle;		/* blocked with nothing in flight: a submit must wake it */
 	bool stopping;
+	struct store_pipe_stats stats;	/* written by the thread, read by scrapes (atomics) */
 
 	/* the thread's own */
 	PGconn *pg;
@@ -173,6 +174,7 @@ static void lost_item(struct store_pipe *p, struct item *it)
 static void connection_lost(struct store_pipe *p, const char *why)
 {
 	log_warn("store pipe: connection lost (%s); reconnecting", why);
+	__atomic_add_fetch(&p->stats.reconnects, 1, __ATOMIC_RELAXED);
 	for (struct item *it = p->answered, *next; it; it = next) {
 		next = it->batch_next;
 		lost_item(p, it);
@@ -226,6 +228,9 @@ static bool send_item(struct store_pipe *p, struct item *it)
 				 NULL, NULL, 0))
 		return false;
 	it->attempts++;
+	__atomic_add_fetch(&p->stats.commands, 1, __ATOMIC_RELAXED);
+	if (it->attempts > 1)
+		__atomic_add_fetch(&p->stats.resent, 1, __ATOMIC_RELAXED);
 	slot_push(p, SLOT_QUERY)->item = it;
 	return true;
 }
@@ -269,6 +274,7 @@ static void send_batch(struct store_pipe *p, struct item *batch)
 		return;
 	}
 	slot_push(p, SLOT_SYNC);
+	__atomic_add_fetch(&p->stats.batches, 1, __ATOMIC_RELAXED);
 	int f = PQflush(p->pg);
 	if (f < 0)
 		connection_lost(p, PQerrorMessage(p->pg));
@@ -442,6 +448,14 @@ static void *pipe_thread(void *arg)
 	PQfinish(p->pg);
 	p->pg = NULL;
 	return NULL;
+}
+
+void store_pipe_stats(struct store_pipe *p, struct store_pipe_stats *out)
+{
+	out->batches = __atomic_load_n(&p->stats.batches, __ATOMIC_RELAXED);
+	out->commands = __atomic_load_n(&p->stats.commands, __ATOMIC_RELAXED);
+	out->resent = __atomic_load_n(&p->stats.resent, __ATOMIC_RELAXED);
+	out->reconnects = __atomic_load_n(&p->stats.reconnects, __ATOMIC_RELAXED);
 }
 
 struct store_pipe *store_pipe_start(const char *conninfo)

@@ -22,6 +22,7 @@
 #define TP_STORE_PIPE_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "store.h"
 
@@ -43,6 +44,14 @@ struct store_pipe *store_pipe_start(const char *conninfo);
  */
 void store_pipe_submit(struct store_pipe *p, const struct store_stmt *stmt, int nparams,
 		       const char *const *params, store_pipe_done done, void *arg);
+
+struct store_pipe_stats {
+	uint64_t batches;	/* syncs sent: batches of one or more commands */
+	uint64_t commands;	/* commands sent (a command sent again counts again) */
+	uint64_t resent;	/* commands sent again: their batch failed, or the connection */
+	uint64_t reconnects;	/* connections lost */
+};
+void store_pipe_stats(struct store_pipe *p, struct store_pipe_stats *out);
 
 /* Completes what is queued, stops the thread, frees. NULL is a no-op. */
 void store_pipe_stop(struct store_pipe *p);

@@ -121,6 +121,17 @@ describe('GET /metrics', () => {
     const buckets = samples(text).filter((x) => x.name === 'trainplane_http_request_duration_seconds_bucket' &&
       x.labels.route === lat.route).map((x) => x.value);
     assert.deepEqual(buckets, [...buckets].sort((a, b) => a - b), 'buckets are cumulative');
+    // The three creates and the get went down the pipelined connection: at
+    // most one batch each (concurrent ones share), none resent.
+    const commands = value(text, 'trainplane_db_pipe_commands_total');
+    const batches = value(text, 'trainplane_db_pipe_batches_total');
+    assert.ok(commands >= 4, `pipe commands ${commands}`);
+    assert.ok(batches >= 1 && batches <= commands, `pipe batches ${batches} for ${commands} commands`);
+    assert.equal(value(text, 'trainplane_db_pipe_resent_total'), 0);
+    assert.equal(value(text, 'trainplane_db_pipe_reconnects_total'), 0);
+    // The 404 get looked in the job cache and found nothing to keep.
+    assert.equal(value(text, 'trainplane_job_cache_lookups_total', { result: 'miss' }), 1);
+    assert.equal(value(text, 'trainplane_job_cache_entries'), 0);
     assert.equal(value(text, 'trainplane_nodes', { state: 'READY' }), 0);
     assert.ok(value(text, 'trainplane_scheduler_pass_duration_seconds_count') > 0, 'the leader ran passes');
     assert.equal(value(text, 'trainplane_queue_wait_seconds_count'), 0, 'nothing was placed');

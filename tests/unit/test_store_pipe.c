@@ -228,6 +228,11 @@ static void reads_survive_a_lost_connection_writes_report_it(void **state)
 	wait_done(&write);
 	assert_int_equal(write.rc, STORE_UNAVAILABLE);
 	assert_int_equal(rows_with(p, 201), 0);	/* killed before its commit */
+	struct store_pipe_stats stats;
+	store_pipe_stats(p, &stats);
+	assert_int_equal(stats.reconnects, 2);
+	assert_int_equal(stats.resent, 1);	/* the read, once; never the write */
+	assert_true(stats.batches >= 5 && stats.commands >= stats.batches);
 	store_pipe_stop(p);
 }
 

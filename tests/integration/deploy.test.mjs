@@ -116,7 +116,7 @@ before(() => {
 describe('deploy/systemd', () => {
   const units = ['trainplane-server', 'trainplane-agent'];
 
-  /** Copies of the units whose ExecStart names the built binaries. */
+  /** Copies of the units that name the built binaries (ExecStart, ExecReload). */
   function unitCopies(dir) {
     assert.ok(SERVER_BIN && AGENT_BIN, 'TRAINPLANE_SERVER_BIN and TRAINPLANE_AGENT_BIN must be set');
     const bins = { 'trainplane-server': path.resolve(SERVER_BIN), 'trainplane-agent': path.resolve(AGENT_BIN) };
@@ -124,7 +124,7 @@ describe('deploy/systemd', () => {
       const text = fs.readFileSync(path.join(DEPLOY, 'systemd', `${u}.service`), 'utf8');
       assert.match(text, new RegExp(`^ExecStart=/usr/local/bin/${u} `, 'm'));
       const file = path.join(dir, `${u}.service`);
-      fs.writeFileSync(file, text.replace(`/usr/local/bin/${u}`, bins[u]));
+      fs.writeFileSync(file, text.replaceAll(`/usr/local/bin/${u}`, bins[u]));
       return file;
     });
   }
@@ -179,7 +179,12 @@ describe('deploy/systemd', () => {
       const stop = Number(text.match(/^TimeoutStopSec=(\d+)$/m)?.[1]);
       assert.ok(stop > 10, `TimeoutStopSec ${stop} leaves no time for the 10 s drain`);
     }
-    assert.match(server, /^ExecReload=\/bin\/kill -HUP \$MAINPID$/m);
+    // reload checks the files first, then signals: in that order
+    const reloads = server.split('\n').filter((l) => l.startsWith('ExecReload='));
+    assert.deepEqual(reloads, [
+      'ExecReload=/usr/local/bin/trainplane-server --config /etc/trainplane/server.yaml --check-config',
+      'ExecReload=/bin/kill -HUP $MAINPID',
+    ]);
     assert.match(server, /^NoNewPrivileges=yes$/m);
     assert.match(server, /^CapabilityBoundingSet=$/m);
     // Replicas survive an agent restart.

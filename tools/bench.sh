@@ -6,7 +6,7 @@
 #   create: jobs.create/s (wrk, 32 connections) vs pgbench single-row
 #           INSERT/s of the same jsonb row (32 clients) on the same database
 #   get:    jobs.get/s vs a static libmicrohttpd reply of the same bytes
-#           (median of 3 alternating runs of each),
+#           (3 alternating runs of each: the median of the paired ratios),
 #           same wrk load; p99 latency of both
 #   validate: validations/s of a typical CUSTOM job on one core
 set -euo pipefail
@@ -66,7 +66,7 @@ curl -sf "$url" >"$state/job.json"
 pids+=($!)
 sleep 0.3
 # The static reply's rate swings by a third between runs on these shared
-# machines: three alternating runs of each, and the median run of each.
+# machines: three alternating runs of each (see the ratio below).
 median_run() { # files...: the wrk output with the median Requests/sec
 	for f in "$@"; do echo "$(awk '/Requests\/sec/ {print $2}' "$f") $f"; done | sort -n | awk 'NR == 2 {print $2}'
 }
@@ -110,11 +110,18 @@ echo "trainplane bench ($secs s per run, $conns connections, $(nproc) cores)"
 printf '  create: %8.0f jobs.create/s vs pgbench INSERT %8.0f/s  ratio %s (goal >= 0.8)%s\n' \
 	"$create_rps" "$pg_tps" "$(ratio "$create_rps" "$pg_tps")" \
 	"$([ "${create_bad:-0}" = 0 ] || echo "  [$create_bad non-2xx!]")"
+# Each get run is paired with the static run just before it; the figure is
+# the median of the pairs' ratios (a pair is measured close in time, so the
+# machine's drift cancels), shown with the rates' medians.
+pairs=$(for i in $(seq 1 "$runs"); do
+	ratio "$(awk '/Requests\/sec/ {print $2}' "$state/get.$i")" \
+		"$(awk '/Requests\/sec/ {print $2}' "$state/static.$i")"; echo; done | paste -sd' ')
+get_ratio=$(echo "$pairs" | tr ' ' '\n' | sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }')
 printf '  get:    %8.0f jobs.get/s    vs static MHD    %8.0f/s  ratio %s (goal >= 0.5)%s\n' \
-	"$get_rps" "$static_rps" "$(ratio "$get_rps" "$static_rps")" \
+	"$get_rps" "$static_rps" "$get_ratio" \
 	"$([ -z "$get_bad" ] || echo "  [$get_bad non-2xx!]")"
-printf '          (median of %s alternating %ss runs each) p99 latency: jobs.get %s, static %s; %s\n' \
-	"$runs" "$secs" "$get_p99" "$static_p99" "${cache:-job cache off}"
+printf '          (%s alternating %ss runs of each: ratios %s, their median above; rates are the median runs) p99 latency: jobs.get %s, static %s; %s\n' \
+	"$runs" "$secs" "$pairs" "$get_p99" "$static_p99" "${cache:-job cache off}"
 printf '          PostgreSQL alone serves the same SELECT at %.0f/s (jobs.get is %s of it); without the job cache %.0f jobs.get/s\n' \
 	"$pg_get" "$(ratio "$get_rps" "$pg_get")" "$nocache_rps"
 if [ -x "$dir/bench/bench_validate" ]; then

@@ -158,6 +158,8 @@ static void send_text(struct request *req, int status, const char *content_type,
 	resp = MHD_create_response_from_buffer(len, text, MHD_RESPMEM_MUST_FREE);
 	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, content_type);
 	MHD_add_response_header(resp, "X-Request-Id", req->request_id);
+	if (req->close)
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
 	if (status == 405) {
 		/* Tell the client what this path does take. */
 		struct strbuf allow = STRBUF_INIT;
@@ -464,6 +466,14 @@ static void dispatch(struct request *req)
 		return;
 	}
 
+	if (req->late) {
+		/* It came on a kept-alive connection after SIGTERM: a client retries
+		 * a 503, and the connection closes so that it goes elsewhere. */
+		req->close = true;
+		reply_error(req, API_UNAVAILABLE,
+			    "The server is shutting down. Retry the request.");
+		return;
+	}
 	/* Everything below may reach the database, which takes only UTF-8. */
 	MHD_get_connection_values(req->conn, MHD_GET_ARGUMENT_KIND, check_arg_utf8, &args_ok);
 	if (!wire_utf8_valid(req->path, strlen(req->path)) || !args_ok) {
@@ -568,7 +578,13 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		req->start_us = mono_usec();
 		set_request_id(req);
 		*ctx = req;
-		__atomic_add_fetch(&h->in_flight, 1, __ATOMIC_RELAXED);
+		/* Counted before the look at stopping, both sequentially consistent
+		 * with http_stop()'s: the drain either waits for this request or
+		 * this request sees that the server is stopping (then it is
+		 * refused without suspending: MHD must not stop with a suspended
+		 * connection). */
+		__atomic_add_fetch(&h->in_flight, 1, __ATOMIC_SEQ_CST);
+		req->late = __atomic_load_n(&h->stopping, __ATOMIC_SEQ_CST);
 		/* Refuse an announced oversized body before reading it. */
 		const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
 							     MHD_HTTP_HEADER_CONTENT_LENGTH);
@@ -736,7 +752,7 @@ void http_quiesce(struct http_server *h)
 	if (!h || h->quiesced)
 		return;
 	h->quiesced = true;
-	__atomic_store_n(&h->stopping, true, __ATOMIC_RELEASE);
+	__atomic_store_n(&h->stopping, true, __ATOMIC_SEQ_CST);
 	pthread_join(h->timer, NULL);
 	/* Stop accepting and answer the parked long-polls (no new ones park). */
 	h->listen_fd = MHD_quiesce_daemon(h->daemon);
@@ -753,7 +769,7 @@ void http_stop(struct http_server *h)
 	 * suspended connection. */
 	int left = 0, suspended = 0;
 	for (int i = 0; i < DRAIN_SECONDS * 100; i++) {
-		left = __atomic_load_n(&h->in_flight, __ATOMIC_RELAXED);
+		left = __atomic_load_n(&h->in_flight, __ATOMIC_SEQ_CST);
 		suspended = __atomic_load_n(&h->suspended, __ATOMIC_RELAXED);
 		if (!left && !suspended)
 			break;

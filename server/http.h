@@ -94,6 +94,8 @@ struct request {
 	int status;		/* the HTTP status sent */
 	int64_t start_us;
 	char request_id[REQUEST_ID_MAX + 1];	/* X-Request-Id, the client's or made */
+	bool late;		/* it arrived after the server began to stop: refused */
+	bool close;		/* the reply closes the connection */
 	bool resumed;		/* the handler runs again after http_park() */
 	bool parked;
 	bool awaiting;		/* suspended by http_suspend() until http_resume() */

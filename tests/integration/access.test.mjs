@@ -464,4 +464,50 @@ describe('graceful SIGTERM', () => {
     await agent.stop();
     await s2.stop();
   });
+
+  it('finishes what began before SIGTERM and refuses, with 503 and a closed connection, what came after', async () => {
+    const s = await startServer({ pg: newDatabase(), env: { TRAINPLANE_SCHEDULER: 'false' } });
+    const net = await import('node:net');
+    const connect = () => new Promise((resolve, reject) => {
+      const c = net.connect(s.port, '127.0.0.1', () => resolve(c));
+      c.on('error', reject);
+    });
+    const readAll = (c) => new Promise((resolve) => {
+      let text = '';
+      c.setEncoding('utf8');
+      c.on('data', (d) => { text += d; });
+      c.on('end', () => resolve(text));
+      c.on('close', () => resolve(text));
+    });
+    const body = JSON.stringify({ jobId: `slow_${Date.now()}`, trainingInput: trainingInput() });
+    try {
+      // Before SIGTERM: a create whose body is still arriving (in flight), and
+      // an idle kept-alive connection.
+      const slow = await connect();
+      const slowReply = readAll(slow);
+      slow.write(`POST /v1/projects/p/jobs HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n` +
+        `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body.slice(0, 10)}`);
+      const idle = await connect();
+      const idleReply = readAll(idle);
+      await new Promise((r) => setTimeout(r, 200));
+      s.child.kill('SIGTERM');
+      await waitFor(() => /shutting down/.test(s.stderr()), 5000, 'the server did not begin to stop');
+      // After SIGTERM, on the open connection: refused, and the connection closes.
+      idle.write('GET /v1/projects/p/jobs/nope HTTP/1.1\r\nHost: x\r\n\r\n');
+      const late = await idleReply;
+      assert.match(late, /^HTTP\/1\.1 503 /, late);
+      assert.match(late, /\r\nConnection: close\r\n/i, late);
+      assert.match(late, /"status":"UNAVAILABLE"/);
+      assert.match(late, /The server is shutting down\. Retry the request\./);
+      // The create that began before is finished and answered normally.
+      slow.write(body.slice(10));
+      const reply = await Promise.race([slowReply,
+        new Promise((r) => setTimeout(() => r('(no reply within 10 s)'), 10_000))]);
+      assert.match(reply, /^HTTP\/1\.1 200 /, reply);
+      const r = await s.exited;
+      assert.deepEqual(r, { code: 0, signal: null }, s.stderr().slice(-2000));
+    } finally {
+      s.kill();
+    }
+  });
 });

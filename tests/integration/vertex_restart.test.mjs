@@ -235,9 +235,15 @@ describe('Vertex scheduling on worker loss', { skip: !AGENT_BIN && 'TRAINPLANE_A
       e.labels['ml.googleapis.com/task_name'] === 'workerpool1-0' &&
       e.logName === `projects/${PROJECT}/logs/workerpool1-0` &&
       e.labels['ml.googleapis.com/attempt'] === '1'), JSON.stringify(log));
-    const all = await readJobLog(w.server.base, PROJECT, job.id);
-    assert.deepEqual([...new Set(all.map((e) => e.resource.labels.task_name))].sort(),
-      ['workerpool0-0', 'workerpool1-0']);
+    // Each node's agent ships its replica's lines on its own schedule: the
+    // primary's may come after the failing worker's.
+    let tasks = [];
+    await waitFor(async () => {
+      const all = await readJobLog(w.server.base, PROJECT, job.id);
+      tasks = [...new Set(all.map((e) => e.resource.labels.task_name))].sort();
+      return tasks.length === 2;
+    }, 10_000, "both task names in the job's log");
+    assert.deepEqual(tasks, ['workerpool0-0', 'workerpool1-0']);
     await waitNoProcesses(w.mark, 10_000);
     await w.small.stop();
     await w.big.stop();

@@ -404,6 +404,13 @@ static void write_cluster_cached(struct strbuf *sb, struct store *st)
 	pthread_mutex_unlock(&cache_mu);
 }
 
+/* An unlabelled counter: its # HELP and # TYPE lines and its sample. */
+static void counter(struct strbuf *sb, const char *name, const char *help, uint64_t value)
+{
+	metrics_family(sb, name, "counter", help);
+	metrics_sample_u64(sb, name, NULL, value);
+}
+
 static void write_store(struct strbuf *sb, struct store *st)
 {
 	struct store_stats s;
@@ -415,19 +422,16 @@ static void write_store(struct strbuf *sb, struct store *st)
 	metrics_family(sb, "trainplane_db_pool_in_use", "gauge",
 		       "Pooled database connections taken by a request or task now.");
 	metrics_sample(sb, "trainplane_db_pool_in_use", NULL, s.in_use);
-	metrics_family(sb, "trainplane_db_pool_waits_total", "counter",
-		       "Times a request waited for a pooled database connection (all were busy).");
-	metrics_sample_u64(sb, "trainplane_db_pool_waits_total", NULL, s.waits);
+	counter(sb, "trainplane_db_pool_waits_total",
+		"Times a request waited for a pooled database connection (all were busy).", s.waits);
 	metrics_family(sb, "trainplane_db_pool_wait_seconds_total", "counter",
 		       "Time spent waiting for a pooled database connection.");
 	metrics_sample(sb, "trainplane_db_pool_wait_seconds_total", NULL, (double)s.wait_us / 1e6);
-	metrics_family(sb, "trainplane_db_reconnects_total", "counter",
-		       "Pooled database connections reset after they broke.");
-	metrics_sample_u64(sb, "trainplane_db_reconnects_total", NULL, s.reconnects);
-	metrics_family(sb, "trainplane_db_errors_total", "counter",
-		       "Database statements that failed with an error (not a lost connection, "
-		       "not a conflict).");
-	metrics_sample_u64(sb, "trainplane_db_errors_total", NULL, s.errors);
+	counter(sb, "trainplane_db_reconnects_total",
+		"Pooled database connections reset after they broke.", s.reconnects);
+	counter(sb, "trainplane_db_errors_total",
+		"Database statements that failed with an error (not a lost connection, "
+		"not a conflict).", s.errors);
 }
 
 static void write_pipe(struct strbuf *sb, struct store_pipe *p)
@@ -437,21 +441,17 @@ static void write_pipe(struct strbuf *sb, struct store_pipe *p)
 	if (!p)
 		return;
 	store_pipe_stats(p, &s);
-	metrics_family(sb, "trainplane_db_pipe_batches_total", "counter",
+	counter(sb, "trainplane_db_pipe_batches_total",
 		       "Batches sent down the pipelined connection (jobs.get reads, jobs.create "
-		       "inserts); each is one transaction and one round trip.");
-	metrics_sample_u64(sb, "trainplane_db_pipe_batches_total", NULL, s.batches);
-	metrics_family(sb, "trainplane_db_pipe_commands_total", "counter",
-		       "Statements sent down the pipelined connection (commands per batch: this over "
-		       "batches).");
-	metrics_sample_u64(sb, "trainplane_db_pipe_commands_total", NULL, s.commands);
-	metrics_family(sb, "trainplane_db_pipe_resent_total", "counter",
-		       "Statements sent again: their batch failed on another's error, or the "
-		       "connection was lost under a read.");
-	metrics_sample_u64(sb, "trainplane_db_pipe_resent_total", NULL, s.resent);
-	metrics_family(sb, "trainplane_db_pipe_reconnects_total", "counter",
-		       "Times the pipelined connection was lost.");
-	metrics_sample_u64(sb, "trainplane_db_pipe_reconnects_total", NULL, s.reconnects);
+		       "inserts); each is one transaction and one round trip.", s.batches);
+	counter(sb, "trainplane_db_pipe_commands_total",
+		"Statements sent down the pipelined connection (commands per batch: this over "
+		"batches).", s.commands);
+	counter(sb, "trainplane_db_pipe_resent_total",
+		"Statements sent again: their batch failed on another's error, or the "
+		"connection was lost under a read.", s.resent);
+	counter(sb, "trainplane_db_pipe_reconnects_total",
+		"Times the pipelined connection was lost.", s.reconnects);
 }
 
 static void write_job_cache(struct strbuf *sb, struct job_cache *c)
@@ -468,20 +468,16 @@ static void write_job_cache(struct strbuf *sb, struct job_cache *c)
 		       "Gets looked up in the job cache, by result (a hit is served after a fence).");
 	metrics_sample_u64(sb, "trainplane_job_cache_lookups_total", "result=\"hit\"", s.hits);
 	metrics_sample_u64(sb, "trainplane_job_cache_lookups_total", "result=\"miss\"", s.misses);
-	metrics_family(sb, "trainplane_job_cache_fills_total", "counter",
-		       "Jobs read from the database and kept in the job cache.");
-	metrics_sample_u64(sb, "trainplane_job_cache_fills_total", NULL, s.fills);
-	metrics_family(sb, "trainplane_job_cache_invalidations_total", "counter",
-		       "Cached jobs (or fills under way) dropped because a notification said the job "
-		       "changed.");
-	metrics_sample_u64(sb, "trainplane_job_cache_invalidations_total", NULL, s.invalidations);
-	metrics_family(sb, "trainplane_job_cache_fences_total", "counter",
+	counter(sb, "trainplane_job_cache_fills_total",
+		"Jobs read from the database and kept in the job cache.", s.fills);
+	counter(sb, "trainplane_job_cache_invalidations_total",
+		"Cached jobs (or fills under way) dropped because a notification said the job "
+		"changed.", s.invalidations);
+	counter(sb, "trainplane_job_cache_fences_total",
 		       "Fences sent: round trips that prove the cache current; concurrent reads share "
-		       "one.");
-	metrics_sample_u64(sb, "trainplane_job_cache_fences_total", NULL, s.fences);
-	metrics_family(sb, "trainplane_job_cache_fence_failures_total", "counter",
-		       "Reads whose fence failed (no connection): they went to the database.");
-	metrics_sample_u64(sb, "trainplane_job_cache_fence_failures_total", NULL, s.fence_failures);
+		       "one.", s.fences);
+	counter(sb, "trainplane_job_cache_fence_failures_total",
+		"Reads whose fence failed (no connection): they went to the database.", s.fence_failures);
 }
 
 void metrics_handle(struct request *req)

@@ -78,7 +78,7 @@ void cached_get_end(struct request *req, const char *reply, size_t len)
 {
 	struct cached_get *g = req->ctx;
 
-	if (!req->srv->job_cache || !g)
+	if (!g)		/* no cache */
 		return;
 	job_cache_fill_end(g->cache, g->fill, reply, len);
 	g->fill = NULL;

@@ -47,7 +47,7 @@ struct server {
 	int lease_s;		/* a node without a sync for this long is lost */
 	struct sched *sched;	/* to wake the scheduler; NULL in tests */
 	struct store_pipe *pipe;	/* pipelined reads (jobs.get); NULL: the pool */
-	struct job_cache *job_cache;	/* rendered ml jobs (jobs.get); NULL: none */
+	struct job_cache *job_cache;	/* rendered job replies (gets); NULL: none */
 	const char *tls_cert_pem;	/* HTTPS when set (with tls_key_pem); else HTTP */
 	const char *tls_key_pem;
 	struct http_server *http;

@@ -442,8 +442,8 @@ static void write_pipe(struct strbuf *sb, struct store_pipe *p)
 		return;
 	store_pipe_stats(p, &s);
 	counter(sb, "trainplane_db_pipe_batches_total",
-		       "Batches sent down the pipelined connection (jobs.get reads, jobs.create "
-		       "inserts); each is one transaction and one round trip.", s.batches);
+		"Batches sent down the pipelined connection (jobs.get reads, jobs.create "
+		"inserts); each is one transaction and one round trip.", s.batches);
 	counter(sb, "trainplane_db_pipe_commands_total",
 		"Statements sent down the pipelined connection (commands per batch: this over "
 		"batches).", s.commands);
@@ -474,8 +474,8 @@ static void write_job_cache(struct strbuf *sb, struct job_cache *c)
 		"Cached jobs (or fills under way) dropped because a notification said the job "
 		"changed.", s.invalidations);
 	counter(sb, "trainplane_job_cache_fences_total",
-		       "Fences sent: round trips that prove the cache current; concurrent reads share "
-		       "one.", s.fences);
+		"Fences sent: round trips that prove the cache current; concurrent reads share "
+		"one.", s.fences);
 	counter(sb, "trainplane_job_cache_fence_failures_total",
 		"Reads whose fence failed (no connection): they went to the database.", s.fence_failures);
 }

@@ -413,42 +413,14 @@ static void uncount_suspended(struct request *req)
 	req->suspend_counted = false;
 }
 
-/* Constant-time comparison: a token must not leak through timing. */
-static bool token_equal(const char *a, const char *b)
-{
-	size_t la = strlen(a), lb = strlen(b);
-	unsigned char diff = (unsigned char)(la != lb);
-	for (size_t i = 0; i < la; i++)
-		diff |= (unsigned char)(a[i] ^ b[i % (lb ? lb : 1)]);
-	return !diff;
-}
-
 /*
- * Agent routes take the cluster token and nothing else; user routes never
- * take it (a leaked agent token reaches no job). Replies and returns -1 when
- * the request may not pass.
+ * Agent routes take the cluster token or their node's agent token; user
+ * routes never take the cluster token (a leaked agent token reaches no
+ * job). Replies and returns -1 when the request may not pass (auth.c).
  */
 static int check_token_or_reply(struct request *req)
 {
-	const char *auth = req_header(req, MHD_HTTP_HEADER_AUTHORIZATION);
-	const char *token = auth && !strncasecmp(auth, "Bearer ", 7) ? auth + 7 : NULL;
-	const char *agent = req->srv->agent_token;
-	bool is_agent = token && agent && *agent && token_equal(token, agent);
-
-	if (req->route->agent && !is_agent) {
-		reply_error(req, API_UNAUTHENTICATED,
-			    "Request had invalid authentication credentials: agent routes need the "
-			    "cluster token (Authorization: Bearer <agent_token>).");
-		return -1;
-	}
-	if (!req->route->agent && is_agent && strchr(req->route->operation_id, '.')) {
-		/* (public routes such as /healthz take anyone) */
-		reply_error(req, API_PERMISSION_DENIED,
-			    "The caller does not have permission: the agents' cluster token cannot "
-			    "call user APIs.");
-		return -1;
-	}
-	return 0;
+	return auth_check_agent_or_reply(req);
 }
 
 static void dispatch(struct request *req)

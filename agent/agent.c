@@ -498,7 +498,8 @@ int agent_run(struct agent *a, volatile sig_atomic_t *quit)
 {
 	int64_t last_log_check = 0;
 
-	a->http = http_client_new(a->cfg->token, a->cfg->server_ca_file);
+	a->http = http_client_new(a->cfg->token, a->cfg->server_ca_file,
+				  a->cfg->allow_insecure_http);
 	if (!a->http) {
 		log_error("libcurl failed to start");
 		return 1;

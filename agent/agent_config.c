@@ -12,6 +12,7 @@
 
 #include "config.h"
 #include "gpu.h"
+#include "http.h"
 #include "log.h"
 #include "runtime.h"
 
@@ -63,6 +64,7 @@ static const char *check_readable(const char *v)
 	{ name, type, offsetof(struct agent_config, field), def, min, max, check }
 static const struct config_key agent_keys[] = {
 	K("address", CONFIG_STRING, address, "127.0.0.1", 0, 0, NULL),
+	K("allow_insecure_http", CONFIG_BOOL, allow_insecure_http, "false", 0, 0, NULL),
 	K("container_engine", CONFIG_STRING, container_engine, NULL, 0, 0, NULL),
 	K("container_extra_args", CONFIG_STRING, container_extra_args, NULL, 0, 0, NULL),
 	K("container_wrapper", CONFIG_STRING, container_wrapper, NULL, 0, 0, NULL),
@@ -147,6 +149,29 @@ static void set_default(char **field, const char *value)
 	}
 }
 
+/* server is http://: loopback, or allowed explicitly (then server_insecure). */
+static int check_plain_http(struct agent_config *cfg, char *err, size_t errlen)
+{
+	char host[256];
+
+	if (http_url_is_loopback(cfg->server, host, sizeof(host)))
+		return 0;
+	if (!*host) {
+		snprintf(err, errlen, "key 'server': '%s' is not a URL with a host", cfg->server);
+		return -1;
+	}
+	if (!cfg->allow_insecure_http) {
+		snprintf(err, errlen, "key 'server': %s is plain HTTP to %s, which is not (or does not "
+			 "resolve only to) a loopback address: the token would cross the network in "
+			 "clear and whoever answers would choose what runs on this node. Use https:// "
+			 "(and server_ca_file), or set allow_insecure_http: true on a network you trust",
+			 cfg->server, host);
+		return -1;
+	}
+	cfg->server_insecure = true;
+	return 0;
+}
+
 int agent_config_load(struct agent_config *cfg, const char *path, char *err, size_t errlen)
 {
 	char host[256] = "localhost";
@@ -191,6 +216,8 @@ int agent_config_load(struct agent_config *cfg, const char *path, char *err, siz
 			 cfg->server);
 		return -1;
 	}
+	if (!strncmp(cfg->server, "http://", 7) && check_plain_http(cfg, err, errlen))
+		return -1;
 	if (cfg->runtime == RUNTIME_PODMAN || cfg->runtime == RUNTIME_DOCKER)
 		set_default(&cfg->container_engine, agent_runtime_name(cfg->runtime));
 	if (cfg->gpu_count && !cfg->gpu_type) {

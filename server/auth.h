@@ -144,7 +144,7 @@ double auth_secret_bits(const char *secret);
  * character makes up more than a third of it, it is not one block
  * repeated, and at most half of its neighbouring characters are equal or
  * one code point apart ("aaaa", "abcd", "9876"). Random tokens of the
- * minimum size fail these with a probability below 1e-6. When not, writes
+ * minimum size fail these with a probability below 1e-8. When not, writes
  * why into why (never the secret itself).
  */
 bool auth_secret_strong(const char *secret, char *why, size_t whylen);

@@ -196,7 +196,7 @@ static void secrets_refuse_defaults_placeholders_short_and_degenerate(void **sta
 /*
  * What `openssl rand -hex 32` and `openssl rand -base64 32` make always
  * passes (the degenerate rules refuse a random one with a probability
- * below 1e-9): 20,000 of each. One byte less never does.
+ * below 1e-8): 20,000 of each. One byte less never does.
  */
 static void secrets_of_32_random_bytes_pass(void **state)
 {

@@ -35,6 +35,11 @@ struct server_config {
 	char *database_url;
 	int db_pool_size;
 	int db_wait_seconds;
+	int http_header_timeout_seconds;
+	int http_idle_timeout_seconds;
+	int http_io_timeout_seconds;
+	int http_max_connections;
+	int http_max_connections_per_client;
 	int http_threads;
 	int job_cache_entries;
 	int lease_seconds;
@@ -83,6 +88,11 @@ static const struct config_key server_keys[] = {
 	KEY(db_pipeline, CONFIG_BOOL, "true", 0, 0, NULL),
 	KEY(db_pool_size, CONFIG_INT, "16", 1, 1000, NULL),
 	KEY(db_wait_seconds, CONFIG_INT, "30", 0, 3600, NULL),
+	KEY(http_header_timeout_seconds, CONFIG_INT, "10", 1, 3600, NULL),
+	KEY(http_idle_timeout_seconds, CONFIG_INT, "120", 1, 86400, NULL),
+	KEY(http_io_timeout_seconds, CONFIG_INT, "60", 1, 3600, NULL),
+	KEY(http_max_connections, CONFIG_INT, "10000", 16, 1000000, NULL),
+	KEY(http_max_connections_per_client, CONFIG_INT, "2500", 0, 1000000, NULL),
 	KEY(http_threads, CONFIG_INT, "16", 1, 1024, NULL),
 	KEY(job_cache_entries, CONFIG_INT, "10000", 0, 10000000, NULL),
 	KEY(lease_seconds, CONFIG_INT, "30", 2, 3600, NULL),
@@ -92,7 +102,7 @@ static const struct config_key server_keys[] = {
 	KEY(log_retention_days, CONFIG_INT, "30", 1, 36500, NULL),
 	KEY(max_body_bytes, CONFIG_INT, "1048576", 1024, 64 << 20, NULL),
 	KEY(postgres_bin_dir, CONFIG_STRING, NULL, 0, 0, NULL),
-		KEY(scheduler, CONFIG_BOOL, "true", 0, 0, NULL),
+	KEY(scheduler, CONFIG_BOOL, "true", 0, 0, NULL),
 	KEY(scheduler_tick_ms, CONFIG_INT, "1000", 10, 60000, NULL),
 	KEY(starve_seconds, CONFIG_INT, "600", 1, 86400 * 7, NULL),
 	KEY(state_dir, CONFIG_STRING, "./var", 0, 0, NULL),
@@ -349,6 +359,10 @@ int main(int argc, char **argv)
 	struct server srv = { .store = st, .catalogs = catalogs, .tokens = token_snap,
 			      .auth_mode = strcmp(cfg.auth_mode, "tokens") ? AUTH_OPEN : AUTH_TOKENS,
 			      .max_body = (size_t)cfg.max_body_bytes,
+			      .http_limits = { cfg.http_header_timeout_seconds,
+					       cfg.http_idle_timeout_seconds,
+					       cfg.http_io_timeout_seconds, cfg.http_max_connections,
+					       cfg.http_max_connections_per_client },
 			      .agent_token = agent_token,
 			      .sync_interval_s = cfg.sync_interval_seconds,
 			      .lease_s = cfg.lease_seconds, .sched = sched };

@@ -1,5 +1,5 @@
--- Issue 12, items 10 and 15: a lookup by job id that needs no statistics,
--- and ML units that count every attempt.
+-- Issue 12, items 10, 15 and 8: a lookup by job id that needs no
+-- statistics, ML units that count every attempt, and the key of page tokens.
 
 -- 1. jobs.get, cancel and patch find a job by (api, project, job_id), the
 -- unique key. Without statistics (a fresh database, until autovacuum first
@@ -130,3 +130,26 @@ BEGIN
     END IF;
     RETURN cur.state;
 END $$;
+
+-- 3. Page tokens (server/paging.h) are encrypted and authenticated with a
+-- key that every server of this database shares, made here once. Whoever
+-- reads it can make and read page tokens, that is choose where a list
+-- starts and learn the row ids inside tokens; it opens no project a caller
+-- could not list anyway (every list is authorised on its own). Servers
+-- read it at start (and make it anew if the row was deleted) and never
+-- show it. Rotate it with
+--   UPDATE server_keys SET key = tp_server_key_new() WHERE name = 'page_token';
+-- and a restart of every server: tokens made before stop working (400).
+-- Random bytes from core PostgreSQL (no pgcrypto): gen_random_uuid() takes
+-- 122 bits from the strong random source, three of them hashed to 32 bytes.
+CREATE FUNCTION tp_server_key_new() RETURNS bytea LANGUAGE sql VOLATILE AS $$
+    SELECT sha256(decode(replace(gen_random_uuid()::text || gen_random_uuid()::text
+                                 || gen_random_uuid()::text, '-', ''), 'hex'));
+$$;
+
+CREATE TABLE server_keys (
+    name       text        PRIMARY KEY,
+    key        bytea       NOT NULL CHECK (octet_length(key) = 32),
+    created_at timestamptz NOT NULL DEFAULT now()
+);
+INSERT INTO server_keys (name, key) VALUES ('page_token', tp_server_key_new());

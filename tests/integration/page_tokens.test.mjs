@@ -95,10 +95,11 @@ describe('page tokens', () => {
       bad.push(b64url(flipped));
     }
     bad.push(token.slice(0, -1), token.slice(0, token.length >> 1), `${token}A`, b64url(Buffer.concat([raw, raw])));
-    for (const t of bad) {
-      const res = await c.get(`${jobs('team-a')}?pageSize=1&pageToken=${t}`);
-      assertError(res, 400, 'INVALID_ARGUMENT', ML_BAD);
-    }
+    const answers = [];
+    for (const t of bad) answers.push([t, await c.get(`${jobs('team-a')}?pageSize=1&pageToken=${t}`)]);
+    assert.deepEqual(answers.filter(([, res]) => res.status !== 400).map(([t, res]) => `${t}: ${res.status}`), [],
+      'every altered token is refused');
+    for (const [, res] of answers) assertError(res, 400, 'INVALID_ARGUMENT', ML_BAD);
   });
 
   it('hand-made tokens of the old format are refused', async () => {

@@ -54,6 +54,13 @@ int store_open(const char *conninfo, int pool_size, int wait_seconds, struct sto
 	       char *err, size_t errlen) MUST_CHECK;
 void store_close(struct store *st);	/* NULL is a no-op */
 
+/*
+ * The key of page tokens (server/paging.h), read at store_open(): the same
+ * in every server of the database (schema/012). Secret: never log or show it.
+ */
+#define STORE_PAGE_TOKEN_KEY_BYTES 32
+const unsigned char *store_page_token_key(const struct store *st);
+
 /* Takes a connection, waiting while all are busy. Never NULL. */
 struct store_conn *store_acquire(struct store *st);
 void store_release(struct store *st, struct store_conn *c);

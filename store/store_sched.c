@@ -77,7 +77,8 @@ static const struct store_stmt stmt_lost_vertex = {
 	false,
 };
 
-/* Any other lost replica of a running job starts again elsewhere: attempt + 1. */
+/* Any other lost replica of a running job starts again elsewhere: attempt + 1
+ * (a trigger of schema/012 keeps the run time of the attempt it ends). */
 static const struct store_stmt stmt_restart = {
 	32, "sched_restart",
 	"UPDATE replicas p SET attempt = p.attempt + 1, state = 'PENDING', node = NULL, "

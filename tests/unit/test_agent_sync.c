@@ -30,10 +30,11 @@ static void register_body__declared_gpus_and_tpu(void **state)
 	char *s = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS);
 	assert_string_equal(s,
 		"{\"accelerators\":{\"count\":4,\"type\":\"NVIDIA_TESLA_T4\"},\"address\":\"127.0.0.1\","
-		"\"agentVersion\":\"" AGENT_VERSION "\",\"incarnation\":\"abcdef0123456789\","
+		"\"agentVersion\":\"" AGENT_VERSION "\",\"disconnectPolicy\":\"fence\","
+		"\"incarnation\":\"abcdef0123456789\","
 		"\"machineType\":\"n1-standard-16\",\"memoryMb\":4096,\"portRange\":[21000,21999],"
-		"\"region\":\"us-central1\",\"runtime\":\"process\",\"vcpus\":4,"
-		"\"zone\":\"us-central1-a\"}");
+		"\"region\":\"us-central1\",\"runtime\":\"process\",\"stopGraceSeconds\":10,"
+		"\"vcpus\":4,\"zone\":\"us-central1-a\"}");
 	free(s);
 	json_decref(o);
 

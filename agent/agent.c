@@ -144,14 +144,16 @@ void agent_lease_renewed(struct agent *a, int64_t sent_usec, int lease_s)
 /*
  * Past the lease: log it once, and with disconnect_policy fence stop every
  * replica (the supervisors of process replicas do it too; this covers the
- * simulate runtime and containers that are still being started).
+ * simulate runtime and containers that are still being started). True
+ * when a replica ended here.
  */
-static void fence_if_lapsed(struct agent *a)
+static bool fence_if_lapsed(struct agent *a)
 {
 	int64_t now = lease_clock_usec();
+	bool changed = false;
 
 	if (!lease_expired(&a->node_lease, now))
-		return;
+		return false;
 	if (!a->lapse_logged) {
 		a->lapse_logged = true;
 		log_warn("no sync answered within the lease (it ended %.1fs ago): %s",
@@ -161,7 +163,7 @@ static void fence_if_lapsed(struct agent *a)
 			 "(disconnect_policy keep_running); starting nothing new");
 	}
 	if (!a->cfg->fence)
-		return;
+		return false;
 	for (struct replica *r = a->replicas; r; r = r->next) {
 		if (finished(r) || r->fenced)
 			continue;
@@ -170,7 +172,9 @@ static void fence_if_lapsed(struct agent *a)
 			log_warn("replica %s.%d: fence not saved", r->id, r->attempt);
 		log_warn("replica %s.%d: fenced", r->id, r->attempt);
 		runtime_stop(a->cfg, r);
+		changed |= finished(r);	/* simulate: at once */
 	}
+	return changed;
 }
 
 static char *url_for(const char *server, const char *node, const char *verb)
@@ -348,7 +352,7 @@ bool agent_tick(struct agent *a)
 	bool changed = false;
 	for (struct replica *r = a->replicas; r; r = r->next)
 		changed |= runtime_poll(a->cfg, r);
-	fence_if_lapsed(a);
+	changed |= fence_if_lapsed(a);
 	changed |= agent_reconcile(a);
 	if (changed)
 		a->dirty = true;

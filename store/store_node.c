@@ -109,7 +109,10 @@ static const struct store_stmt stmt_sync_apply = {
 	"   desired = CASE WHEN r.state IN ('EXITED', 'FAILED_TO_START') "
 	"     OR (r.state = 'LOST' AND p.desired = 'STOP') THEN 'DONE' ELSE p.desired END "
 	" FROM r WHERE p.uid = r.replica AND p.attempt = r.attempt AND p.node = $1 AND p.seq < r.seq "
-	"   AND p.desired <> 'DONE' "
+	/* A LOST attempt is over (its node was given up or re-registered, or it
+	 * was fenced): a late exit of it, e.g. the 143 of its stop, must not
+	 * fail its job before the scheduler restarts it. */
+	"   AND p.desired <> 'DONE' AND p.state <> 'LOST' "
 	"   AND r.state IN ('STARTING', 'RUNNING', 'EXITED', 'FAILED_TO_START', 'LOST') "
 	" RETURNING p.job, p.uid, p.role, p.idx, p.attempt), "
 	"logs AS (INSERT INTO log_entries (job, task, attempt, stream, time, text) "

@@ -292,3 +292,70 @@ describe('agent leases', () => {
     assert.ok(after < LEASE_S + GRACE_S + MARGIN_S + 1.5, `given up at lease + grace + margin: ${after} s`);
   });
 });
+
+// A LOST attempt is over: nothing its agent reports later may decide its
+// job. The scheduler's housekeeping (which restarts lost replicas) runs
+// once a minute here, so the reports below land while the attempt is LOST.
+describe('a lost attempt is final', () => {
+  let s3, c3;
+
+  before(async () => {
+    s3 = await startServer({ pg: pg.newDatabase('lostfinal'), env: { TRAINPLANE_AGENT_TOKEN: TOKEN,
+      TRAINPLANE_SCHEDULER_TICK_MS: '60000' } });
+    c3 = client(`http://127.0.0.1:${s3.port}`);
+  });
+  after(async () => {
+    try {
+      if (s3) await s3.stop();
+    } finally {
+      s3?.kill();
+    }
+  });
+
+  const register3 = (name, inc) => c3.post(`/agent/v1/nodes/${name}:register`, {
+    incarnation: inc, region: 'us-west1', zone: 'us-west1-b', vcpus: 16, memoryMb: 61440,
+    address: '127.0.0.4', portRange: [27000, 27009], runtime: 'process',
+    stopGraceSeconds: 1, disconnectPolicy: 'fence',
+  }, { headers: AUTH });
+  const sync3 = (name, body) => c3.post(`/agent/v1/nodes/${name}:sync`, body, { headers: AUTH });
+  const job3 = (id) => c3.get(`/v1/projects/sync/jobs/${id}`).then((r) => r.json);
+
+  /** A 1-replica job placed on `name`; returns its desired entry once RUNNING. */
+  async function running(name, inc, id) {
+    const res = await c3.post('/v1/projects/sync/jobs', { jobId: id, trainingInput: {
+      scaleTier: 'CUSTOM', region: 'us-west1', masterType: 'n1-standard-4',
+      masterConfig: { imageUri: 'x', containerCommand: ['true'] } } });
+    assert.equal(res.status, 200, res.text);
+    let r;
+    await waitFor(async () => {
+      const d = await sync3(name, { incarnation: inc, waitSeconds: 0, replicas: [] });
+      r = d.json.replicas?.find((x) => x.job.endsWith(`/${id}`));
+      return !!r;
+    }, 10_000, `${id} placed on ${name}`);
+    assert.equal((await sync3(name, { incarnation: inc, waitSeconds: 0, replicas: [
+      { replica: r.replica, attempt: r.attempt, seq: 1, state: 'RUNNING' }] })).status, 200);
+    await waitFor(async () => (await job3(id)).state === 'RUNNING', 5000, `${id} RUNNING`);
+    return r;
+  }
+
+  it('the exit of a fenced attempt, or of one its node re-registered without, fails nothing', async () => {
+    assert.equal((await register3('f1', 'inc-f1')).status, 200);
+    const r = await running('f1', 'inc-f1', 'final1');
+    // Fenced (LOST), then the 143 of that same attempt arrives: ignored.
+    await sync3('f1', { incarnation: 'inc-f1', waitSeconds: 0, replicas: [
+      { replica: r.replica, attempt: r.attempt, seq: 2, state: 'LOST', exitCode: 143 }] });
+    await sync3('f1', { incarnation: 'inc-f1', waitSeconds: 0, replicas: [
+      { replica: r.replica, attempt: r.attempt, seq: 3, state: 'EXITED', exitCode: 143 }] });
+    let j = await job3('final1');
+    assert.equal(j.state, 'RUNNING', `a fenced attempt's exit failed its job: ${JSON.stringify(j)}`);
+
+    // The node comes back with a new incarnation (its replicas are LOST),
+    // and the stop of the old attempt is reported under it: ignored too.
+    const r2 = await running('f1', 'inc-f1', 'final2');
+    assert.equal((await register3('f1', 'inc-f1b')).status, 200);
+    await sync3('f1', { incarnation: 'inc-f1b', waitSeconds: 0, replicas: [
+      { replica: r2.replica, attempt: r2.attempt, seq: 2, state: 'EXITED', exitCode: 143 }] });
+    j = await job3('final2');
+    assert.equal(j.state, 'RUNNING', `a lost attempt's exit failed its job: ${JSON.stringify(j)}`);
+  });
+});

@@ -118,6 +118,17 @@ static void load_lease(struct agent *a)
 		log_warn("cannot rewrite the lease file %s: %s", cfg->lease_file, strerror(errno));
 }
 
+int agent_wait_seconds(const struct agent *a)
+{
+	/* The lease of an answer runs from its request's send; the next answer
+	 * comes up to two waits later (this poll held, then the next one): two
+	 * waits and 2 s of round trips must fit in the lease. */
+	int cap = (a->lease - 2) / 2;
+	if (cap < 0)
+		cap = 0;
+	return a->sync_interval < cap ? a->sync_interval : cap;
+}
+
 bool agent_lease_expired(const struct agent *a)
 {
 	return lease_expired(&a->node_lease, lease_clock_usec());
@@ -490,7 +501,7 @@ static void start_request(struct agent *a)
 		rc = http_post_start(a->http, a->url_register, body, 15);
 		a->syncing = false;
 	} else {
-		body = agent_sync_body(a, a->sync_interval);
+		body = agent_sync_body(a, agent_wait_seconds(a));
 		a->request_sent_usec = lease_clock_usec();
 		rc = http_post_start(a->http, a->url_sync, body, a->sync_interval + 15);
 		a->syncing = true;

@@ -110,6 +110,12 @@ int agent_sync_done(struct agent *a, const char *body, size_t len) MUST_CHECK;
  * that is later, and the lease file is rewritten.
  */
 void agent_lease_renewed(struct agent *a, int64_t sent_usec, int lease_s);
+/*
+ * The long-poll wait to ask for: the server's sync interval, but at most
+ * (lease - 2) / 2 seconds, so that the answer to the next sync, which may
+ * be held as long, still comes before the lease of this one ends.
+ */
+int agent_wait_seconds(const struct agent *a);
 /* Whether the agent's lease is known and has passed. */
 bool agent_lease_expired(const struct agent *a);
 

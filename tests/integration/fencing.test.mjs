@@ -34,7 +34,7 @@ after(async () => {
 });
 
 /** A server with a short lease and three 1-GPU agents; everything killed after the test. */
-async function world(t) {
+async function world(t, { lease = LEASE_S, syncInterval = 1 } = {}) {
   const w = { dir: makeTempDir('tp-fence-'), agents: [], servers: [] };
   t.after(() => {
     for (const a of w.agents) {
@@ -48,8 +48,8 @@ async function world(t) {
     pg: pg.newDatabase('fence'),
     env: {
       TRAINPLANE_SCHEDULER_TICK_MS: '200',
-      TRAINPLANE_SYNC_INTERVAL_SECONDS: '1',
-      TRAINPLANE_LEASE_SECONDS: String(LEASE_S),
+      TRAINPLANE_SYNC_INTERVAL_SECONDS: String(syncInterval),
+      TRAINPLANE_LEASE_SECONDS: String(lease),
     },
   });
   w.servers.push(w.server);
@@ -217,6 +217,48 @@ describe('fencing of lost nodes', { skip: !AGENT_BIN && 'TRAINPLANE_AGENT_BIN is
     assert.equal(copies(w, 'worker').length, 2, `no third worker: ${JSON.stringify(copies(w, 'worker'))}`);
     assert.equal(copies(w, 'master').length, 1, 'the master on the other node was left alone');
     assert.equal((await getJob(w.server.base, PROJECT, id)).state, 'RUNNING', 'the job runs on');
+    await cancelJob(w.server.base, PROJECT, id);
+    await waitJobState(w.server.base, PROJECT, id, 'CANCELLED', 20_000, w.logs);
+    for (const a of w.agents) if (a.alive()) await a.stop();
+    await w.server.stop();
+  });
+
+  it('an agent restarted within its lease re-adopts its replicas: nothing is fenced or restarted', async (t) => {
+    const w = await world(t);
+    const id = `readopt_${Date.now()}`;
+    const { old, agent } = await startJob(w, id, 'master');
+    await agent.kill('SIGKILL');
+    await agent.restart();	// registers (renewing the lease) well within 4 s
+    // Past the old lease, its grace and the margin: still the one copy.
+    const until = Date.now() + (LEASE_S + GRACE_S + 3) * 1000;
+    await waitFor(() => Date.now() > until && copies(w, 'master')[0].last > until - 500, 20_000,
+      'the master writes on past the old lease', 100);
+    assert.equal(copies(w, 'master').length, 1, `one master: ${JSON.stringify(copies(w, 'master'))}`);
+    assert.equal(copies(w, 'master')[0].pid, old.pid);
+    assert.ok(processAlive(old.pid));
+    assert.equal((await getNode(w.server.base, agent.node)).state, 'READY');
+    assert.doesNotMatch(agent.stderr(), /no sync answered within the lease|fenced/);
+    await cancelJob(w.server.base, PROJECT, id);
+    await waitJobState(w.server.base, PROJECT, id, 'CANCELLED', 20_000, w.logs);
+    for (const a of w.agents) if (a.alive()) await a.stop();
+    await w.server.stop();
+  });
+
+  it('a long-poll interval near the lease does not lapse it: the agent asks for less', async (t) => {
+    // lease 5 s, sync every 4 s: two 4 s polls outlast a lease counted from
+    // the first one's send; the agent waits at most (5 - 2) / 2 = 1 s.
+    const w = await world(t, { lease: 5, syncInterval: 4 });
+    const id = `interval_${Date.now()}`;
+    const { old, agent } = await startJob(w, id, 'master');
+    // Several poll rounds of the master's agent (its node's last sync moves on).
+    const from = Date.parse((await getNode(w.server.base, agent.node)).lastSyncTime);
+    await waitFor(async () => Date.parse((await getNode(w.server.base, agent.node)).lastSyncTime) >= from + 10_000,
+      30_000, 'ten seconds of syncs', 200);
+    assert.equal(copies(w, 'master').length, 1, `one master: ${JSON.stringify(copies(w, 'master'))}`);
+    assert.ok(processAlive(old.pid), 'the master was never fenced');
+    for (const a of w.agents)
+      assert.doesNotMatch(a.stderr(), /no sync answered within the lease/, `agent ${a.node} lapsed`);
+    assert.equal((await getNode(w.server.base, agent.node)).state, 'READY');
     await cancelJob(w.server.base, PROJECT, id);
     await waitJobState(w.server.base, PROJECT, id, 'CANCELLED', 20_000, w.logs);
     for (const a of w.agents) if (a.alive()) await a.stop();

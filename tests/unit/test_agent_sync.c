@@ -461,6 +461,31 @@ static void agent__the_lease_counts_from_the_send_of_the_answered_sync(void **st
 	assert_true(lease_file_of(f).deadline_usec == sent + 33 * SEC);
 }
 
+static void agent__its_long_poll_leaves_room_for_the_next_answer_in_the_lease(void **state)
+{
+	struct fx *f = *state;
+	f->a.sync_interval = 10;
+	f->a.lease = 30;
+	assert_int_equal(agent_wait_seconds(&f->a), 10);	/* the defaults: as asked */
+	f->a.lease = 15;		/* two 10 s polls would outlast it */
+	assert_int_equal(agent_wait_seconds(&f->a), 6);
+	f->a.sync_interval = 1;
+	f->a.lease = 4;
+	assert_int_equal(agent_wait_seconds(&f->a), 1);
+	f->a.lease = 3;
+	assert_int_equal(agent_wait_seconds(&f->a), 0);	/* answered at once; polled each second */
+	f->a.lease = 1;
+	assert_int_equal(agent_wait_seconds(&f->a), 0);
+	/* What goes out. */
+	f->a.sync_interval = 10;
+	f->a.lease = 15;
+	char *text = agent_sync_body(&f->a, agent_wait_seconds(&f->a));
+	json_t *body = json_loads(text, 0, NULL);
+	assert_int_equal(jint(body, "waitSeconds"), 6);
+	json_decref(body);
+	free(text);
+}
+
 static void agent__past_the_lease_it_starts_nothing_and_fences_reported_lost(void **state)
 {
 	struct fx *f = *state;
@@ -573,6 +598,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(agent__a_reboot_means_a_new_incarnation, setup, teardown),
 		cmocka_unit_test_setup_teardown(agent__one_agent_per_work_dir, setup, teardown),
 		cmocka_unit_test_setup_teardown(agent__the_lease_counts_from_the_send_of_the_answered_sync, setup, teardown),
+		cmocka_unit_test_setup_teardown(agent__its_long_poll_leaves_room_for_the_next_answer_in_the_lease, setup, teardown),
 		cmocka_unit_test_setup_teardown(agent__past_the_lease_it_starts_nothing_and_fences_reported_lost, setup, teardown),
 		cmocka_unit_test_setup_teardown(agent__keep_running_past_the_lease_keeps_replicas_but_starts_nothing, setup, teardown),
 		cmocka_unit_test_setup_teardown(agent__a_restart_keeps_the_deadline_and_never_a_longer_grace, setup, teardown),

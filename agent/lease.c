@@ -107,7 +107,9 @@ enum fence_action lease_fence_step(struct lease_fence *f, int64_t now, int64_t *
 		*next_usec = f->kill_at;
 		return FENCE_NONE;
 	}
-	if (now >= f->next_read || lease_expired(&f->seen, now)) {
+	/* At most once a second, and at the deadline: a chatty replica wakes
+	 * its supervisor far more often than that. */
+	if (now >= f->next_read || (f->seen.fence && lease_expired(&f->seen, now))) {
 		struct lease l;
 		int rc = lease_read(f->path, &l);
 		if (rc != 0)

@@ -185,11 +185,11 @@ static void fence_act(const struct shim_spec *s, enum fence_action act, pid_t ch
 	if (act == FENCE_TERM) {
 		char path[4096], text[32];
 		int n = snprintf(text, sizeof(text), "%lld\n", (long long)now_usec());
-		/* Unwritable (disk full): the replica is stopped all the same and
-		 * reported as an exit; the node is given up by the server anyway. */
 		if ((size_t)snprintf(path, sizeof(path), "%s/fenced", s->dir) < sizeof(path) &&
-		    replica_write_atomic(path, text, (size_t)n))
-			path[0] = '\0';
+		    replica_write_atomic(path, text, (size_t)n) != 0) {
+			/* Unwritable (disk full): stopped all the same, then reported
+			 * as an exit; the server gives the node up anyway. */
+		}
 		if (s->fence_argv)
 			helpers[0] = spawn_background(s->fence_argv, NULL, NULL);
 		else

@@ -53,8 +53,8 @@ int sync_parse_register(const char *body, size_t len, int *interval, int *lease,
 		goto out;
 	}
 	if (i < 1 || i > 3600 || l < 1 || l > 86400) {
-		snprintf(err, errlen, "register answer: syncIntervalSeconds %lld out of range",
-			 (long long)i);
+		snprintf(err, errlen, "register answer: syncIntervalSeconds %lld or leaseSeconds %lld "
+			 "out of range", (long long)i, (long long)l);
 		goto out;
 	}
 	*interval = (int)i;

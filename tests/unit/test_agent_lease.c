@@ -153,9 +153,13 @@ static void fence__renewed_in_time_or_keep_running_never_fences(void **state)
 	put(f, d + 10 * S, 1, false);
 	for (int64_t t = d + 10 * S; t < d + 60 * S; t += S / 2)
 		assert_int_equal(lease_fence_step(&fence, t, &next), FENCE_NONE);
-	/* Switched back to fence (agent restarted with it): fenced at the next look. */
-	put(f, d + 10 * S, 1, true);
-	assert_int_equal(lease_fence_step(&fence, d + 61 * S, &next), FENCE_TERM);
+	/* ... and the file is read once a second, not at every wake-up. */
+	int64_t t = d + 60 * S;
+	assert_int_equal(lease_fence_step(&fence, t, &next), FENCE_NONE);
+	assert_true(next == t + S);
+	put(f, d + 10 * S, 1, true);	/* a switch to fence is seen at the next read */
+	assert_int_equal(lease_fence_step(&fence, t + S / 2, &next), FENCE_NONE);
+	assert_int_equal(lease_fence_step(&fence, t + S, &next), FENCE_TERM);
 }
 
 static void fence__woken_late_kills_by_deadline_plus_grace(void **state)

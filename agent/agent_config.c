@@ -55,6 +55,12 @@ static const char *check_url(const char *v)
 
 static const char *check_simulate(const char *v);
 
+static const char *check_disconnect_policy(const char *v)
+{
+	return strcmp(v, "fence") && strcmp(v, "keep_running") ?
+		"expected fence or keep_running" : NULL;
+}
+
 static const char *check_readable(const char *v)
 {
 	return access(v, R_OK) ? "cannot read this file" : NULL;
@@ -68,6 +74,7 @@ static const struct config_key agent_keys[] = {
 	K("container_engine", CONFIG_STRING, container_engine, NULL, 0, 0, NULL),
 	K("container_extra_args", CONFIG_STRING, container_extra_args, NULL, 0, 0, NULL),
 	K("container_wrapper", CONFIG_STRING, container_wrapper, NULL, 0, 0, NULL),
+	K("disconnect_policy", CONFIG_STRING, disconnect_policy, "fence", 0, 0, check_disconnect_policy),
 	K("gpu_count", CONFIG_INT, gpu_count, "0", 0, 64, NULL),
 	K("gpu_type", CONFIG_STRING, gpu_type, NULL, 0, 0, check_gpu_type),
 	K("log_backlog_mb", CONFIG_INT, log_backlog_mb, "64", 1, 65536, NULL),
@@ -205,6 +212,8 @@ int agent_config_load(struct agent_config *cfg, const char *path, char *err, siz
 		free(cfg->work_dir);
 		cfg->work_dir = xasprintf("./var/agent-%s", cfg->node);
 	}
+	cfg->lease_file = xasprintf("%s/lease", cfg->work_dir);
+	cfg->fence = !cfg->disconnect_policy || strcmp(cfg->disconnect_policy, "keep_running");
 	if (agent_runtime_parse(cfg->runtime_name, &cfg->runtime) ||
 	    agent_parse_port_range(cfg->port_range, &cfg->port_min, &cfg->port_max)) {
 		snprintf(err, errlen, "internal: runtime or port range unchecked");
@@ -240,5 +249,7 @@ int agent_config_load(struct agent_config *cfg, const char *path, char *err, siz
 
 void agent_config_free(struct agent_config *cfg)
 {
+	free(cfg->lease_file);
+	cfg->lease_file = NULL;
 	config_free(agent_keys, ARRAY_SIZE(agent_keys), cfg);
 }

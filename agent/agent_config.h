@@ -49,11 +49,14 @@ struct agent_config {
 	char *simulate_default;
 	char *log_level;
 	int log_backlog_mb;
+	char *disconnect_policy;	/* fence | keep_running (lease.h) */
 
 	/* Derived by agent_config_load(). */
 	enum agent_runtime runtime;
 	int port_min, port_max;
 	bool server_insecure;	/* plain HTTP off loopback, allowed: warn at start */
+	bool fence;		/* disconnect_policy is fence */
+	char *lease_file;	/* <work_dir>/lease; NULL: replicas are never fenced */
 };
 
 /*

@@ -284,7 +284,7 @@ static int engine_simple(const struct agent_config *cfg, const struct replica *r
 /* Starts the supervisor that follows the container's output. */
 static void follow_logs(const struct agent_config *cfg, struct replica *r, int64_t since_usec)
 {
-	struct strvec sv = STRVEC_INIT, env = STRVEC_INIT;
+	struct strvec sv = STRVEC_INIT, env = STRVEC_INIT, fence = STRVEC_INIT, kill_cmd = STRVEC_INIT;
 	char err[256], ts[48];
 	pid_t shim, child;
 
@@ -301,7 +301,17 @@ static void follow_logs(const struct agent_config *cfg, struct replica *r, int64
 	char *exit_file = replica_path(r, "exit");
 	unlink(exit_file);	/* for containers: "the log follower ended" */
 	free(exit_file);
-	struct shim_spec spec = { r->dir, strvec_get(&sv), strvec_get(&env), r->dir };
+	/* The follower is the container's fence (lease.h): `stop` when the
+	 * lease passes, `kill` when the grace is over. */
+	engine_argv(cfg, &fence);
+	strvec_push(&fence, "stop");
+	strvec_pushf(&fence, "--time=%d", cfg->stop_grace_seconds);
+	strvec_push(&fence, r->container);
+	engine_argv(cfg, &kill_cmd);
+	strvec_push(&kill_cmd, "kill");
+	strvec_push(&kill_cmd, r->container);
+	struct shim_spec spec = { r->dir, strvec_get(&sv), strvec_get(&env), r->dir,
+				  cfg->lease_file, strvec_get(&fence), strvec_get(&kill_cmd) };
 	if (shim_spawn(&spec, &shim, &child, err, sizeof(err))) {
 		log_warn("replica %s.%d: cannot follow its logs: %s", r->id, r->attempt, err);
 		r->shim_pid = 0;
@@ -312,6 +322,8 @@ static void follow_logs(const struct agent_config *cfg, struct replica *r, int64
 	}
 	strvec_clear(&sv);
 	strvec_clear(&env);
+	strvec_clear(&fence);
+	strvec_clear(&kill_cmd);
 }
 
 static void reap(pid_t *pid)

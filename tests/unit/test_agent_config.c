@@ -70,6 +70,11 @@ static void config__defaults_come_from_the_host(void **state)
 	assert_int_equal(cfg.port_max, 21999);
 	assert_int_equal(cfg.runtime, RUNTIME_PROCESS);
 	assert_int_equal(cfg.stop_grace_seconds, 10);
+	assert_string_equal(cfg.disconnect_policy, "fence");	/* the safe default */
+	assert_true(cfg.fence);
+	char *lease = xasprintf("./var/agent-%s/lease", host);
+	assert_string_equal(cfg.lease_file, lease);
+	free(lease);
 	assert_string_equal(cfg.simulate_default, "run-2s-exit-0");
 	assert_true(cfg.vcpus >= 1);
 	assert_true(cfg.memory_mb >= 64);
@@ -107,7 +112,10 @@ static void config__file_then_environment(void **state)
 		   "stop_grace_seconds: 3\n");
 	setenv("TRAINPLANE_AGENT_ZONE", "europe-west4-b", 1);
 	setenv("TRAINPLANE_AGENT_STOP_GRACE_SECONDS", "5", 1);
+	setenv("TRAINPLANE_AGENT_DISCONNECT_POLICY", "keep_running", 1);
 	assert_int_equal(agent_config_load(&cfg, path, err, sizeof(err)), 0);
+	assert_false(cfg.fence);
+	assert_string_equal(cfg.lease_file, "/tmp/x/lease");
 	assert_string_equal(cfg.server, "http://10.0.0.1:8080");
 	assert_true(cfg.allow_insecure_http);
 	assert_true(cfg.server_insecure);
@@ -182,6 +190,8 @@ static void config__bad_values_name_file_line_and_key(void **state)
 	expect_error("simulate_default: run-forever\n",
 		     (const char *[]){ "'simulate_default'", "run-<N>s-exit-<C>", NULL });
 	expect_error("log_level: loud\n", (const char *[]){ "'log_level'", NULL });
+	expect_error("disconnect_policy: never\n",
+		     (const char *[]){ ":1:", "'disconnect_policy'", "fence or keep_running", NULL });
 	expect_error("node: a/b\n", (const char *[]){ "'node'", "letters, digits", NULL });
 	expect_error("extra: [1, 2]\n", (const char *[]){ "unknown key 'extra'", NULL });
 	expect_error("gpu_type: NVIDIA_TESLA_T4\ngpu_count: 1\ntpu_type: TPU_V2\n",

@@ -16,6 +16,7 @@
 #include <sys/wait.h>
 
 #include "fixtures/agent/agent_test.h"
+#include "lease.h"
 #include "shim.h"
 
 #define IMAGE "localhost/trainer:test"
@@ -589,6 +590,54 @@ static void docker_client__reads_the_agent_argv_as_meant(void **state)
 	free(record);
 }
 
+/*
+ * The fence with no agent around: the container's log follower stops it
+ * when the lease passes (lease.h), and the engine kills it after the grace.
+ */
+static void podman__the_log_follower_fences_the_container_when_the_lease_passes(void **state)
+{
+	struct fx *f = *state;
+	NEED_PODMAN();
+	f->cfg.stop_grace_seconds = 1;
+	f->cfg.lease_file = xasprintf("%s/lease", f->dir);
+	struct lease l = { lease_clock_usec() + 3600 * 1000000LL, 1, true };
+	assert_int_equal(lease_write(f->cfg.lease_file, &l), 0);
+	const char *cmd[] = { "sleep", "1000", NULL };
+	struct replica *r = start(f, "pod-fence", IMAGE, cmd, NULL, NULL);
+	for (int i = 0; i < 300 && r->state == RS_STARTING; i++) {
+		runtime_poll(&f->cfg, r);
+		test_sleep_ms(50);
+	}
+	assert_int_equal(r->state, RS_RUNNING);
+	char *name = xstrdup(r->container);
+	replica_free(r);	/* agent down: nobody polls */
+	l.deadline_usec = lease_clock_usec() + 300000;
+	assert_int_equal(lease_write(f->cfg.lease_file, &l), 0);
+	struct strbuf out = STRBUF_INIT;
+	char *argv[] = { "podman", "inspect", "--format", "{{.State.Status}}", name, NULL };
+	int64_t gone = 0;
+	for (int i = 0; i < 200 && !gone; i++) {
+		sb_release(&out);
+		if (run_command(argv, &out, NULL, 20000) == 0 && strncmp(sb_str(&out), "running", 7))
+			gone = lease_clock_usec();
+		else
+			test_sleep_ms(50);
+	}
+	sb_release(&out);
+	assert_true(gone > 0);
+	fprintf(stderr, "the fenced container was stopped %.2f s after the deadline (grace 1 s)\n",
+		(double)(gone - l.deadline_usec) / 1e6);
+	assert_true(gone - l.deadline_usec < 6000000);	/* grace 1 s plus the engine's own time */
+
+	struct replica *list = NULL;
+	assert_int_equal(runtime_adopt_all(&f->cfg, &list), 1);
+	assert_true(test_wait_end(&f->cfg, list, 20000));
+	assert_int_equal(list->state, RS_EXITED);
+	assert_true(list->fenced);
+	forget(f, list);
+	free(name);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -602,6 +651,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(podman__bad_env_names_fail_to_start, setup, teardown),
 		cmocka_unit_test_setup_teardown(engine_argv__user_values_never_become_options, setup, teardown),
 		cmocka_unit_test_setup_teardown(docker_client__reads_the_agent_argv_as_meant, setup, teardown),
+		cmocka_unit_test_setup_teardown(podman__the_log_follower_fences_the_container_when_the_lease_passes, setup, teardown),
 	};
 	log_set_level(LOG_ERROR);
 	return cmocka_run_group_tests(tests, group_setup, NULL);

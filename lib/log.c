@@ -532,6 +532,9 @@ void log_write(enum log_level level, const char *fmt, ...)
 		lost = len - (cap - 1);
 		len = cap - 1;
 	}
+	/* A trailing newline (libpq's messages end with one) is no part of the line. */
+	while (len && !lost && (msg[len - 1] == '\n' || msg[len - 1] == ' '))
+		len--;
 	write_line(level, thread_request_id, msg, len, lost, suppressed);
 	if (msg != small)
 		free(msg);

@@ -140,6 +140,14 @@ static void hostile_value__one_text_line_escaped(void **state)
 	assert_true(len < LOG_MSG_MAX + 200);
 	free(out);
 	free(v);
+
+	/* libpq's messages end with a newline: dropped, the inner ones escaped. */
+	capture_start();
+	log_warn("database: %s", "server closed\n\tthe connection\n");
+	out = capture_end(&len);
+	assert_int_equal(count_lines(out, len), 1);
+	assert_non_null(strstr(out, " WARN  database: server closed\\n\\tthe connection\n"));
+	free(out);
 }
 
 static void hostile_value__one_json_line_valid(void **state)

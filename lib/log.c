@@ -330,7 +330,13 @@ size_t log_format_line(char *buf, size_t len, enum log_level level, int64_t time
 		over = line.len - (len - 1);
 		msg_max = over < n ? n - over : 0;
 	}
-	n = line.len < len ? line.len : len - 1;
+	n = line.len;
+	if (n >= len) {
+		/* Even an empty message is too long: cut the line, never inside a character. */
+		size_t i = 0, k;
+		for (n = 0; i < line.len && i + (k = unit_len(line.buf, i, line.len)) < len; i += k)
+			n = i + k;
+	}
 	memcpy(buf, line.buf, n);
 	buf[n] = '\0';
 	sb_release(&line);

@@ -69,7 +69,8 @@ void log_write(enum log_level level, const char *fmt, ...) PRINTF_LIKE(2, 3);
  * Formats one line (without the newline) into buf as log_write would,
  * escaping msg and request_id. Returns its length; a line longer than
  * len - 1 has its message cut further, so that it stays one whole line (and
- * one JSON object). For tests.
+ * one JSON object); a buffer too small for the rest is filled with whole
+ * characters and escapes. For tests.
  */
 size_t log_format_line(char *buf, size_t len, enum log_level level, int64_t time_us,
 		       const char *request_id, const char *msg);

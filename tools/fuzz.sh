@@ -23,6 +23,7 @@ targets_table='
 validate    | server/validate.c lib/catalog.c lib/common.c lib/wire.c lib/violation.c lib/strbuf.c lib/yamldoc.c | tests/unit/fixtures
 sync_answer | agent/sync_msg.c agent/replica.c agent/runtime.c agent/shim.c agent/strvec.c agent/agent_config.c agent/gpu.c agent/runtime_container.c lib/common.c lib/wire.c lib/strbuf.c lib/log.c lib/config.c |
 metric_file | agent/metric_file.c lib/common.c lib/log.c lib/wire.c lib/strbuf.c |
+log         | lib/log.c lib/common.c lib/wire.c lib/strbuf.c |
 '
 
 cmd=${1:-run}

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "wire.h"
 
 /* ---- capturing stderr ------------------------------------------------------- */
 
@@ -198,6 +199,13 @@ static void format_line__fits_any_buffer_and_stays_one_line(void **state)
 		assert_int_equal(strlen(line), n);
 		assert_null(strchr(line, '\n'));
 		assert_null(strchr(line, '\x1b'));
+	}
+	/* A buffer too small for the request id is cut between characters (found by fuzz_log). */
+	for (size_t size = 1; size <= 100; size++) {
+		size_t n = log_format_line(line, size, LOG_ERROR, t, "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9"
+					   "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9", "m");
+		assert_true(n < size);
+		assert_true(wire_utf8_valid(line, n));
 	}
 	log_set_format(LOG_FORMAT_JSON);
 	for (size_t size = 200; size <= sizeof(line); size += 5) {

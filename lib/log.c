@@ -266,8 +266,8 @@ static void cut_escaped(struct strbuf *sb, size_t max, size_t lost)
  * Returns the length of the escaped message in the line.
  */
 static size_t format_line(struct strbuf *out, enum log_level level, int64_t time_us,
-			const char *request_id, const char *msg, size_t msg_len, size_t lost,
-			uint64_t suppressed, size_t msg_max)
+			  const char *request_id, const char *msg, size_t msg_len, size_t lost,
+			  uint64_t suppressed, size_t msg_max)
 {
 	bool text = log_fmt == LOG_FORMAT_TEXT;
 	struct strbuf esc = STRBUF_INIT, rid = STRBUF_INIT;

@@ -5,7 +5,7 @@
 #   make test       the whole suite (unit, integration, interop, openapi lint)
 #   make test SANITIZE=1   the same under AddressSanitizer + UBSan (build/san/)
 #   make bench      throughput figures as ratios against same-run baselines
-#   make fuzz       fuzz the request validator (libFuzzer), FUZZ_SECONDS=600
+#   make fuzz       fuzz every libFuzzer target (tools/fuzz.sh), FUZZ_SECONDS=600 each
 
 SHELL    := /bin/bash
 CC       ?= cc
@@ -41,7 +41,7 @@ SERVER := $(BUILD)/trainplane-server
 AGENT  := $(BUILD)/trainplane-agent
 CLI    := $(BUILD)/trainplane
 
-.PHONY: all deps run test test-unit test-integration lint-openapi bench fuzz clean node-deps
+.PHONY: all deps run test test-unit test-integration lint-openapi bench fuzz fuzz-smoke clean node-deps
 all: $(SERVER) $(if $(wildcard agent/main.c),$(AGENT)) $(if $(wildcard cli/main.c),$(CLI))
 
 $(BUILD)/%.o: %.c
@@ -108,7 +108,7 @@ run: deps
 test: deps
 	@$(MAKE) --no-print-directory all $(UNIT_BIN) node-deps
 	@mkdir -p $(BUILD)
-	@set -o pipefail; $(MAKE) --no-print-directory test-unit test-integration lint-openapi 2>&1 | \
+	@set -o pipefail; $(MAKE) --no-print-directory fuzz-smoke test-unit test-integration lint-openapi 2>&1 | \
 		tee $(BUILD)/test.log
 	@tools/test-summary.sh $(BUILD)/test.log
 
@@ -143,7 +143,10 @@ bench: deps
 
 FUZZ_SECONDS ?= 600
 fuzz: deps
-	FUZZ_SECONDS=$(FUZZ_SECONDS) tools/fuzz.sh
+	FUZZ_SECONDS=$(FUZZ_SECONDS) tools/fuzz.sh run
+# Every fuzz target built and its seed corpus replayed once (seconds); make test runs it.
+fuzz-smoke:
+	tools/fuzz.sh smoke
 
 clean:
 	rm -rf build

@@ -52,9 +52,15 @@ int sync_parse_register(const char *body, size_t len, int *interval, int *lease,
 		snprintf(err, errlen, "register answer: %s", jerr.text);
 		goto out;
 	}
-	if (i < 1 || i > 3600 || l < 1 || l > 86400) {
-		snprintf(err, errlen, "register answer: syncIntervalSeconds %lld or leaseSeconds %lld "
-			 "out of range", (long long)i, (long long)l);
+	if (i < 1 || i > 3600) {
+		snprintf(err, errlen, "register answer: syncIntervalSeconds %lld out of range",
+			 (long long)i);
+		goto out;
+	}
+	/* An int: 4294967296 must not become 0, nor 2147483648 a negative lease. */
+	if (l < 1 || l > 86400) {
+		snprintf(err, errlen, "register answer: leaseSeconds %lld out of range",
+			 (long long)l);
 		goto out;
 	}
 	*interval = (int)i;

@@ -189,6 +189,15 @@ void http_resume(struct request *req);
  */
 struct http_server *http_start(struct server *srv, const char *listen, int threads,
 			       char *err, size_t errlen);
+/*
+ * Serves one connection's bytes from memory, step bytes at a time (0: all
+ * at once), on this thread, appending what the server sends to out; the
+ * end of data is the client's FIN. Requests that suspend or park are
+ * resumed at once. For the fuzzer and tests; srv->http is restored after.
+ */
+void http_serve_memory(struct server *srv, const void *data, size_t len, size_t step,
+		       struct strbuf *out);
+
 /* The port actually bound. */
 int http_port(struct http_server *h);
 /*

@@ -113,6 +113,12 @@ struct http_conn {
 	struct http_conn *rq_next;	/* the worker's resume queue */
 	bool rq_queued;		/* under the worker's rq_mu */
 	bool parked_gone;	/* closed while parked: finish without the handler */
+
+	/* http_serve_memory(): bytes from memory instead of a socket */
+	const char *mem_in;
+	size_t mem_len, mem_off, mem_step;
+	struct strbuf *mem_out;
+	bool mem_closed;
 };
 
 /* A request and the head it was parsed from, allocated together. */
@@ -333,6 +339,16 @@ static void set_phase(struct http_conn *c, enum phase p, int64_t deadline)
 /* >0 bytes read; 0 end of stream; -1 nothing now (EAGAIN); -2 failed. */
 static ssize_t conn_recv(struct http_conn *c, char *buf, size_t len)
 {
+	if (c->mem_out) {
+		size_t n = c->mem_len - c->mem_off;
+		if (n > c->mem_step)
+			n = c->mem_step;
+		if (n > len)
+			n = len;
+		memcpy(buf, c->mem_in + c->mem_off, n);
+		c->mem_off += n;
+		return (ssize_t)n;	/* 0 at the end: the client's FIN */
+	}
 	if (!c->ssl) {
 		ssize_t n = recv(c->fd, buf, len, 0);
 		if (n >= 0)
@@ -359,6 +375,14 @@ static ssize_t conn_recv(struct http_conn *c, char *buf, size_t len)
 /* Bytes written (>= 0), -1 nothing now, -2 failed. */
 static ssize_t conn_send(struct http_conn *c, const struct iovec *iov, int n)
 {
+	if (c->mem_out) {
+		size_t sent = 0;
+		for (int i = 0; i < n; i++) {
+			sb_add(c->mem_out, iov[i].iov_base, iov[i].iov_len);
+			sent += iov[i].iov_len;
+		}
+		return (ssize_t)sent;
+	}
 	if (!c->ssl) {
 		struct msghdr m = { .msg_iov = (struct iovec *)iov, .msg_iovlen = (size_t)n };
 		ssize_t r = sendmsg(c->fd, &m, MSG_NOSIGNAL);
@@ -446,7 +470,7 @@ void http_conn_respond(struct request *req, int status, const char *content_type
 		return;
 	}
 	if (!req->head || !req->head->keep_alive || c->peer_eof ||
-	    __atomic_load_n(&c->w->h->stopping, __ATOMIC_RELAXED))
+	    atomic_load_explicit(&c->w->h->stopping, memory_order_relaxed))
 		req->close = true;
 	c->close_after = req->close;
 	sb_addf(&c->out, "HTTP/1.1 %d %s\r\nDate: %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n"
@@ -970,10 +994,9 @@ static void conn_close(struct http_conn *c)
 	if (c->req && (c->req->awaiting || c->req->parked || c->rq_queued)) {
 		c->broken = true;
 		c->peer_eof = true;
-		if (c->fd >= 0) {
+		if (c->fd >= 0)
 			shutdown(c->fd, SHUT_RDWR);
-			set_phase(c, PH_HANDLER, 0);
-		}
+		set_phase(c, PH_HANDLER, 0);
 		return;
 	}
 	request_finish(c);
@@ -986,13 +1009,18 @@ static void conn_close(struct http_conn *c)
 		c->next->prev = c->prev;
 	if (c->ssl)
 		SSL_free(c->ssl);
-	close(c->fd);
+	if (c->fd >= 0)
+		close(c->fd);
 	client_release(h, c->client);
 	atomic_fetch_sub(&h->nconns, 1);
 	sb_release(&c->out);
 	free(c->body);
 	free(c->rbuf);
-	free(c);
+	c->body = c->rbuf = NULL;
+	if (c->mem_out)
+		c->mem_closed = true;	/* http_serve_memory() frees it */
+	else
+		free(c);
 }
 
 /* --- resumes ----------------------------------------------------------------- */
@@ -1017,19 +1045,19 @@ static void queue_resume(struct http_conn *c)
 		w->rq_head = c;
 	w->rq_tail = c;
 	pthread_mutex_unlock(&w->rq_mu);
-	if (signal) {
+	if (signal && w->evfd >= 0) {
 		uint64_t one = 1;
 		if (write(w->evfd, &one, sizeof(one)) < 0 && errno != EAGAIN)
 			log_error("http: cannot wake a worker: %s", strerror(errno));
 	}
 }
 
-static void run_resumes(struct worker *w)
+/* Runs the queued resumes of w's requests. Returns how many ran. */
+static int run_resume_queue(struct worker *w)
 {
-	uint64_t v;
-	if (read(w->evfd, &v, sizeof(v)) < 0 && errno != EAGAIN)
-		log_error("http: eventfd: %s", strerror(errno));
-	for (;;) {
+	int ran = 0;
+
+	for (;; ran++) {
 		pthread_mutex_lock(&w->rq_mu);
 		struct http_conn *c = w->rq_head;
 		if (c) {
@@ -1040,7 +1068,7 @@ static void run_resumes(struct worker *w)
 		}
 		pthread_mutex_unlock(&w->rq_mu);
 		if (!c)
-			return;
+			return ran;
 		struct request *req = c->req;
 		if (!req)
 			continue;
@@ -1063,6 +1091,14 @@ static void run_resumes(struct worker *w)
 		after_handler(c);
 		conn_step(c);
 	}
+}
+
+static void run_resumes(struct worker *w)
+{
+	uint64_t v;
+	if (read(w->evfd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+		log_error("http: eventfd: %s", strerror(errno));
+	run_resume_queue(w);
 }
 
 void http_resume(struct request *req)
@@ -1595,4 +1631,52 @@ const char *req_query(struct request *req, const char *name)
 const char *req_header(struct request *req, const char *name)
 {
 	return req->head ? http_head_field(req->head, name) : NULL;
+}
+
+/* --- from memory (fuzzing, tests) ------------------------------------------------ */
+
+void http_serve_memory(struct server *srv, const void *data, size_t len, size_t step,
+		       struct strbuf *out)
+{
+	struct http_server *h = xcalloc(1, sizeof(*h));
+	struct http_limits def = HTTP_LIMITS_DEFAULT;
+	struct worker *w = xcalloc(1, sizeof(*w));
+	struct http_conn *c = xcalloc(1, sizeof(*c));
+	struct http_server *saved = srv->http;
+
+	h->srv = srv;
+	h->lim = def;
+	h->listen_fd = -1;
+	h->nworkers = 1;
+	h->workers = w;
+	pthread_mutex_init(&h->clients_mu, NULL);
+	pthread_mutex_init(&h->park_mu, NULL);
+	srv->http = h;
+	w->h = h;
+	w->epfd = w->evfd = w->reserve_fd = -1;
+	pthread_mutex_init(&w->rq_mu, NULL);
+	atomic_store(&h->nconns, 1);
+	c->w = w;
+	c->fd = -1;
+	c->fresh = true;
+	c->mem_in = data;
+	c->mem_len = len;
+	c->mem_step = step ? step : len + 1;
+	c->mem_out = out;
+	w->conns = c;
+	set_phase(c, PH_IDLE, mono_usec() + secs(h->lim.header_timeout_s));
+	while (!c->mem_closed) {
+		c->can_read = true;
+		conn_step(c);
+		if (c->mem_closed)
+			break;
+		/* Long-polls are answered at once, reads come back at once. */
+		http_wake(h, NULL);
+		if (!run_resume_queue(w) && c->phase == PH_HANDLER)
+			abort();	/* suspended with no resume to come: a bug */
+	}
+	free(c);
+	srv->http = saved;
+	pthread_mutex_destroy(&w->rq_mu);
+	free_server(h);
 }

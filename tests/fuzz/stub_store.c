@@ -1,0 +1,383 @@
+/*
+ * stub_store.c - the store, the job cache, the pipe and the scheduler as the
+ * HTTP fuzz target sees them: no database. Every call fails the way the
+ * fuzzer's first byte chose (stub_store_rc: not found, conflict, stale,
+ * unavailable or error), so handlers run their validation and their error
+ * paths; nothing ever suspends a request. Listed from the link of the
+ * server's files: a store function the server starts to call makes the
+ * fuzz build fail until it is stubbed here.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "job_cache.h"
+#include "scheduler.h"
+#include "store.h"
+#include "store_iam.h"
+#include "store_job.h"
+#include "store_log.h"
+#include "store_metrics.h"
+#include "store_node.h"
+#include "store_pipe.h"
+#include "store_sched.h"
+
+enum store_rc stub_store_rc = STORE_UNAVAILABLE;
+
+static const unsigned char page_key[32] = "fuzz page token key, 32 bytes..";
+
+const char *store_rc_name(enum store_rc rc)
+{
+	static const char *const names[] = { "ok", "not found", "conflict", "stale",
+					     "unavailable", "error" };
+	return (unsigned)rc < sizeof(names) / sizeof(names[0]) ? names[rc] : "?";
+}
+
+const unsigned char *store_page_token_key(const struct store *st)
+{
+	(void)st;
+	return page_key;
+}
+
+enum store_rc store_ping(struct store *st)
+{
+	(void)st;
+	return stub_store_rc;
+}
+
+void store_stats(struct store *st, struct store_stats *out)
+{
+	(void)st;
+	memset(out, 0, sizeof(*out));
+}
+
+struct store_conn *store_conn_open(const char *conninfo, char *err, size_t errlen)
+{
+	(void)conninfo;
+	if (errlen)
+		strncpy(err, "no database in the fuzzer", errlen - 1);
+	return NULL;
+}
+
+void store_conn_close(struct store_conn *c)
+{
+	(void)c;
+}
+
+PGconn *store_conn_pg(struct store_conn *c)
+{
+	(void)c;
+	return NULL;
+}
+
+enum store_rc store_listen(struct store_conn *c, const char *channel)
+{
+	(void)c;
+	(void)channel;
+	return STORE_UNAVAILABLE;
+}
+
+enum store_rc store_notifications(struct store_conn *c,
+				  void (*fn)(void *ctx, const char *channel, const char *payload),
+				  void *ctx)
+{
+	(void)c;
+	(void)fn;
+	(void)ctx;
+	return STORE_UNAVAILABLE;
+}
+
+/* --- jobs ------------------------------------------------------------------ */
+
+size_t job_rows_count(const struct job_rows *rows)
+{
+	(void)rows;
+	return 0;
+}
+
+void job_rows_get(const struct job_rows *rows, size_t i, struct job *out)
+{
+	(void)rows;
+	(void)i;
+	memset(out, 0, sizeof(*out));
+}
+
+void job_rows_free(struct job_rows *rows)
+{
+	(void)rows;
+}
+
+enum store_rc job_rows_adopt(PGresult *res, enum store_rc rc, struct job_rows **out)
+{
+	(void)res;
+	(void)rc;
+	*out = NULL;
+	return stub_store_rc;
+}
+
+void store_job_insert_piped(struct store_pipe *pipe, const struct job_key *key,
+			    const char *region, const char *spec_json, const char *labels_json,
+			    void (*done)(void *arg, PGresult *res, enum store_rc rc), void *arg)
+{
+	(void)pipe, (void)key, (void)region, (void)spec_json, (void)labels_json;
+	done(arg, NULL, stub_store_rc);
+}
+
+PGresult *store_job_insert_raw(struct store *st, const struct job_key *key, const char *region,
+			       const char *spec_json, const char *labels_json, enum store_rc *rc)
+{
+	(void)st, (void)key, (void)region, (void)spec_json, (void)labels_json;
+	*rc = stub_store_rc;
+	return NULL;
+}
+
+enum store_rc store_job_insert_result(PGresult *res, enum store_rc rc, const struct job_key *key,
+				     const char *region, const char *spec_json,
+				     const char *labels_json, struct job *out)
+{
+	(void)res, (void)rc, (void)key, (void)region, (void)spec_json, (void)labels_json;
+	memset(out, 0, sizeof(*out));
+	return stub_store_rc;
+}
+
+enum store_rc store_job_get(struct store *st, const struct job_key *key, struct job_rows **out)
+{
+	(void)st, (void)key;
+	*out = NULL;
+	return stub_store_rc;
+}
+
+void store_job_get_piped(struct store_pipe *pipe, const struct job_key *key,
+			 void (*done)(void *arg, PGresult *res, enum store_rc rc), void *arg)
+{
+	(void)pipe, (void)key;
+	done(arg, NULL, stub_store_rc);
+}
+
+enum store_rc store_job_list(struct store *st, const char *api, const char *project,
+			     int64_t before_id, int limit, const char *where, int nwhere,
+			     const char *const *where_params, struct job_rows **out)
+{
+	(void)st, (void)api, (void)project, (void)before_id, (void)limit, (void)where;
+	(void)nwhere, (void)where_params;
+	*out = NULL;
+	return stub_store_rc;
+}
+
+enum store_rc store_job_cancel(struct store *st, const struct job_key *key, const char *message,
+			       bool *changed, struct job_rows **out)
+{
+	(void)st, (void)key, (void)message;
+	*changed = false;
+	*out = NULL;
+	return stub_store_rc;
+}
+
+enum store_rc store_job_set_labels(struct store *st, const struct job_key *key,
+				   int64_t expect_version, const char *labels_json,
+				   struct job_rows **out)
+{
+	(void)st, (void)key, (void)expect_version, (void)labels_json;
+	*out = NULL;
+	return stub_store_rc;
+}
+
+enum store_rc store_job_insert_numbered(struct store *st, const char *api, const char *project,
+					const char *region, const char *spec_json,
+					const char *labels_json, struct job_rows **out)
+{
+	(void)st, (void)api, (void)project, (void)region, (void)spec_json, (void)labels_json;
+	*out = NULL;
+	return stub_store_rc;
+}
+
+enum store_rc store_job_delete_final(struct store *st, const struct job_key *key,
+				     const char *location, const char *target, int64_t *op_id,
+				     int64_t *op_create_us)
+{
+	(void)st, (void)key, (void)location, (void)target;
+	*op_id = *op_create_us = 0;
+	return stub_store_rc;
+}
+
+enum store_rc store_vertex_operation_get(struct store *st, const char *project,
+					 const char *location, const char *id, char **target,
+					 int64_t *create_us)
+{
+	(void)st, (void)project, (void)location, (void)id;
+	*target = NULL;
+	*create_us = 0;
+	return stub_store_rc;
+}
+
+enum store_rc store_vertex_operation_delete(struct store *st, const char *project,
+					    const char *location, const char *id)
+{
+	(void)st, (void)project, (void)location, (void)id;
+	return stub_store_rc;
+}
+
+enum store_rc store_vertex_operation_list(struct store *st, const char *project,
+					  const char *location, int64_t after_id, int limit,
+					  int64_t **ids, int64_t **create_us, size_t *n)
+{
+	(void)st, (void)project, (void)location, (void)after_id, (void)limit;
+	*ids = *create_us = NULL;
+	*n = 0;
+	return stub_store_rc;
+}
+
+/* --- IAM, logs, metrics, nodes ------------------------------------------------ */
+
+enum store_rc store_iam_get(struct store *st, const char *api, const char *project,
+			    const char *job_id, char **policy_json, int64_t *etag)
+{
+	(void)st, (void)api, (void)project, (void)job_id;
+	*policy_json = NULL;
+	*etag = 0;
+	return stub_store_rc;
+}
+
+enum store_rc store_iam_set(struct store *st, const char *api, const char *project,
+			    const char *job_id, const char *policy_json,
+			    const int64_t *expected_etag, int64_t *etag)
+{
+	(void)st, (void)api, (void)project, (void)job_id, (void)policy_json, (void)expected_etag;
+	*etag = 0;
+	return stub_store_rc;
+}
+
+enum store_rc store_log_list(struct store *st, const char *project, bool desc, int64_t after_us,
+			     int64_t after_id, int limit, const char *where, int nwhere,
+			     const char *const *where_params, json_t **out)
+{
+	(void)st, (void)project, (void)desc, (void)after_us, (void)after_id, (void)limit;
+	(void)where, (void)nwhere, (void)where_params;
+	*out = NULL;
+	return stub_store_rc;
+}
+
+enum store_rc store_log_add(struct store *st, int64_t job, const char *task, const char *text)
+{
+	(void)st, (void)job, (void)task, (void)text;
+	return stub_store_rc;
+}
+
+enum store_rc store_metrics_snapshot(struct store *st, char **json_text)
+{
+	(void)st;
+	*json_text = NULL;
+	return stub_store_rc;
+}
+
+enum store_rc store_node_register(struct store *st, const struct node_info *n)
+{
+	(void)st, (void)n;
+	return stub_store_rc;
+}
+
+enum store_rc store_node_sync(struct store *st, const char *node, const char *incarnation,
+			      int lease_s, const json_t *reports, json_t **desired,
+			      int64_t *version, bool *changed)
+{
+	(void)st, (void)node, (void)incarnation, (void)lease_s, (void)reports;
+	*desired = NULL;
+	*version = 0;
+	*changed = false;
+	return stub_store_rc;
+}
+
+enum store_rc store_node_version(struct store *st, const char *node, int64_t *version)
+{
+	(void)st, (void)node;
+	*version = 0;
+	return stub_store_rc;
+}
+
+enum store_rc store_node_list(struct store *st, json_t **out)
+{
+	(void)st;
+	*out = NULL;
+	return stub_store_rc;
+}
+
+enum store_rc store_node_set_draining(struct store *st, const char *node, bool draining,
+				      json_t **out)
+{
+	(void)st, (void)node, (void)draining;
+	*out = NULL;
+	return stub_store_rc;
+}
+
+/* --- the job cache and the pipe: never started in the fuzzer ------------------ */
+
+void job_cache_key_init(struct job_cache_key *k, const char *api, const char *project,
+			const char *job_id, const char *view)
+{
+	(void)api, (void)project, (void)job_id, (void)view;
+	memset(k, 0, sizeof(*k));
+}
+
+void job_cache_key_release(struct job_cache_key *k)
+{
+	(void)k;
+}
+
+bool job_cache_holds(struct job_cache *c, const struct job_cache_key *k)
+{
+	(void)c, (void)k;
+	return false;
+}
+
+void job_cache_fence(struct job_cache *c, struct job_cache_fence *f, void (*done)(void *, bool),
+		     void *arg)
+{
+	(void)c, (void)f;
+	done(arg, false);
+}
+
+char *job_cache_get(struct job_cache *c, const struct job_cache_key *k, size_t *len)
+{
+	(void)c, (void)k;
+	*len = 0;
+	return NULL;
+}
+
+struct job_cache_entry *job_cache_fill_begin(struct job_cache *c, const struct job_cache_key *k)
+{
+	(void)c, (void)k;
+	return NULL;
+}
+
+void job_cache_fill_end(struct job_cache *c, struct job_cache_entry *placeholder,
+			const char *reply, size_t len)
+{
+	(void)c, (void)placeholder, (void)reply, (void)len;
+}
+
+void job_cache_stats(struct job_cache *c, struct job_cache_stats *out)
+{
+	(void)c;
+	memset(out, 0, sizeof(*out));
+}
+
+void store_pipe_stats(struct store_pipe *p, struct store_pipe_stats *out)
+{
+	(void)p;
+	memset(out, 0, sizeof(*out));
+}
+
+void sched_wake(struct sched *s)
+{
+	(void)s;
+}
+
+void sched_wake_new_job(struct sched *s)
+{
+	(void)s;
+}
+
+bool sched_is_leader(struct sched *s)
+{
+	(void)s;
+	return false;
+}

@@ -2,11 +2,14 @@
 // streaming standby started here (loopback TCP), two servers on a multi-host
 // URL with target_session_attrs=read-write, a real agent, and clients
 // creating and reading jobs without pause. The primary is lost (every one of
-// its processes SIGKILLed, as when its machine dies), the standby is promoted
-// (pg_ctl promote), and the servers must answer 503 UNAVAILABLE meanwhile
-// (never 500, never a hang), find the new primary on their own, lose no
-// acknowledged job, elect one scheduler leader on it, and finish the agent's
-// jobs. Figures (503s, time to full service) go to the test's diagnostics.
+// its processes SIGKILLed, as when its machine dies; or, in a switchover,
+// made read-only while it stays up), the standby is promoted (pg_ctl
+// promote), and the servers must answer 503 UNAVAILABLE meanwhile (never
+// 500, never a hang), move every connection to the new primary on their
+// own, lose no acknowledged job, serve nothing stale, elect one scheduler
+// leader on it, and finish the agent's jobs. Figures (503s, time to full
+// service, to a leader) go to the test's diagnostics; README's "On a
+// replicated PostgreSQL" quotes them.
 
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -17,7 +20,7 @@ import path from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 
 import { assertError, postgresBinDir, request, startServer, trainingInput, waitFor } from './harness.mjs';
-import { createJob, freePort, getJob, killMarked, startAgent, waitJobState, waitLogLine } from './agents.mjs';
+import { createJob, freePort, killMarked, startAgent, waitJobState, waitLogLine } from './agents.mjs';
 
 const PROJECT = 'rep';
 const REQUEST_LIMIT_MS = 10_000;	// no request may take longer, outage or not

@@ -6,6 +6,7 @@
 #   make test SANITIZE=1   the same under AddressSanitizer + UBSan (build/san/)
 #   make bench      throughput figures as ratios against same-run baselines
 #   make fuzz       fuzz every libFuzzer target (tools/fuzz.sh), FUZZ_SECONDS=600 each
+#   make soak       kill -9 the server during creates for minutes: 0 acknowledged lost (SOAK_SECONDS=180)
 
 SHELL    := /bin/bash
 CC       ?= cc
@@ -41,7 +42,7 @@ SERVER := $(BUILD)/trainplane-server
 AGENT  := $(BUILD)/trainplane-agent
 CLI    := $(BUILD)/trainplane
 
-.PHONY: all deps run test test-unit test-integration lint-openapi bench fuzz fuzz-smoke clean node-deps
+.PHONY: all deps run test test-unit test-integration lint-openapi bench fuzz fuzz-smoke soak clean node-deps
 all: $(SERVER) $(if $(wildcard agent/main.c),$(AGENT)) $(if $(wildcard cli/main.c),$(CLI))
 
 $(BUILD)/%.o: %.c
@@ -147,6 +148,13 @@ fuzz: deps
 # Every fuzz target built and its seed corpus replayed once (seconds); make test runs it.
 fuzz-smoke:
 	tools/fuzz.sh smoke
+
+# Outside `make test`: minutes of creates while the server is SIGKILLed and
+# restarted again and again (PostgreSQL crashes once); prints the figures.
+soak: deps
+	@$(MAKE) --no-print-directory $(SERVER)
+	TRAINPLANE_SERVER_BIN=$(abspath $(SERVER)) TRAINPLANE_SANITIZED=$(if $(SANITIZE),1,) \
+	  node tests/soak/soak.mjs
 
 clean:
 	rm -rf build

@@ -514,7 +514,7 @@ static void *sched_main(void *arg)
 		if (s->leader && __atomic_load_n(&s->want_full, __ATOMIC_ACQUIRE))
 			timeout = (int)(MIN_FULL_GAP_US / 1000);
 		if (!s->conn) {
-			s->conn = store_conn_open(s->conninfo, err, sizeof(err));
+			s->conn = store_conn_open(s->conninfo, "scheduler", err, sizeof(err));
 			if (!s->conn)
 				log_debug("scheduler: cannot connect: %s", err);
 			else if (store_listen(s->conn, "tp_sched") != STORE_OK)

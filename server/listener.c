@@ -24,15 +24,23 @@ static void on_notify(void *ctx, const char *channel, const char *payload)
 		http_wake(l->http, payload);
 }
 
+/*
+ * An idle listening session hears nothing when its server turns read-only
+ * (a failover that kept the old primary up): NOTIFYs of the new primary
+ * would never reach it. A round trip this often makes the server say so.
+ */
+#define CHECK_EVERY_US (INT64_C(2) * 1000000)
+
 static void *listener_main(void *arg)
 {
 	struct listener *l = arg;
 	struct store_conn *c = NULL;
 	char err[512];
+	int64_t checked = 0;
 
 	while (!__atomic_load_n(&l->stopping, __ATOMIC_ACQUIRE)) {
 		if (!c) {
-			c = store_conn_open(l->conninfo, err, sizeof(err));
+			c = store_conn_open(l->conninfo, "listener", err, sizeof(err));
 			if (c && store_listen(c, "tp_node") != STORE_OK) {
 				store_conn_close(c);
 				c = NULL;
@@ -43,9 +51,16 @@ static void *listener_main(void *arg)
 				continue;
 			}
 			http_wake(l->http, NULL);	/* we may have missed some */
+			checked = mono_usec();
 		}
 		struct pollfd fd = { .fd = PQsocket(store_conn_pg(c)), .events = POLLIN };
-		if (poll(&fd, 1, 250) > 0 && store_notifications(c, on_notify, l) != STORE_OK) {
+		bool lost = poll(&fd, 1, 250) > 0 && store_notifications(c, on_notify, l) != STORE_OK;
+		if (!lost && mono_usec() - checked >= CHECK_EVERY_US) {
+			checked = mono_usec();
+			lost = store_conn_check(c) != STORE_OK ||
+			       store_notifications(c, on_notify, l) != STORE_OK;
+		}
+		if (lost) {
 			log_warn("notification listener: connection lost; reconnecting");
 			store_conn_close(c);
 			c = NULL;

@@ -12,6 +12,7 @@
 
 #include "common.h"
 #include "log.h"
+#include "store.h"
 
 #define RECONNECT_GAP_US 500000
 #define FENCE_TIMEOUT_US 2000000	/* a fence unanswered this long: the connection is dead */
@@ -407,9 +408,10 @@ static void connect_listen(struct job_cache *c)
 {
 	if (mono_usec() < c->next_connect_us)
 		return;
-	c->pg = PQconnectdb(c->conninfo);
+	c->pg = store_pg_connect(c->conninfo, "job-cache");
 	PGresult *r = NULL;
-	bool ok = PQstatus(c->pg) == CONNECTION_OK;
+	/* On a server that takes no writes, nothing it tells us is current. */
+	bool ok = PQstatus(c->pg) == CONNECTION_OK && !store_pg_read_only(c->pg);
 	if (ok) {
 		r = PQexec(c->pg, "LISTEN " JOB_CACHE_CHANNEL);
 		ok = PQresultStatus(r) == PGRES_COMMAND_OK;
@@ -419,7 +421,8 @@ static void connect_listen(struct job_cache *c)
 		if (!c->told_down) {
 			char line[256];
 			one_line(line, sizeof(line),
-				 r ? PQresultErrorMessage(r) : PQerrorMessage(c->pg));
+				 r ? PQresultErrorMessage(r) : PQstatus(c->pg) == CONNECTION_OK ?
+				 "the database does not take writes" : PQerrorMessage(c->pg));
 			log_warn("job cache: cannot listen (%s): reads go to the database", line);
 		}
 		c->told_down = true;
@@ -480,6 +483,14 @@ static void read_input(struct job_cache *c)
 	apply_notifications(c);
 	if (PQstatus(c->pg) != CONNECTION_OK) {
 		connection_lost(c, PQerrorMessage(c->pg));
+		return;
+	}
+	/* The server said with its answer that it no longer takes writes: a
+	 * failover may have left it behind, and the changes made on the new
+	 * primary are never heard of here. The fence proves nothing. */
+	if (synced && store_pg_read_only(c->pg)) {
+		connection_lost(c, "the database no longer takes writes (a standby now, or "
+			       "default_transaction_read_only)");
 		return;
 	}
 	if (synced) {

@@ -50,14 +50,63 @@ static void on_notice(void *arg, const char *message)
 	log_debug("database: %.*s", (int)strcspn(message, "\n"), message);
 }
 
-static PGconn *connect_db(const char *conninfo)
+PGconn *store_pg_connect(const char *conninfo, const char *component)
 {
-	/* conninfo may be a URI or key=value; later keywords override it. */
-	static const char *const keys[] = { "dbname", "connect_timeout", "application_name", NULL };
-	const char *vals[] = { conninfo, "5", "trainplane-server", NULL };
+	/* conninfo may be a URI or key=value, expanded in place of dbname:
+	 * keywords before it are defaults it may override, those after it win. */
+	static const char *const keys[] = { "connect_timeout", "dbname", "application_name", NULL };
+	char name[64];
+	snprintf(name, sizeof(name), "trainplane-server%s%s", component ? "/" : "",
+		 component ? component : "");
+	const char *vals[] = { "5", conninfo, name, NULL };
 	PGconn *pg = PQconnectdbParams(keys, vals, 1);
 	PQsetNoticeProcessor(pg, on_notice, NULL);
 	return pg;
+}
+
+static PGconn *connect_db(const char *conninfo)
+{
+	return store_pg_connect(conninfo, NULL);
+}
+
+bool store_pg_read_only(const PGconn *pg)
+{
+	const char *standby = PQparameterStatus(pg, "in_hot_standby");
+	const char *ro = PQparameterStatus(pg, "default_transaction_read_only");
+
+	return (standby && !strcmp(standby, "on")) || (ro && !strcmp(ro, "on"));
+}
+
+/* SQLSTATE 25006: a write refused because the session is read-only. */
+static bool refused_read_only(const PGresult *res)
+{
+	const char *state = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
+	return state && !strcmp(state, "25006");
+}
+
+static const char read_only_warning[] =
+	"database: the server no longer takes writes (a standby now, or "
+	"default_transaction_read_only): reconnecting";
+
+/* Several hosts without target_session_attrs: a reconnect may land on a standby. */
+static void warn_without_session_attrs(const char *conninfo)
+{
+	PQconninfoOption *opts = PQconninfoParse(conninfo, NULL);
+	const char *hosts = NULL, *attrs = NULL;
+
+	for (PQconninfoOption *o = opts; o && o->keyword; o++) {
+		if (!o->val)
+			continue;
+		if (!strcmp(o->keyword, "host") || (!hosts && !strcmp(o->keyword, "hostaddr")))
+			hosts = o->val;
+		else if (!strcmp(o->keyword, "target_session_attrs"))
+			attrs = o->val;
+	}
+	if (hosts && strchr(hosts, ',') &&
+	    (!attrs || (strcmp(attrs, "read-write") && strcmp(attrs, "primary"))))
+		log_warn("database_url lists several hosts without target_session_attrs=read-write: "
+			 "after a failover, connections may land on a read-only standby");
+	PQconninfoFree(opts);
 }
 
 static void chomp_copy(char *dst, size_t len, const char *msg)
@@ -113,14 +162,23 @@ int store_open(const char *conninfo, int pool_size, int wait_seconds, struct sto
 	PGconn *pg = NULL;
 	int64_t deadline = mono_usec() + (int64_t)wait_seconds * 1000000;
 
+	warn_without_session_attrs(conninfo);
 	for (;;) {
 		pg = connect_db(conninfo);
-		if (PQstatus(pg) == CONNECTION_OK)
+		/* A standby is not up yet for us: it may be promoted meanwhile. */
+		bool read_only = PQstatus(pg) == CONNECTION_OK && store_pg_read_only(pg);
+		if (PQstatus(pg) == CONNECTION_OK && !read_only)
 			break;
 		if (mono_usec() >= deadline) {
-			snprintf(err, errlen, "cannot connect to the database: ");
-			size_t n = strlen(err);
-			chomp_copy(err + n, errlen - n, PQerrorMessage(pg));
+			if (read_only) {
+				snprintf(err, errlen, "the database does not take writes (a standby, "
+					 "or default_transaction_read_only is on); with several "
+					 "hosts, add target_session_attrs=read-write to database_url");
+			} else {
+				snprintf(err, errlen, "cannot connect to the database: ");
+				size_t n = strlen(err);
+				chomp_copy(err + n, errlen - n, PQerrorMessage(pg));
+			}
 			PQfinish(pg);
 			return -1;
 		}
@@ -189,9 +247,10 @@ static void conn_ready(struct store *st, struct store_conn *c)
 	(void)st;
 	if (c->pg && !c->broken && PQstatus(c->pg) == CONNECTION_OK) {
 		struct pollfd p = { .fd = PQsocket(c->pg), .events = POLLIN };
-		if (poll(&p, 1, 0) <= 0)
+		if (poll(&p, 1, 0) <= 0 && !store_pg_read_only(c->pg))
 			return;
-		if (PQconsumeInput(c->pg) && PQstatus(c->pg) == CONNECTION_OK)
+		if (PQconsumeInput(c->pg) && PQstatus(c->pg) == CONNECTION_OK &&
+		    !store_pg_read_only(c->pg))
 			return;
 		c->broken = true;
 	}
@@ -205,6 +264,8 @@ static void conn_ready(struct store *st, struct store_conn *c)
 	c->broken = PQstatus(c->pg) != CONNECTION_OK;
 	if (c->broken)
 		log_warn("database connection failed: %s", PQerrorMessage(c->pg));
+	else if ((c->broken = store_pg_read_only(c->pg)))
+		log_warn("%s", read_only_warning);
 }
 
 struct store_conn *store_acquire(struct store *st)
@@ -248,9 +309,11 @@ static bool lost_connection(PGconn *pg, const PGresult *res)
 	state = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
 	if (!state)
 		return !res;
-	/* 08: connection exception; 57P01-03: admin shutdown, crash, starting up. */
+	/* 08: connection exception; 57P01-03: admin shutdown, crash, starting
+	 * up; 25006: a write refused by a server that turned read-only (a
+	 * failover): the session is no use to us any more. */
 	return !strncmp(state, "08", 2) || !strcmp(state, "57P01") ||
-	       !strcmp(state, "57P02") || !strcmp(state, "57P03");
+	       !strcmp(state, "57P02") || !strcmp(state, "57P03") || !strcmp(state, "25006");
 }
 
 static enum store_rc classify(struct store_conn *c, const PGresult *res, const char *what)
@@ -258,6 +321,8 @@ static enum store_rc classify(struct store_conn *c, const PGresult *res, const c
 	const char *state = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
 
 	if (lost_connection(c->pg, res)) {
+		if (refused_read_only(res) && !c->broken)
+			log_warn("%s", read_only_warning);
 		c->broken = true;
 		return STORE_UNAVAILABLE;
 	}
@@ -317,13 +382,34 @@ static PGresult *run(struct store_conn *c, const struct store_stmt *stmt, const 
 			res = PQexecParams(c->pg, sql, nparams, NULL, params, NULL, NULL, 0);
 		sent = true;
 		ExecStatusType status = PQresultStatus(res);
-		if (status == PGRES_TUPLES_OK || status == PGRES_COMMAND_OK) {
+		if ((status == PGRES_TUPLES_OK || status == PGRES_COMMAND_OK) &&
+		    (c->in_tx || !store_pg_read_only(c->pg))) {
 			*rc = STORE_OK;
 			return res;
 		}
+		if (status == PGRES_TUPLES_OK || status == PGRES_COMMAND_OK) {
+			/* It ran, and the server said with its answer that it no
+			 * longer takes writes (a failover may have left it behind):
+			 * a read may be stale, and is asked elsewhere; a pooled
+			 * write that ran has committed, and says so. */
+			log_warn("%s", read_only_warning);
+			c->broken = true;
+			if (!readonly && !c->standalone) {
+				*rc = STORE_OK;
+				return res;
+			}
+			PQclear(res);
+			*rc = STORE_UNAVAILABLE;
+			if (readonly && attempt == 0 && !c->standalone)
+				continue;
+			return NULL;
+		}
+		/* Refused as read-only: it did not run, even a write may go again. */
+		bool refused = refused_read_only(res);
 		*rc = classify(c, res, stmt ? stmt->name : "query");
 		PQclear(res);
-		if (*rc == STORE_UNAVAILABLE && sent && readonly && attempt == 0 && !c->in_tx)
+		if (*rc == STORE_UNAVAILABLE && sent && (readonly || refused) && attempt == 0 &&
+		    !c->in_tx && !c->standalone)
 			continue;
 		return NULL;
 	}
@@ -370,12 +456,15 @@ PGresult *store_exec_sql(struct store_conn *c, const char *sql, bool readonly, i
 	return run(c, NULL, sql, readonly, nparams, params, rc);
 }
 
-struct store_conn *store_conn_open(const char *conninfo, char *err, size_t errlen)
+struct store_conn *store_conn_open(const char *conninfo, const char *component, char *err,
+				   size_t errlen)
 {
-	PGconn *pg = connect_db(conninfo);
+	PGconn *pg = store_pg_connect(conninfo, component);
 
-	if (PQstatus(pg) != CONNECTION_OK) {
-		chomp_copy(err, errlen, PQerrorMessage(pg));
+	if (PQstatus(pg) != CONNECTION_OK || store_pg_read_only(pg)) {
+		chomp_copy(err, errlen, PQstatus(pg) != CONNECTION_OK ? PQerrorMessage(pg) :
+			   "the database does not take writes (a standby, or "
+			   "default_transaction_read_only)");
 		PQfinish(pg);
 		return NULL;
 	}
@@ -395,7 +484,15 @@ void store_conn_close(struct store_conn *c)
 
 bool store_conn_lost(struct store_conn *c)
 {
-	return c->broken || PQstatus(c->pg) != CONNECTION_OK;
+	return c->broken || PQstatus(c->pg) != CONNECTION_OK || store_pg_read_only(c->pg);
+}
+
+enum store_rc store_conn_check(struct store_conn *c)
+{
+	enum store_rc rc;
+
+	PQclear(store_exec_sql(c, "SELECT 1", true, 0, NULL, &rc));
+	return rc;
 }
 
 PGconn *store_conn_pg(struct store_conn *c)

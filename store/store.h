@@ -3,10 +3,12 @@
  *
  * Every SQL statement of trainplane lives in store/. Statements are
  * parameterised and prepared once per connection on first use. A pooled
- * connection that broke (server restart, network) is reset the next time
+ * connection that broke (server restart, network), or whose server turned
+ * read-only (a failover: see store_pg_read_only()), is reset the next time
  * it is taken; read-only statements are retried once on a fresh
  * connection, writes are reported as STORE_UNAVAILABLE because whether
- * they committed is unknown.
+ * they committed is unknown (a write the server refused as read-only is
+ * known not to have run, and is retried once).
  */
 #ifndef TP_STORE_H
 #define TP_STORE_H
@@ -88,13 +90,23 @@ void store_rollback(struct store_conn *c);
 
 /*
  * A connection of its own, outside the pool, for one owner (the scheduler
- * leader, the notification listener). It is never reset behind the owner's
- * back: once lost, every statement fails with STORE_UNAVAILABLE and the
- * owner closes it and opens another. NULL with err on failure.
+ * leader, the notification listener), named `component` in
+ * pg_stat_activity (see store_pg_connect()). It is never reset behind the
+ * owner's back: once lost, or once its server turns read-only, every
+ * statement fails with STORE_UNAVAILABLE and the owner closes it and opens
+ * another. NULL with err on failure.
  */
-struct store_conn *store_conn_open(const char *conninfo, char *err, size_t errlen);
+struct store_conn *store_conn_open(const char *conninfo, const char *component, char *err,
+				   size_t errlen);
 void store_conn_close(struct store_conn *c);	/* NULL is a no-op */
+/* Lost, or on a server that no longer takes writes: close it. */
 bool store_conn_lost(struct store_conn *c);
+/*
+ * One round trip on a standalone connection that otherwise only waits (a
+ * listener): STORE_UNAVAILABLE once it is lost or its server has turned
+ * read-only, which an idle session learns only from an answer.
+ */
+enum store_rc store_conn_check(struct store_conn *c);
 /* The libpq connection, for LISTEN/NOTIFY polling. Borrowed. */
 PGconn *store_conn_pg(struct store_conn *c);
 
@@ -105,6 +117,29 @@ PGconn *store_conn_pg(struct store_conn *c);
  */
 enum store_rc store_query_value(struct store *st, const struct store_stmt *stmt, int nparams,
 				const char *const *params, char **value) MUST_CHECK;
+
+/*
+ * A new libpq connection (check PQstatus(); PQfinish() it either way).
+ * conninfo is a URL or key=value string and may list several hosts, which
+ * libpq tries in turn; with target_session_attrs=read-write it takes the
+ * one that accepts writes, so a reconnect after a failover finds the new
+ * primary. The connect timeout is 5 s unless conninfo sets one, and the
+ * application_name is "trainplane-server", or "trainplane-server/<component>"
+ * for a dedicated connection, so that pg_stat_activity shows whose it is.
+ */
+PGconn *store_pg_connect(const char *conninfo, const char *component);
+
+/*
+ * True when the session no longer takes writes: its server is a hot
+ * standby, or default_transaction_read_only is on (a primary fenced for a
+ * switchover, a database its operator froze). PostgreSQL 14 and later
+ * report both settings as they change, before answering the next command;
+ * an idle session learns of it only then. Older servers report neither:
+ * their writes fail with SQLSTATE 25006, which the runner treats alike.
+ * Whatever finds its session read-only drops the connection, and the
+ * reconnect goes to the host that takes writes (or fails: 503).
+ */
+bool store_pg_read_only(const PGconn *pg);
 
 /* SELECT 1 on a pooled connection: STORE_OK when the database answers. */
 enum store_rc store_ping(struct store *st);

@@ -62,6 +62,7 @@ struct store_pipe {
 	 * implicit transaction that commits at its sync, or not at all. */
 	struct item *answered, **answered_tail;
 	bool batch_failed;
+	bool read_only;		/* a command was refused as read-only: drop pg after the sync */
 };
 
 static void item_free(struct item *it)
@@ -193,6 +194,7 @@ static void connection_lost(struct store_pipe *p, const char *why)
 	p->pg = NULL;
 	p->prepared = 0;
 	p->want_write = false;
+	p->read_only = false;
 }
 
 static bool connect_pipe(struct store_pipe *p)
@@ -201,10 +203,12 @@ static bool connect_pipe(struct store_pipe *p)
 		return true;
 	if (mono_usec() < p->next_connect_us)
 		return false;
-	p->pg = PQconnectdb(p->conninfo);
-	if (PQstatus(p->pg) != CONNECTION_OK || !PQenterPipelineMode(p->pg) ||
+	p->pg = store_pg_connect(p->conninfo, "pipe");
+	bool read_only = PQstatus(p->pg) == CONNECTION_OK && store_pg_read_only(p->pg);
+	if (PQstatus(p->pg) != CONNECTION_OK || read_only || !PQenterPipelineMode(p->pg) ||
 	    PQsetnonblocking(p->pg, 1)) {
-		log_warn("store pipe: cannot connect: %s", PQerrorMessage(p->pg));
+		log_warn("store pipe: cannot connect: %s", read_only ?
+			 "the database does not take writes" : PQerrorMessage(p->pg));
 		PQfinish(p->pg);
 		p->pg = NULL;
 		p->next_connect_us = mono_usec() + RECONNECT_GAP_US;
@@ -290,11 +294,17 @@ static void answered(struct store_pipe *p, struct slot *s)
 
 	it->res = s->res;
 	it->rc = STORE_OK;
+	const char *state = s->res ? PQresultErrorField(s->res, PG_DIAG_SQLSTATE) : NULL;
 	if (st == PGRES_PIPELINE_ABORTED) {
 		it->aborted = true;	/* skipped after an earlier error: not its fault */
 		p->batch_failed = true;
+	} else if (state && !strcmp(state, "25006")) {
+		/* Refused: the server turned read-only (a failover). It did
+		 * not run: it goes again, on the next connection. */
+		it->aborted = true;
+		p->batch_failed = true;
+		p->read_only = true;
 	} else if (st != PGRES_TUPLES_OK && st != PGRES_COMMAND_OK) {
-		const char *state = s->res ? PQresultErrorField(s->res, PG_DIAG_SQLSTATE) : NULL;
 		it->rc = state && !strcmp(state, "23505") ? STORE_CONFLICT : STORE_ERROR;
 		if (it->rc == STORE_ERROR && PQstatus(p->pg) == CONNECTION_OK)
 			log_error("database error in %s: %s", it->stmt->name,
@@ -310,8 +320,11 @@ static void answered(struct store_pipe *p, struct slot *s)
  * The batch's sync: without an error it committed, and every command
  * completes with its result. With one, PostgreSQL rolled the whole batch
  * back: the failing command gets its error, the others are sent again.
+ * read_only: the server said with the sync that it no longer takes
+ * writes; the reads are asked again elsewhere (it may have been left
+ * behind by a failover), the writes that ran have committed.
  */
-static void batch_synced(struct store_pipe *p)
+static void batch_synced(struct store_pipe *p, bool read_only)
 {
 	struct item *it = p->answered, *next;
 	bool failed = p->batch_failed;
@@ -321,7 +334,9 @@ static void batch_synced(struct store_pipe *p)
 	p->batch_failed = false;
 	for (; it; it = next) {
 		next = it->batch_next;
-		if (!failed) {
+		if (!failed && read_only && it->stmt->readonly) {
+			retry_or_fail(p, it);
+		} else if (!failed) {
 			PGresult *res = it->res;
 			it->res = NULL;
 			complete(it, res, STORE_OK);
@@ -335,20 +350,24 @@ static void batch_synced(struct store_pipe *p)
 	}
 }
 
-/* Reads what has arrived; returns false when the connection is lost. */
-static bool read_results(struct store_pipe *p)
+/* Reads what has arrived; returns why the connection is no use, or NULL. */
+static const char *read_results(struct store_pipe *p)
 {
 	if (!PQconsumeInput(p->pg))
-		return false;
+		return PQerrorMessage(p->pg);
 	for (struct slot *s; (s = slot_front(p)) && !PQisBusy(p->pg);) {
 		PGresult *r = PQgetResult(p->pg);
 		if (s->kind == SLOT_SYNC) {
 			ExecStatusType st = r ? PQresultStatus(r) : PGRES_FATAL_ERROR;
 			PQclear(r);
 			if (st != PGRES_PIPELINE_SYNC)
-				return false;
+				return PQerrorMessage(p->pg);
 			slot_pop(p);
-			batch_synced(p);
+			bool read_only = p->read_only || store_pg_read_only(p->pg);
+			batch_synced(p, read_only);
+			if (read_only)
+				return "the database no longer takes writes (a standby now, or "
+				       "default_transaction_read_only)";
 			continue;
 		}
 		if (r) {
@@ -375,8 +394,8 @@ static bool read_results(struct store_pipe *p)
 		}
 	}
 	if (PQstatus(p->pg) != CONNECTION_OK)
-		return false;
-	return true;
+		return PQerrorMessage(p->pg);
+	return NULL;
 }
 
 static void *pipe_thread(void *arg)
@@ -441,8 +460,9 @@ static void *pipe_thread(void *arg)
 					continue;
 				}
 			}
-			if ((fds[1].revents & (POLLIN | POLLERR | POLLHUP)) && !read_results(p))
-				connection_lost(p, PQerrorMessage(p->pg));
+			const char *why = NULL;
+			if ((fds[1].revents & (POLLIN | POLLERR | POLLHUP)) && (why = read_results(p)))
+				connection_lost(p, why);
 		}
 	}
 	PQfinish(p->pg);

@@ -50,9 +50,11 @@ void store_stats(struct store *st, struct store_stats *out)
 	memset(out, 0, sizeof(*out));
 }
 
-struct store_conn *store_conn_open(const char *conninfo, char *err, size_t errlen)
+struct store_conn *store_conn_open(const char *conninfo, const char *component, char *err,
+				   size_t errlen)
 {
 	(void)conninfo;
+	(void)component;
 	if (errlen)
 		strncpy(err, "no database in the fuzzer", errlen - 1);
 	return NULL;
@@ -380,4 +382,10 @@ bool sched_is_leader(struct sched *s)
 {
 	(void)s;
 	return false;
+}
+
+enum store_rc store_conn_check(struct store_conn *c)
+{
+	(void)c;
+	return STORE_UNAVAILABLE;
 }

@@ -41,6 +41,8 @@ struct agent_config {
 	int tpu_cores;
 	char *storage_root;
 	char *work_dir;
+	char *base_dir;		/* relative work_dir and storage_root are under it; NULL: the cwd */
+	char *foreign_replicas;	/* "leave" or "remove": replicas of other clusters */
 	int stop_grace_seconds;
 	char *container_engine;
 	char *container_extra_args;
@@ -52,12 +54,14 @@ struct agent_config {
 	/* Derived by agent_config_load(). */
 	enum agent_runtime runtime;
 	int port_min, port_max;
+	bool remove_foreign;	/* foreign_replicas: remove */
 };
 
 /*
  * Loads defaults, then path (NULL: none), then TRAINPLANE_AGENT_* variables,
  * fills the host-derived defaults (node name, vCPUs, memory, work dir,
- * engine) and checks the combination. On error writes a message naming the
+ * engine), puts relative work_dir and storage_root under base_dir, and
+ * checks the combination. On error writes a message naming the
  * file:line:col and key (or the variable) into err and returns -1; cfg must
  * still be agent_config_free()d.
  */

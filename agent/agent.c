@@ -397,16 +397,14 @@ void agent_bind_cluster(struct agent *a, const char *cluster)
 
 /*
  * foreign_replicas: remove, once the server's cluster is known: stops the
- * other clusters' replicas and deletes them when they ended. True when one
- * was removed.
+ * other clusters' replicas and deletes them when they ended.
  */
-static bool remove_foreign(struct agent *a)
+static void remove_foreign(struct agent *a)
 {
 	const struct agent_config *cfg = a->cfg;
-	bool removed = false;
 
 	if (!cfg->remove_foreign || !a->cluster_known)
-		return false;
+		return;
 	for (struct replica **pp = &a->foreign; *pp;) {
 		struct replica *r = *pp;
 		if (!finished(r)) {
@@ -422,9 +420,7 @@ static bool remove_foreign(struct agent *a)
 		log_info("replica %s.%d of cluster %s: removed (foreign_replicas: remove)", r->id,
 			 r->attempt, r->cluster ? r->cluster : "?");
 		replica_free(r);
-		removed = true;
 	}
-	return removed;
 }
 
 bool agent_tick(struct agent *a)

@@ -126,6 +126,108 @@ static void free_list(struct replica **list)
 	}
 }
 
+static bool finished(const struct replica *r);
+
+/*
+ * The deadline a previous life of the agent left (its replicas' supervisors
+ * enforce it), so that this one fences and refuses starts by the same one
+ * until the server answers.
+ */
+static void load_lease(struct agent *a)
+{
+	const struct agent_config *cfg = a->cfg;
+	struct lease l;
+
+	a->node_lease = (struct lease){ .grace_s = cfg->stop_grace_seconds, .fence = cfg->fence };
+	if (!cfg->lease_file)
+		return;
+	int rc = lease_read(cfg->lease_file, &l);
+	if (rc == 0)
+		return;
+	a->node_lease.deadline_usec = l.deadline_usec;
+	if (rc < 0) {
+		log_info("lease file %s is from an earlier boot or unreadable: the lease counts as "
+			 "expired until the server answers", cfg->lease_file);
+		return;
+	}
+	/* Until our register is answered the server counts the grace the last
+	 * one declared: never let the supervisors wait longer than that. */
+	if (l.grace_s < a->node_lease.grace_s)
+		a->node_lease.grace_s = l.grace_s;
+	if (lease_write(cfg->lease_file, &a->node_lease))
+		log_warn("cannot rewrite the lease file %s: %s", cfg->lease_file, strerror(errno));
+}
+
+int agent_wait_seconds(const struct agent *a)
+{
+	/* The lease of an answer runs from its request's send; the next answer
+	 * comes up to two waits later (this poll held, then the next one): two
+	 * waits and 2 s of round trips must fit in the lease. */
+	int cap = (a->lease - 2) / 2;
+	if (cap < 0)
+		cap = 0;
+	return a->sync_interval < cap ? a->sync_interval : cap;
+}
+
+bool agent_lease_expired(const struct agent *a)
+{
+	return lease_expired(&a->node_lease, lease_clock_usec());
+}
+
+void agent_lease_renewed(struct agent *a, int64_t sent_usec, int lease_s)
+{
+	bool was_expired = agent_lease_expired(a);
+
+	/* Answers come in the order their requests were sent (one at a time),
+	 * so the latest answer's lease is the one the server counts. */
+	a->node_lease.deadline_usec = lease_deadline(sent_usec, lease_s);
+	a->node_lease.grace_s = a->cfg->stop_grace_seconds;
+	a->node_lease.fence = a->cfg->fence;
+	if (was_expired && !agent_lease_expired(a)) {
+		log_info("the server answered again: lease renewed for %ds", lease_s);
+		a->lapse_logged = false;
+	}
+	if (a->cfg->lease_file && lease_write(a->cfg->lease_file, &a->node_lease))
+		log_error("cannot write the lease file %s: %s; the supervisors stop the replicas "
+			  "when the last deadline written passes", a->cfg->lease_file, strerror(errno));
+}
+
+/*
+ * Past the lease: log it once, and with disconnect_policy fence stop every
+ * replica (the supervisors of process replicas do it too; this covers the
+ * simulate runtime and containers that are still being started). True
+ * when a replica ended here.
+ */
+static bool fence_if_lapsed(struct agent *a)
+{
+	int64_t now = lease_clock_usec();
+	bool changed = false;
+
+	if (!lease_expired(&a->node_lease, now))
+		return false;
+	if (!a->lapse_logged) {
+		a->lapse_logged = true;
+		log_warn("no sync answered within the lease (it ended %.1fs ago): %s",
+			 (double)(now - a->node_lease.deadline_usec) / 1e6,
+			 a->cfg->fence ? "stopping every replica (disconnect_policy fence); the server "
+			 "restarts them elsewhere" : "keeping the replicas running "
+			 "(disconnect_policy keep_running); starting nothing new");
+	}
+	if (!a->cfg->fence)
+		return false;
+	for (struct replica *r = a->replicas; r; r = r->next) {
+		if (finished(r) || r->fenced)
+			continue;
+		r->fenced = true;
+		if (replica_save(r))
+			log_warn("replica %s.%d: fence not saved", r->id, r->attempt);
+		log_warn("replica %s.%d: fenced", r->id, r->attempt);
+		runtime_stop(a->cfg, r);
+		changed |= finished(r);	/* simulate: at once */
+	}
+	return changed;
+}
+
 static char *url_for(const char *server, const char *node, const char *verb)
 {
 	size_t n = strlen(server);
@@ -158,6 +260,7 @@ int agent_init(struct agent *a, const struct agent_config *cfg, char *err, size_
 		return -1;
 	}
 	load_incarnation(a);
+	load_lease(a);
 	if (cfg->gpu_type) {
 		a->gpu_type = cfg->gpu_type;
 		a->gpu_count = cfg->gpu_count;
@@ -297,6 +400,8 @@ bool agent_reconcile(struct agent *a)
 		}
 		if (older_alive)
 			continue;	/* start once the other attempt has ended */
+		if (agent_lease_expired(a))
+			continue;	/* past the lease the server may have moved it elsewhere */
 		r = replica_new(cfg->work_dir, d->replica, d->attempt, cfg->runtime);
 		r->cluster = a->cluster_id[0] ? xstrdup(a->cluster_id) : NULL;
 		r->next = a->replicas;
@@ -429,6 +534,7 @@ bool agent_tick(struct agent *a)
 	remove_foreign(a);
 	for (struct replica *r = a->replicas; r; r = r->next)
 		changed |= runtime_poll(a->cfg, r);
+	changed |= fence_if_lapsed(a);
 	changed |= agent_reconcile(a);
 	if (changed)
 		a->dirty = true;
@@ -514,7 +620,13 @@ int agent_sync_done(struct agent *a, const char *body, size_t len)
 	if (sync_parse_answer(body, len, &ds, err, sizeof(err))) {
 		log_error("%s", err);
 		rc = -1;
-	} else if (ds.has_replicas) {
+		goto out;
+	}
+	if (ds.lease_s > 0)
+		a->lease = ds.lease_s;
+	if (a->request_sent_usec)
+		agent_lease_renewed(a, a->request_sent_usec, a->lease);
+	if (ds.has_replicas) {
 		desired_set_release(&a->desired);
 		a->desired = ds;
 		a->have_desired = true;
@@ -527,8 +639,9 @@ int agent_sync_done(struct agent *a, const char *body, size_t len)
 		}
 		desired_set_release(&ds);
 	}
-	if (!rc && agent_reconcile(a))
+	if (agent_reconcile(a))
 		a->dirty = true;
+out:
 	return rc;
 }
 
@@ -556,10 +669,12 @@ static void start_request(struct agent *a)
 		sync_register_clusters(o, a->cluster_id, a->replicas, a->foreign);
 		body = json_dumps(o, JSON_COMPACT);
 		json_decref(o);
+		a->request_sent_usec = lease_clock_usec();	/* no later than the send */
 		rc = http_post_start(a->http, a->url_register, body, 15);
 		a->syncing = false;
 	} else {
-		body = agent_sync_body(a, a->sync_interval);
+		body = agent_sync_body(a, agent_wait_seconds(a));
+		a->request_sent_usec = lease_clock_usec();
 		rc = http_post_start(a->http, a->url_sync, body, a->sync_interval + 15);
 		a->syncing = true;
 		a->sync_started_usec = mono_usec();
@@ -594,9 +709,12 @@ static void request_done(struct agent *a, long status)
 		if (status == 200 &&
 		    !sync_parse_register(body, len, &a->sync_interval, &a->lease, cluster,
 					 sizeof(cluster), err, sizeof(err))) {
-			log_info("registered node %s (incarnation %s, %s runtime, sync every %ds%s%s)",
-				 a->cfg->node, a->incarnation, agent_runtime_name(a->cfg->runtime),
-				 a->sync_interval, *cluster ? ", cluster " : "", cluster);
+			log_info("registered node %s (incarnation %s, %s runtime, sync every %ds, "
+				 "lease %ds, disconnect_policy %s%s%s)", a->cfg->node, a->incarnation,
+				 agent_runtime_name(a->cfg->runtime), a->sync_interval, a->lease,
+				 a->cfg->fence ? "fence" : "keep_running", *cluster ? ", cluster " : "",
+				 cluster);
+			agent_lease_renewed(a, a->request_sent_usec, a->lease);
 			agent_bind_cluster(a, cluster);
 			a->registered = true;
 			a->backoff_ms = 0;
@@ -638,6 +756,7 @@ static void request_done(struct agent *a, long status)
 		agent_stop_all(a);
 		new_incarnation(a);
 		a->registered = false;
+		a->await_stopped = true;	/* the new register gives their work away at once */
 		a->next_try_usec = 0;
 	} else {
 		char *what = xasprintf("sync answered %ld: %.300s", status, answer_message(a));
@@ -672,7 +791,8 @@ int agent_run(struct agent *a, volatile sig_atomic_t *quit)
 {
 	int64_t last_log_check = 0;
 
-	a->http = http_client_new(a->cfg->token, a->cfg->server_ca_file);
+	a->http = http_client_new(a->cfg->token, a->cfg->server_ca_file,
+				  a->cfg->allow_insecure_http);
 	if (!a->http) {
 		log_error("libcurl failed to start");
 		return 1;
@@ -693,6 +813,16 @@ int agent_run(struct agent *a, volatile sig_atomic_t *quit)
 				}
 			}
 			continue;
+		}
+		if (a->await_stopped) {
+			bool busy = false;
+			for (struct replica *r = a->replicas; r; r = r->next)
+				busy |= !finished(r);
+			if (busy) {
+				nap(100);
+				continue;
+			}
+			a->await_stopped = false;
 		}
 		int64_t wait = a->next_try_usec - mono_usec();
 		if (wait > 0 && !(a->dirty && a->registered && a->backoff_ms == 0)) {

@@ -8,6 +8,13 @@
  * desired set. A long-poll that carried nothing new is abandoned and a new
  * sync sent at once when a replica changes state, or after a second when
  * new log lines wait.
+ *
+ * The lease (lease.h): every answered register or sync renews it from the
+ * moment the request was sent; the deadline goes to <work_dir>/lease for
+ * the supervisors. Past the deadline the agent starts nothing, and with
+ * disconnect_policy fence it stops every replica itself too (the
+ * supervisors do the same for theirs, also when the agent is gone); a
+ * replica so stopped is reported LOST, never as an exit.
  */
 #ifndef TP_AGENT_AGENT_H
 #define TP_AGENT_AGENT_H
@@ -17,6 +24,7 @@
 
 #include "agent_config.h"
 #include "common.h"
+#include "lease.h"
 #include "replica.h"
 #include "sync_msg.h"
 
@@ -41,8 +49,12 @@ struct agent {
 	struct replica *replicas;	/* owned list */
 	struct desired_set desired;
 	bool have_desired;		/* a sync answer has been applied */
-	int sync_interval, lease;
+	int sync_interval, lease;	/* seconds, as the server granted them */
 	bool stop_replicas_on_exit;
+	struct lease node_lease;	/* the deadline the agent counts (lease.h) */
+	int64_t request_sent_usec;	/* lease_clock_usec() when the request in flight was sent */
+	bool lapse_logged;		/* the lapse of the current deadline was logged */
+	bool await_stopped;		/* after a 409: register again once every replica ended */
 
 	/* Loop state. */
 	struct http_client *http;
@@ -95,9 +107,25 @@ void agent_stop_all(struct agent *a);
  * Caller frees the string.
  */
 char *agent_sync_body(struct agent *a, int wait_seconds);
-/* A 200 answered the sync built last: acknowledge its reports and apply
- * the desired set in body. 0, or -1 when the body does not parse. */
+/* A 200 answered the sync built last: acknowledge its reports, renew the
+ * lease from request_sent_usec (when set) and apply the desired set in
+ * body. 0, or -1 when the body does not parse (nothing renewed). */
 int agent_sync_done(struct agent *a, const char *body, size_t len) MUST_CHECK;
+
+/*
+ * The server answered a request sent at sent_usec (lease_clock_usec())
+ * with a lease of lease_s seconds: the deadline moves to sent + lease when
+ * that is later, and the lease file is rewritten.
+ */
+void agent_lease_renewed(struct agent *a, int64_t sent_usec, int lease_s);
+/*
+ * The long-poll wait to ask for: the server's sync interval, but at most
+ * (lease - 2) / 2 seconds, so that the answer to the next sync, which may
+ * be held as long, still comes before the lease of this one ends.
+ */
+int agent_wait_seconds(const struct agent *a);
+/* Whether the agent's lease is known and has passed. */
+bool agent_lease_expired(const struct agent *a);
 
 /* Finds the replica for (id, attempt), or NULL. */
 struct replica *agent_find(struct agent *a, const char *id, int attempt);

@@ -13,6 +13,7 @@
 
 #include "config.h"
 #include "gpu.h"
+#include "http.h"
 #include "log.h"
 #include "runtime.h"
 
@@ -55,6 +56,12 @@ static const char *check_url(const char *v)
 
 static const char *check_simulate(const char *v);
 
+static const char *check_disconnect_policy(const char *v)
+{
+	return strcmp(v, "fence") && strcmp(v, "keep_running") ?
+		"expected fence or keep_running" : NULL;
+}
+
 static const char *check_foreign(const char *v)
 {
 	return strcmp(v, "leave") && strcmp(v, "remove") ? "expected leave or remove" : NULL;
@@ -75,10 +82,12 @@ static const char *check_readable(const char *v)
 	{ name, type, offsetof(struct agent_config, field), def, min, max, check }
 static const struct config_key agent_keys[] = {
 	K("address", CONFIG_STRING, address, "127.0.0.1", 0, 0, NULL),
+	K("allow_insecure_http", CONFIG_BOOL, allow_insecure_http, "false", 0, 0, NULL),
 	K("base_dir", CONFIG_STRING, base_dir, NULL, 0, 0, check_dir),
 	K("container_engine", CONFIG_STRING, container_engine, NULL, 0, 0, NULL),
 	K("container_extra_args", CONFIG_STRING, container_extra_args, NULL, 0, 0, NULL),
 	K("container_wrapper", CONFIG_STRING, container_wrapper, NULL, 0, 0, NULL),
+	K("disconnect_policy", CONFIG_STRING, disconnect_policy, "fence", 0, 0, check_disconnect_policy),
 	K("foreign_replicas", CONFIG_STRING, foreign_replicas, "leave", 0, 0, check_foreign),
 	K("gpu_count", CONFIG_INT, gpu_count, "0", 0, 64, NULL),
 	K("gpu_type", CONFIG_STRING, gpu_type, NULL, 0, 0, check_gpu_type),
@@ -177,6 +186,29 @@ static void under_base_dir(const char *base, char **path)
 	*path = full;
 }
 
+/* server is http://: loopback, or allowed explicitly (then server_insecure). */
+static int check_plain_http(struct agent_config *cfg, char *err, size_t errlen)
+{
+	char host[256];
+
+	if (http_url_is_loopback(cfg->server, host, sizeof(host)))
+		return 0;
+	if (!*host) {
+		snprintf(err, errlen, "key 'server': '%s' is not a URL with a host", cfg->server);
+		return -1;
+	}
+	if (!cfg->allow_insecure_http) {
+		snprintf(err, errlen, "key 'server': %s is plain HTTP to %s, which is not (or does not "
+			 "resolve only to) a loopback address: the token would cross the network in "
+			 "clear and whoever answers would choose what runs on this node. Use https:// "
+			 "(and server_ca_file), or set allow_insecure_http: true on a network you trust",
+			 cfg->server, host);
+		return -1;
+	}
+	cfg->server_insecure = true;
+	return 0;
+}
+
 int agent_config_load(struct agent_config *cfg, const char *path, char *err, size_t errlen)
 {
 	char host[256] = "localhost";
@@ -214,6 +246,8 @@ int agent_config_load(struct agent_config *cfg, const char *path, char *err, siz
 	under_base_dir(cfg->base_dir, &cfg->work_dir);
 	under_base_dir(cfg->base_dir, &cfg->storage_root);
 	cfg->remove_foreign = !strcmp(cfg->foreign_replicas, "remove");
+	cfg->lease_file = xasprintf("%s/lease", cfg->work_dir);
+	cfg->fence = !cfg->disconnect_policy || strcmp(cfg->disconnect_policy, "keep_running");
 	if (agent_runtime_parse(cfg->runtime_name, &cfg->runtime) ||
 	    agent_parse_port_range(cfg->port_range, &cfg->port_min, &cfg->port_max)) {
 		snprintf(err, errlen, "internal: runtime or port range unchecked");
@@ -225,6 +259,8 @@ int agent_config_load(struct agent_config *cfg, const char *path, char *err, siz
 			 cfg->server);
 		return -1;
 	}
+	if (!strncmp(cfg->server, "http://", 7) && check_plain_http(cfg, err, errlen))
+		return -1;
 	if (cfg->runtime == RUNTIME_PODMAN || cfg->runtime == RUNTIME_DOCKER)
 		set_default(&cfg->container_engine, agent_runtime_name(cfg->runtime));
 	if (cfg->gpu_count && !cfg->gpu_type) {
@@ -247,5 +283,7 @@ int agent_config_load(struct agent_config *cfg, const char *path, char *err, siz
 
 void agent_config_free(struct agent_config *cfg)
 {
+	free(cfg->lease_file);
+	cfg->lease_file = NULL;
 	config_free(agent_keys, ARRAY_SIZE(agent_keys), cfg);
 }

@@ -25,6 +25,7 @@ struct agent_config {
 	/* As loaded (strings owned, freed by agent_config_free()). */
 	char *server;
 	char *server_ca_file;	/* verify an https server against this CA (NULL: the system's) */
+	bool allow_insecure_http;	/* plain http:// to a host that is not loopback */
 	char *token;
 	char *node;
 	char *region;
@@ -50,10 +51,14 @@ struct agent_config {
 	char *simulate_default;
 	char *log_level;
 	int log_backlog_mb;
+	char *disconnect_policy;	/* fence | keep_running (lease.h) */
 
 	/* Derived by agent_config_load(). */
 	enum agent_runtime runtime;
 	int port_min, port_max;
+	bool server_insecure;	/* plain HTTP off loopback, allowed: warn at start */
+	bool fence;		/* disconnect_policy is fence */
+	char *lease_file;	/* <work_dir>/lease; NULL: replicas are never fenced */
 	bool remove_foreign;	/* foreign_replicas: remove */
 };
 
@@ -61,7 +66,10 @@ struct agent_config {
  * Loads defaults, then path (NULL: none), then TRAINPLANE_AGENT_* variables,
  * fills the host-derived defaults (node name, vCPUs, memory, work dir,
  * engine), puts relative work_dir and storage_root under base_dir, and
- * checks the combination. On error writes a message naming the
+ * checks the combination. A plain http:// server whose host is
+ * not loopback (http_url_is_loopback()) is refused unless
+ * allow_insecure_http: the token would cross the network in clear and
+ * whoever answers would choose what runs on the node. On error writes a message naming the
  * file:line:col and key (or the variable) into err and returns -1; cfg must
  * still be agent_config_free()d.
  */

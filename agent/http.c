@@ -3,10 +3,15 @@
  */
 #include "http.h"
 
+#include <arpa/inet.h>
 #include <curl/curl.h>
+#include <netdb.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
 
 #define HTTP_BODY_MAX (64 << 20)
 
@@ -18,6 +23,8 @@ struct http_client {
 	char *body;
 	struct strbuf resp;
 	bool busy, overflow;
+	bool allow_insecure_http;	/* else plain HTTP reaches loopback addresses only */
+	char refused[160];	/* why a connection was refused, for http_error() */
 	char error[CURL_ERROR_SIZE];
 };
 
@@ -32,7 +39,82 @@ static size_t on_data(char *p, size_t size, size_t n, void *arg)
 	return size * n;
 }
 
-struct http_client *http_client_new(const char *token, const char *ca_file)
+bool http_addr_is_loopback(const struct sockaddr *sa)
+{
+	if (sa->sa_family == AF_INET) {
+		const struct sockaddr_in *in = (const struct sockaddr_in *)sa;
+		return (ntohl(in->sin_addr.s_addr) >> 24) == 127;
+	}
+	if (sa->sa_family == AF_INET6) {
+		const struct in6_addr *a = &((const struct sockaddr_in6 *)sa)->sin6_addr;
+		return IN6_IS_ADDR_LOOPBACK(a) || (IN6_IS_ADDR_V4MAPPED(a) && a->s6_addr[12] == 127);
+	}
+	return false;
+}
+
+static bool name_is_localhost(const char *host)
+{
+	size_t n = strlen(host);
+	return !strcasecmp(host, "localhost") ||
+	       (n > 10 && !strcasecmp(host + n - 10, ".localhost"));
+}
+
+bool http_url_is_loopback(const char *url, char *host, size_t hostlen)
+{
+	CURLU *u = curl_url();
+	char *h = NULL;
+	bool loopback = false;
+
+	snprintf(host, hostlen, "%s", "");
+	/* libcurl's own parser: the host it will connect to, userinfo and all. */
+	if (!u || curl_url_set(u, CURLUPART_URL, url, 0) != CURLUE_OK ||
+	    curl_url_get(u, CURLUPART_HOST, &h, 0) != CURLUE_OK || !h || !*h)
+		goto out;
+	size_t n = strlen(h);
+	if (h[0] == '[' && n > 2 && h[n - 1] == ']')
+		snprintf(host, hostlen, "%.*s", (int)(n - 2), h + 1);
+	else
+		snprintf(host, hostlen, "%s", h);
+	if (name_is_localhost(host)) {
+		loopback = true;
+		goto out;
+	}
+	struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM }, *res = NULL;
+	if (getaddrinfo(host, NULL, &hints, &res) || !res)
+		goto out;
+	loopback = true;
+	for (const struct addrinfo *a = res; a; a = a->ai_next)
+		loopback = loopback && http_addr_is_loopback(a->ai_addr);
+	freeaddrinfo(res);
+out:
+	curl_free(h);
+	curl_url_cleanup(u);
+	return loopback;
+}
+
+/*
+ * Plain HTTP without allow_insecure_http: every connection libcurl opens,
+ * to the server or a proxy, goes to a loopback address or not at all.
+ */
+static curl_socket_t open_loopback_only(void *arg, curlsocktype purpose, struct curl_sockaddr *a)
+{
+	struct http_client *c = arg;
+
+	if (purpose == CURLSOCKTYPE_IPCXN && !http_addr_is_loopback(&a->addr)) {
+		char ip[INET6_ADDRSTRLEN] = "?";
+		const void *bin = a->family == AF_INET6 ?
+			(const void *)&((const struct sockaddr_in6 *)&a->addr)->sin6_addr :
+			(const void *)&((const struct sockaddr_in *)&a->addr)->sin_addr;
+		inet_ntop(a->family, bin, ip, sizeof(ip));
+		snprintf(c->refused, sizeof(c->refused), "refused to send the token over plain HTTP "
+			 "to %s, not a loopback address (use https://, or allow_insecure_http)", ip);
+		return CURL_SOCKET_BAD;
+	}
+	return socket(a->family, a->socktype | SOCK_CLOEXEC, a->protocol);
+}
+
+struct http_client *http_client_new(const char *token, const char *ca_file,
+				    bool allow_insecure_http)
 {
 	static bool global_done;
 	if (!global_done) {
@@ -48,6 +130,7 @@ struct http_client *http_client_new(const char *token, const char *ca_file)
 		return NULL;
 	}
 	c->ca_file = ca_file && *ca_file ? xstrdup(ca_file) : NULL;
+	c->allow_insecure_http = allow_insecure_http;
 	char *auth = xasprintf("Authorization: Bearer %s", token ? token : "");
 	c->headers = curl_slist_append(NULL, auth);
 	c->headers = curl_slist_append(c->headers, "Content-Type: application/json");
@@ -80,6 +163,7 @@ int http_post_start(struct http_client *c, const char *url, const char *body, lo
 	sb_reset(&c->resp);
 	c->overflow = false;
 	c->error[0] = '\0';
+	c->refused[0] = '\0';
 	curl_easy_reset(c->easy);
 	curl_easy_setopt(c->easy, CURLOPT_URL, url);
 	curl_easy_setopt(c->easy, CURLOPT_HTTPHEADER, c->headers);
@@ -97,6 +181,10 @@ int http_post_start(struct http_client *c, const char *url, const char *body, lo
 	 * never turned off); against server_ca_file when set. */
 	if (c->ca_file)
 		curl_easy_setopt(c->easy, CURLOPT_CAINFO, c->ca_file);
+	if (!c->allow_insecure_http && !strncasecmp(url, "http://", 7)) {
+		curl_easy_setopt(c->easy, CURLOPT_OPENSOCKETFUNCTION, open_loopback_only);
+		curl_easy_setopt(c->easy, CURLOPT_OPENSOCKETDATA, c);
+	}
 	if (curl_multi_add_handle(c->multi, c->easy) != CURLM_OK)
 		return -1;
 	c->busy = true;
@@ -129,6 +217,8 @@ bool http_step(struct http_client *c, int wait_ms, long *status)
 		c->busy = false;
 		if (rc == CURLE_OK) {
 			curl_easy_getinfo(c->easy, CURLINFO_RESPONSE_CODE, status);
+		} else if (c->refused[0]) {
+			snprintf(c->error, sizeof(c->error), "%s", c->refused);
 		} else if (!c->error[0]) {
 			snprintf(c->error, sizeof(c->error), "%s", c->overflow ?
 				 "answer too large" : curl_easy_strerror(rc));

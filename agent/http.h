@@ -7,14 +7,22 @@
 #define TP_AGENT_HTTP_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "common.h"
 #include "strbuf.h"
 
 struct http_client;
+struct sockaddr;
 
-/* New client; NULL if libcurl cannot start. Free with http_client_free(). */
-struct http_client *http_client_new(const char *token, const char *ca_file);
+/*
+ * New client; NULL if libcurl cannot start. Free with http_client_free().
+ * Unless allow_insecure_http, a plain http:// request connects only to
+ * loopback addresses, whatever a name resolves to at that moment or a
+ * proxy says: anything else fails before a byte (the token) is sent.
+ */
+struct http_client *http_client_new(const char *token, const char *ca_file,
+				    bool allow_insecure_http);
 void http_client_free(struct http_client *c);
 
 /*
@@ -38,5 +46,15 @@ const char *http_error(const struct http_client *c);
 
 /* Blocking POST (register): start + step until done. Returns the status (0: network). */
 long http_post(struct http_client *c, const char *url, const char *body, long timeout_s);
+
+/* Whether sa is a loopback address: 127.0.0.0/8, ::1 or ::ffff:127.0.0.0/104. */
+bool http_addr_is_loopback(const struct sockaddr *sa);
+/*
+ * Whether url's host is loopback: localhost or *.localhost (which libcurl
+ * resolves to loopback itself), or an address or name every address of
+ * which is loopback (a name that does not resolve is not). Writes the host
+ * (without IPv6 brackets) into host; "" when url has none.
+ */
+bool http_url_is_loopback(const char *url, char *host, size_t hostlen);
 
 #endif

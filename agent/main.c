@@ -71,6 +71,10 @@ int main(int argc, char **argv)
 	enum log_level level;
 	if (!log_level_parse(cfg.log_level, &level))
 		log_set_level(level);
+	if (cfg.server_insecure)
+		log_warn("server %s: plain HTTP off loopback (allow_insecure_http): the token crosses "
+			 "the network in clear and anyone on the path can choose what this node runs; "
+			 "serve HTTPS and use https://", cfg.server);
 
 	struct sigaction sa;
 	memset(&sa, 0, sizeof(sa));

@@ -98,8 +98,7 @@ int replica_mkdir(const struct replica *r)
 	return rc;
 }
 
-/* Writes data to path atomically: path.tmp, then rename. */
-static int write_atomic(const char *path, const char *data, size_t len)
+int replica_write_atomic(const char *path, const char *data, size_t len)
 {
 	char *tmp = xasprintf("%s.tmp", path);
 	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644), rc = -1;
@@ -150,13 +149,15 @@ int replica_save(const struct replica *r)
 		json_object_set_new(o, "message", json_string(r->message));
 	if (r->container)
 		json_object_set_new(o, "container", json_string(r->container));
+	if (r->fenced)
+		json_object_set_new(o, "fenced", json_true());
 	if (r->cluster)
 		json_object_set_new(o, "cluster", json_string(r->cluster));
 	json_object_set_new(o, "helperStart", json_integer((json_int_t)r->helper_start));
 	char *text = json_dumps(o, JSON_COMPACT);
 	char *path = replica_path(r, "status.json");
 	if (text)
-		rc = write_atomic(path, text, strlen(text));
+		rc = replica_write_atomic(path, text, strlen(text));
 	if (rc)
 		log_error("replica %s.%d: cannot write %s: %s", r->id, r->attempt, path,
 			  strerror(errno));
@@ -225,6 +226,7 @@ struct replica *replica_load(const char *dir)
 	r->container = cont ? xstrdup(cont) : NULL;
 	r->helper_pid = helper;
 	r->helper_start = (unsigned long long)helper_start;
+	r->fenced = json_is_true(json_object_get(o, "fenced"));
 out:
 	json_decref(o);
 	free(path);
@@ -267,6 +269,14 @@ void replica_set_final(struct replica *r, enum replica_state st, int exit_code,
 	r->end_usec = end_usec ? end_usec : now_usec();
 	free(r->message);
 	r->message = message ? xstrdup(message) : NULL;
+	if (st == RS_EXITED && !r->fenced) {
+		char *marker = replica_path(r, "fenced");
+		r->fenced = access(marker, F_OK) == 0;
+		free(marker);
+	}
+	if (st == RS_EXITED && r->fenced && !r->message)
+		r->message = xasprintf("stopped by the node's fence: no sync was answered within "
+				       "the lease (exit status %d)", exit_code);
 }
 
 int replica_read_exit(const struct replica *r, int *code, int64_t *end_usec)
@@ -294,7 +304,7 @@ int replica_write_exit(const char *dir, int code, int64_t end_usec)
 	int n = snprintf(text, sizeof(text), "%d %lld\n", code, (long long)end_usec);
 	if ((size_t)snprintf(path, sizeof(path), "%s/exit", dir) >= sizeof(path))
 		return -1;
-	return write_atomic(path, text, (size_t)n);
+	return replica_write_atomic(path, text, (size_t)n);
 }
 
 void replica_log_append(const struct replica *r, char stream, const char *text)

@@ -12,6 +12,8 @@
  *   exit         "<exit code> <end usec>\n", written once (tmp + rename) by
  *                the supervisor when the replica's main process ended
  *   work/        the process runtime's working directory
+ *   fenced       "<usec since epoch>\n", written by the supervisor when it
+ *                stopped the replica because the node's lease passed
  * The directory is removed when the server has recorded the attempt's end
  * (replica_forget()).
  */
@@ -93,6 +95,10 @@ struct replica {
 	double sim_seconds;
 	int sim_exit;
 
+	/* Stopped by the node's fence (lease.h): by the agent, or by its
+	 * supervisor (which then wrote <dir>/fenced first). Reported LOST. */
+	bool fenced;
+
 	/* Stopping: SIGTERM sent at stop_usec, SIGKILL due at kill_usec. */
 	bool stopping;
 	bool killed;
@@ -123,7 +129,9 @@ struct replica *replica_load(const char *dir);
 /* Removes r's directory and everything in it. */
 void replica_remove_files(const struct replica *r);
 
-/* Sets state, exit code, end time and message (copied; NULL: none). */
+/* Sets state, exit code, end time and message (copied; NULL: none). An
+ * exit after a fence (r->fenced, or <dir>/fenced written by the
+ * supervisor) sets fenced, and without a message says so. */
 void replica_set_final(struct replica *r, enum replica_state st, int exit_code,
 		       int64_t end_usec, const char *message);
 
@@ -135,6 +143,11 @@ int replica_read_exit(const struct replica *r, int *code, int64_t *end_usec);
 /* Writes the exit file atomically. 0 or -1. Async-signal-unsafe-free enough
  * for the supervisor (no stdio). */
 int replica_write_exit(const char *dir, int code, int64_t end_usec);
+
+/* Writes data to path atomically (path.tmp, then rename): a reader sees the
+ * old content or the new, never a part. No stdio: safe in a supervisor.
+ * 0 or -1 (errno). */
+int replica_write_atomic(const char *path, const char *data, size_t len) MUST_CHECK;
 
 /* Appends one record to output.log (stream 'O' or 'E'). */
 void replica_log_append(const struct replica *r, char stream, const char *text);

@@ -18,6 +18,15 @@
  *             code survives any agent restart; runtime_forget() removes it.
  * Stopping is `stop -t <grace> <name>` in the background (the engine sends
  * SIGKILL after the grace period itself).
+ *
+ * Nothing the server sends is ever read as an engine option (issue 12: an
+ * image "--volume=/:/host" mounted the node's root). In `run`, every value
+ * before the image is glued to its option (`--env=K=V`, `--label=k=v`,
+ * `--entrypoint=...`), a `--` ends the options, and then come the image,
+ * the command and the args, which both engines pass to the container as they
+ * are (checked with podman 4.3 and the docker 28 client). The image must be
+ * a valid reference (lib/imageref.h) and env names C identifiers, or the
+ * replica fails to start, even though the server checked both already.
  */
 #include "runtime.h"
 
@@ -31,6 +40,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <jansson.h>
+
+#include "imageref.h"
 #include "log.h"
 #include "shim.h"
 #include "strbuf.h"
@@ -75,13 +87,60 @@ static char *last_line(const char *s)
 	return xstrndup(start, (size_t)(end - start));
 }
 
+/* s when it is printable ASCII and short, for a message; else a placeholder. */
+static const char *quotable(const char *s)
+{
+	if (strlen(s) > 200)
+		return "(too long to repeat)";
+	for (const char *p = s; *p; p++)
+		if ((unsigned char)*p < ' ' || (unsigned char)*p >= 0x7f)
+			return "(not printable)";
+	return s;
+}
+
+/*
+ * Why the replica must not reach the engine (a new string), or NULL: an
+ * image that is not a reference, an env entry that is not NAME=VALUE with a
+ * C identifier for NAME (podman reads `-e NAME` as "copy the agent's own
+ * NAME" and `-e PREFIX*` as "copy all of the agent's PREFIX... variables").
+ */
+static char *refuse_reason(const struct desired_replica *d)
+{
+	const char *why;
+
+	if (!d->image || !*d->image)
+		return xstrdup("the replica has no image");
+	if ((why = imageref_parse(d->image, NULL)))
+		return xasprintf("the image \"%s\" is not a valid image reference: %s; expected "
+				 IMAGEREF_FORM, quotable(d->image), why);
+	for (size_t i = 0; d->env && d->env[i]; i++) {
+		const char *eq = strchr(d->env[i], '=');
+		char *name = eq ? xstrndup(d->env[i], (size_t)(eq - d->env[i])) : NULL;
+		bool ok = env_name_valid(name);
+		char *msg = ok ? NULL :
+			    xasprintf("environment variable \"%s\" is not NAME=VALUE with a "
+				      "C identifier ([A-Za-z_][A-Za-z0-9_]*) for NAME",
+				      quotable(name ? name : d->env[i]));
+		free(name);
+		if (msg)
+			return msg;
+	}
+	return NULL;
+}
+
 static void container_start(const struct agent_config *cfg, struct replica *r,
 			    const struct desired_replica *d)
 {
 	struct strvec sv = STRVEC_INIT;
 	struct strbuf name = STRBUF_INIT, gpus = STRBUF_INIT, cuda = STRBUF_INIT;
 	bool docker = cfg->runtime == RUNTIME_DOCKER;
+	char *refused = refuse_reason(d);
 
+	if (refused) {
+		replica_set_final(r, RS_FAILED_TO_START, 0, 0, refused);
+		free(refused);
+		return;
+	}
 	sb_addstr(&name, "tp-");
 	for (const char *p = r->id; *p; p++)
 		sb_addch(&name, isalnum((unsigned char)*p) || *p == '_' || *p == '.' ||
@@ -112,8 +171,9 @@ static void container_start(const struct agent_config *cfg, struct replica *r,
 		if (!strncmp(d->env[i], "CUDA_VISIBLE_DEVICES=", 21) ||
 		    !strncmp(d->env[i], "NVIDIA_VISIBLE_DEVICES=", 23))
 			continue;
-		strvec_push(&sv, "-e");
-		strvec_push_own(&sv, runtime_map_gcs(d->env[i], cfg->storage_root, true));
+		char *kv = runtime_map_gcs(d->env[i], cfg->storage_root, true);
+		strvec_pushf(&sv, "--env=%s", kv);
+		free(kv);
 	}
 	if (d->ngpus) {
 		strvec_pushf(&sv, "--env=NVIDIA_VISIBLE_DEVICES=%s", sb_str(&gpus));
@@ -129,12 +189,23 @@ static void container_start(const struct agent_config *cfg, struct replica *r,
 	if (cfg->storage_root && *cfg->storage_root)
 		strvec_pushf(&sv, "--volume=%s:/gcs", cfg->storage_root);
 	strvec_split(&sv, cfg->container_extra_args);
-	if (d->command && d->command[0])
+	if (d->command && d->command[0] && docker) {
 		strvec_pushf(&sv, "--entrypoint=%s", d->command[0]);
-	if (!d->image || !*d->image) {
-		replica_set_final(r, RS_FAILED_TO_START, 0, 0, "the replica has no image");
-		goto out;
+	} else if (d->command && d->command[0]) {
+		/* podman reads an --entrypoint that parses as a JSON array as the
+		 * whole command line: give it one, of exactly one word. */
+		json_t *word = json_pack("[s]", d->command[0]);
+		char *text = word ? json_dumps(word, JSON_COMPACT | JSON_ENSURE_ASCII) : NULL;
+		json_decref(word);
+		if (!text) {
+			replica_set_final(r, RS_FAILED_TO_START, 0, 0,
+					  "the command's first word is not valid UTF-8");
+			goto out;
+		}
+		strvec_pushf(&sv, "--entrypoint=%s", text);
+		free(text);
 	}
+	strvec_push(&sv, "--");		/* no option after this, whatever the image says */
 	strvec_push(&sv, d->image);
 	for (size_t i = 1; d->command && d->command[0] && d->command[i]; i++)
 		strvec_push_own(&sv, runtime_map_gcs(d->command[i], cfg->storage_root, true));
@@ -215,7 +286,7 @@ static int engine_simple(const struct agent_config *cfg, const struct replica *r
 /* Starts the supervisor that follows the container's output. */
 static void follow_logs(const struct agent_config *cfg, struct replica *r, int64_t since_usec)
 {
-	struct strvec sv = STRVEC_INIT, env = STRVEC_INIT;
+	struct strvec sv = STRVEC_INIT, env = STRVEC_INIT, fence = STRVEC_INIT, kill_cmd = STRVEC_INIT;
 	char err[256], ts[48];
 	pid_t shim, child;
 
@@ -232,7 +303,17 @@ static void follow_logs(const struct agent_config *cfg, struct replica *r, int64
 	char *exit_file = replica_path(r, "exit");
 	unlink(exit_file);	/* for containers: "the log follower ended" */
 	free(exit_file);
-	struct shim_spec spec = { r->dir, strvec_get(&sv), strvec_get(&env), r->dir };
+	/* The follower is the container's fence (lease.h): `stop` when the
+	 * lease passes, `kill` when the grace is over. */
+	engine_argv(cfg, &fence);
+	strvec_push(&fence, "stop");
+	strvec_pushf(&fence, "--time=%d", cfg->stop_grace_seconds);
+	strvec_push(&fence, r->container);
+	engine_argv(cfg, &kill_cmd);
+	strvec_push(&kill_cmd, "kill");
+	strvec_push(&kill_cmd, r->container);
+	struct shim_spec spec = { r->dir, strvec_get(&sv), strvec_get(&env), r->dir,
+				  cfg->lease_file, strvec_get(&fence), strvec_get(&kill_cmd) };
 	if (shim_spawn(&spec, &shim, &child, err, sizeof(err))) {
 		log_warn("replica %s.%d: cannot follow its logs: %s", r->id, r->attempt, err);
 		r->shim_pid = 0;
@@ -243,6 +324,8 @@ static void follow_logs(const struct agent_config *cfg, struct replica *r, int64
 	}
 	strvec_clear(&sv);
 	strvec_clear(&env);
+	strvec_clear(&fence);
+	strvec_clear(&kill_cmd);
 }
 
 static void reap(pid_t *pid)

@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "lease.h"
 #include "replica.h"
 #include "strbuf.h"
 
@@ -174,6 +175,33 @@ static void report(int fd, const char *fmt, long a)
 	write_all(fd, buf, (size_t)n);
 }
 
+/*
+ * The fence's actions (lease.h). The marker is written before the signal,
+ * so whoever sees the replica end sees that it was fenced.
+ */
+static void fence_act(const struct shim_spec *s, enum fence_action act, pid_t child,
+		      pid_t helpers[2])
+{
+	if (act == FENCE_TERM) {
+		char path[4096], text[32];
+		int n = snprintf(text, sizeof(text), "%lld\n", (long long)now_usec());
+		if ((size_t)snprintf(path, sizeof(path), "%s/fenced", s->dir) < sizeof(path) &&
+		    replica_write_atomic(path, text, (size_t)n) != 0) {
+			/* Unwritable (disk full): stopped all the same, then reported
+			 * as an exit; the server gives the node up anyway. */
+		}
+		if (s->fence_argv)
+			helpers[0] = spawn_background(s->fence_argv, NULL, NULL);
+		else
+			kill(-child, SIGTERM);
+	} else if (act == FENCE_KILL) {
+		if (s->kill_argv)
+			helpers[1] = spawn_background(s->kill_argv, NULL, NULL);
+		else
+			kill(-child, SIGKILL);
+	}
+}
+
 /* The supervisor's body; never returns. */
 static void shim_main(const struct shim_spec *s, int rep)
 {
@@ -182,7 +210,7 @@ static void shim_main(const struct shim_spec *s, int rep)
 	static struct stream so, se;
 	pid_t child;
 	int status = 0, e = 0;
-	bool exited = false;
+	bool exited;
 
 	setsid();
 	signal(SIGTERM, SIG_IGN);
@@ -250,7 +278,21 @@ static void shim_main(const struct shim_spec *s, int rep)
 	fcntl(so.fd, F_SETFL, O_NONBLOCK);
 	fcntl(se.fd, F_SETFL, O_NONBLOCK);
 	bool open_o = true, open_e = true;
-	while (!exited) {
+	struct lease_fence fence = { .path = s->lease_path };
+	pid_t helpers[2] = { 0, 0 };
+	for (;;) {
+		/* The exit first: a replica that ended by itself is never fenced. */
+		pid_t w = waitpid(child, &status, WNOHANG);
+		exited = w == child || (w < 0 && errno == ECHILD);
+		if (exited)
+			break;
+		int64_t now = lease_clock_usec(), next;
+		enum fence_action act = lease_fence_step(&fence, now, &next);
+		if (act != FENCE_NONE)
+			fence_act(s, act, child, helpers);
+		int timeout = 200;
+		if (next - now < (int64_t)timeout * 1000)
+			timeout = next <= now ? 0 : (int)((next - now + 999) / 1000);
 		struct pollfd pfd[2];
 		nfds_t n = 0;
 		if (open_o)
@@ -258,16 +300,19 @@ static void shim_main(const struct shim_spec *s, int rep)
 		if (open_e)
 			pfd[n++] = (struct pollfd){ .fd = se.fd, .events = POLLIN };
 		if (n) {
-			poll(pfd, n, 200);
+			poll(pfd, n, timeout);
 			if (open_o)
 				open_o = stream_read(&so, logfd);
 			if (open_e)
 				open_e = stream_read(&se, logfd);
-			pid_t w = waitpid(child, &status, WNOHANG);
-			exited = w == child || (w < 0 && errno == ECHILD);
 		} else {
-			exited = waitpid(child, &status, 0) == child;
+			/* Both pipes closed, the process still runs: look again soon. */
+			struct timespec ts = { 0, (long)(timeout < 50 ? timeout : 50) * 1000000 };
+			nanosleep(&ts, NULL);
 		}
+		for (int i = 0; i < 2; i++)
+			if (helpers[i] > 0 && waitpid(helpers[i], NULL, WNOHANG) == helpers[i])
+				helpers[i] = 0;
 	}
 	/* The leader is gone: end its group, then take what the pipes still hold
 	 * (a killed straggler may have held them open). */

@@ -15,6 +15,13 @@
  * restarts loses neither output nor the exit code, and the new agent finds
  * both in the files. Stopping a replica is kill(-pgid, SIGTERM/SIGKILL);
  * the supervisor survives it and records the resulting status.
+ *
+ * It is also the node's fence (lease.h): with a lease file, when the
+ * deadline there passes unrenewed it writes <dir>/fenced, then sends
+ * SIGTERM to the main process's group (or runs fence_argv: a container's
+ * `stop`), and SIGKILL (or kill_argv) when the grace is over; it goes on
+ * recording output and the exit as usual. This works when the agent cannot:
+ * killed, stopped, or cut off from the server.
  */
 #ifndef TP_AGENT_SHIM_H
 #define TP_AGENT_SHIM_H
@@ -29,6 +36,9 @@ struct shim_spec {
 	char *const *argv;	/* argv[0] without '/' is searched in envp's PATH */
 	char *const *envp;	/* the exact environment of the main process */
 	const char *cwd;	/* its working directory */
+	const char *lease_path;	/* the node's lease file; NULL: never fence */
+	char *const *fence_argv;	/* NULL: SIGTERM the group; else run this instead */
+	char *const *kill_argv;		/* NULL: SIGKILL the group; else run this instead */
 };
 
 /*

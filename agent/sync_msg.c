@@ -20,6 +20,9 @@ json_t *sync_register_body(const struct agent_config *cfg, const char *incarnati
 			      "portRange", cfg->port_min, cfg->port_max,
 			      "runtime", agent_runtime_name(cfg->runtime),
 			      "agentVersion", AGENT_VERSION);
+	json_object_set_new(o, "stopGraceSeconds", json_integer(cfg->stop_grace_seconds));
+	json_object_set_new(o, "disconnectPolicy",
+			    json_string(cfg->fence ? "fence" : "keep_running"));
 	if (cfg->machine_type)
 		json_object_set_new(o, "machineType", json_string(cfg->machine_type));
 	if (gpu_type && gpu_count > 0)
@@ -92,9 +95,9 @@ int sync_parse_register(const char *body, size_t len, int *interval, int *lease,
 			 "digits, '-' or '_'", cluster, SYNC_CLUSTER_ID_MAX);
 		goto out;
 	}
-	if (i < 1 || i > 3600 || l < 1) {
-		snprintf(err, errlen, "register answer: syncIntervalSeconds %lld out of range",
-			 (long long)i);
+	if (i < 1 || i > 3600 || l < 1 || l > 86400) {
+		snprintf(err, errlen, "register answer: syncIntervalSeconds %lld or leaseSeconds %lld "
+			 "out of range", (long long)i, (long long)l);
 		goto out;
 	}
 	*interval = (int)i;
@@ -117,10 +120,12 @@ static json_t *time_or_null(int64_t usec)
 
 json_t *sync_report(const struct replica *r)
 {
+	enum replica_state st = r->rep_valid ? r->rep_state : r->state;
+	/* A fenced replica did not end by itself, whatever its status: LOST
+	 * (the server restarts it), never an exit that could end its job. */
 	json_t *o = json_pack("{s:s, s:i, s:I, s:s}", "replica", r->id, "attempt", r->attempt,
 			      "seq", (json_int_t)r->seq, "state",
-			      replica_state_name(r->rep_valid ? r->rep_state : r->state));
-	enum replica_state st = r->rep_valid ? r->rep_state : r->state;
+			      st == RS_EXITED && r->fenced ? "LOST" : replica_state_name(st));
 	if (st == RS_EXITED)
 		json_object_set_new(o, "exitCode", json_integer(r->rep_valid ? r->rep_exit :
 								  r->exit_code));
@@ -283,10 +288,17 @@ int sync_parse_answer(const char *body, size_t len, struct desired_set *out, cha
 			 jerr.line, jerr.column, jerr.text);
 		return -1;
 	}
-	if (json_unpack_ex(o, &jerr, 0, "{s?o, s?o}", "desiredVersion", &ver, "replicas", &reps)) {
+	json_int_t lease = 0;
+	if (json_unpack_ex(o, &jerr, 0, "{s?o, s?o, s?I}", "desiredVersion", &ver, "replicas", &reps,
+			   "leaseSeconds", &lease)) {
 		snprintf(err, errlen, "sync answer: %s", jerr.text);
 		goto out;
 	}
+	if (lease < 0 || lease > 86400) {
+		snprintf(err, errlen, "sync answer: leaseSeconds %lld out of range", (long long)lease);
+		goto out;
+	}
+	out->lease_s = (int)lease;
 	if (ver && json_is_string(ver))
 		out->version = xstrdup(json_string_value(ver));
 	else if (ver && json_is_integer(ver))

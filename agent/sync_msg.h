@@ -44,7 +44,8 @@ int sync_parse_register(const char *body, size_t len, int *interval, int *lease,
 			char *cluster_id, size_t cluster_id_len, char *err,
 			size_t errlen) MUST_CHECK;
 
-/* One replica's report as it stands (state, seq, pinned log batch). New reference. */
+/* One replica's report as it stands (state, seq, pinned log batch); a
+ * fenced one that ended is reported LOST. New reference. */
 json_t *sync_report(const struct replica *r);
 
 /* The desired set of a sync answer. */
@@ -53,6 +54,7 @@ struct desired_set {
 	bool has_replicas;		/* false: "replicas" absent, keep the old set */
 	struct desired_replica *v;
 	size_t n;
+	int lease_s;			/* leaseSeconds of the answer; 0 when absent */
 };
 void desired_set_release(struct desired_set *ds);
 /* Finds (replica, attempt) in ds, or NULL. */

@@ -6,7 +6,9 @@
  *
  * Each pass (sched_tick, woken by new jobs, agent reports and a periodic
  * tick):
- *   1. nodes without a sync for the lease become LOST, their replicas LOST;
+ *   1. nodes without a sync for their lease plus their agent's stop grace
+ *      and a margin become LOST, their replicas LOST (by then a fencing
+ *      agent has stopped them: agent/PROTOCOL.md, "Leases and fencing");
  *   2. LOST replicas of running jobs restart elsewhere with attempt + 1;
  *   3. scheduling.maxRunningTime / maxWaitTime are enforced;
  *   4. CANCELLING jobs are driven to CANCELLED;
@@ -30,7 +32,7 @@ struct snapshot;
 struct sched_config {
 	const char *conninfo;
 	struct snapshot *catalogs;	/* the catalog (snapshot.h), reloaded on SIGHUP */
-	int lease_s;		/* node lost after this long without a sync */
+	int lease_s;		/* the lease of nodes that were granted none (before 010) */
 	int tick_ms;		/* periodic pass */
 	int starve_s;		/* a queued job this old reserves its region */
 	int log_retention_days;	/* log entries older than this are deleted */

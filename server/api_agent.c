@@ -65,7 +65,7 @@ void api_agent_register(struct request *req)
 		     *tpu = json_object_get(b, "tpu"), *ports = json_object_get(b, "portRange");
 	struct violations vs = VIOLATIONS_INIT;
 	struct node_info n = { .name = req->params[0] };
-	int64_t vcpus = 0, mem = 0, lo = 0, hi = 0, count = 0, cores = 0;
+	int64_t vcpus = 0, mem = 0, lo = 0, hi = 0, count = 0, cores = 0, grace = 0;
 
 	n.incarnation = str_field(b, "incarnation");
 	n.region = str_field(b, "region");
@@ -74,6 +74,7 @@ void api_agent_register(struct request *req)
 	n.address = str_field(b, "address");
 	n.runtime = str_field(b, "runtime");
 	n.agent_version = str_field(b, "agentVersion");
+	n.disconnect_policy = str_field(b, "disconnectPolicy");
 	if (!n.incarnation || !*n.incarnation)
 		violations_add(&vs, "incarnation", "required");
 	if (!n.region || !*n.region)
@@ -102,6 +103,14 @@ void api_agent_register(struct request *req)
 		if (!n.tpu_type || !int_field(tpu, "cores", 1, 2048, &cores))
 			violations_add(&vs, "tpu", "needs a type and a number of cores");
 	}
+	/* Both optional: an agent that sends neither does not fence (before 010). */
+	if (json_object_get(b, "stopGraceSeconds") &&
+	    !int_field(b, "stopGraceSeconds", 0, 3600, &grace))
+		violations_add(&vs, "stopGraceSeconds", "must be an integer from 0 to 3600");
+	if (json_object_get(b, "disconnectPolicy") &&
+	    (!n.disconnect_policy || (strcmp(n.disconnect_policy, "fence") &&
+				      strcmp(n.disconnect_policy, "keep_running"))))
+		violations_add(&vs, "disconnectPolicy", "must be fence or keep_running");
 	const json_t *bound = json_object_get(b, "clusterId"),
 		     *held = json_object_get(b, "replicaClusters");
 	if (bound && !json_is_null(bound) && !cluster_id_ok(json_string_value(bound)))
@@ -132,14 +141,18 @@ void api_agent_register(struct request *req)
 	n.port_hi = (int)hi;
 	n.accel_count = (int)count;
 	n.tpu_cores = (int)cores;
+	n.lease_s = req->srv->lease_s;
+	n.stop_grace_s = (int)grace;
+	if (!n.disconnect_policy)
+		n.disconnect_policy = "keep_running";
 	char cluster[72];
 	enum store_rc rc = store_node_register(req->srv->store, &n, cluster, sizeof(cluster));
 	if (rc != STORE_OK) {
 		reply_store_error(req, rc);
 		return;
 	}
-	log_info("node %s registered (incarnation %s, %s/%s, %s)", n.name, n.incarnation, n.region,
-		 n.zone, n.runtime);
+	log_info("node %s registered (incarnation %s, %s/%s, %s, stop grace %ds, %s)", n.name,
+		 n.incarnation, n.region, n.zone, n.runtime, n.stop_grace_s, n.disconnect_policy);
 	log_other_clusters(n.name, b, cluster);
 	sched_wake(req->srv->sched);
 	reply_json(req, 200, json_pack("{s:s, s:s, s:i, s:i}", "node", n.name, "clusterId", cluster,
@@ -147,11 +160,13 @@ void api_agent_register(struct request *req)
 				       "leaseSeconds", req->srv->lease_s));
 }
 
+/* The desired set, and the lease this server grants (what the sync renewed). */
 static void reply_desired(struct request *req, json_t *desired, int64_t version)
 {
 	char v[24];
 	snprintf(v, sizeof(v), "%lld", (long long)version);
-	reply_json(req, 200, json_pack("{s:s, s:o}", "desiredVersion", v, "replicas", desired));
+	reply_json(req, 200, json_pack("{s:s, s:o, s:i}", "desiredVersion", v, "replicas", desired,
+				       "leaseSeconds", req->srv->lease_s));
 }
 
 void api_agent_sync(struct request *req)
@@ -172,14 +187,22 @@ void api_agent_sync(struct request *req)
 		reply_error(req, API_INVALID_ARGUMENT, "Field: replicas Error: must be an array");
 		return;
 	}
+	/* A poll held past the lease would outlive it: the agent fences when
+	 * its lease passes, counted from when it sent this request. */
+	int max_wait = req->srv->lease_s < SYNC_MAX_WAIT_S ? req->srv->lease_s : SYNC_MAX_WAIT_S;
 	if (json_object_get(req->json, "waitSeconds") &&
-	    !int_field(req->json, "waitSeconds", 0, SYNC_MAX_WAIT_S, &wait)) {
+	    !int_field(req->json, "waitSeconds", 0, max_wait, &wait)) {
 		reply_error(req, API_INVALID_ARGUMENT,
-			    "Field: waitSeconds Error: must be an integer from 0 to %d", SYNC_MAX_WAIT_S);
+			    "Field: waitSeconds Error: must be an integer from 0 to %d (at most the "
+			    "lease, %d seconds)", max_wait, req->srv->lease_s);
 		return;
 	}
-	/* After a wake-up the reports were applied already: just read. */
+	/* After a wake-up the reports were applied already: just read. Nor is
+	 * the lease renewed: the agent was alive when the request arrived (the
+	 * lease was renewed then), not necessarily now; a dead agent's parked
+	 * poll must not keep its node alive. */
 	enum store_rc rc = store_node_sync(req->srv->store, node, inc,
+					   req->resumed ? 0 : req->srv->lease_s,
 					   req->resumed ? NULL : reports, &desired, &version,
 					   &changed);
 	if (rc == STORE_NOT_FOUND) {

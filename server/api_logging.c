@@ -15,6 +15,8 @@
 #include <string.h>
 
 #include "filter.h"
+#include "paging.h"
+#include "store.h"
 #include "store_log.h"
 #include "wire.h"
 
@@ -72,22 +74,20 @@ void api_logging_entries_list(struct request *req)
 			    "supported.");
 		return;
 	}
+	/* A page token is bound to everything a next page must repeat. */
+	const char *scope[] = { req->route->operation_id, name + 9, filter, desc ? "desc" : "asc" };
+	const unsigned char *key = store_page_token_key(req->srv->store);
 	if (token && *token) {
-		char raw[64];
-		long n = wire_base64_decode(token, raw, sizeof(raw) - 1, true);
-		long long us, id;
-		int used = 0;
-		if (n > 0) {
-			raw[n] = '\0';
-			if (sscanf(raw, "log1.%lld.%lld%n", &us, &id, &used) == 2 && used == n) {
-				after_us = us;
-				after_id = id;
-			}
-		}
-		if (!after_id) {
-			reply_error(req, API_INVALID_ARGUMENT, "Field: page_token Error: invalid.");
+		int64_t after[2];
+		if (paging_token_read(key, scope, ARRAY_SIZE(scope), token, after, 2) ||
+		    after[1] <= 0) {
+			reply_error(req, API_INVALID_ARGUMENT,
+				    "Field: page_token Error: page_token doesn't match arguments from "
+				    "the request.");
 			return;
 		}
+		after_us = after[0];
+		after_id = after[1];
 	}
 	if (filter_compile(filter, log_filter_fields, ARRAY_SIZE(log_filter_fields), 4, &fsql, err,
 			   sizeof(err))) {
@@ -106,11 +106,9 @@ void api_logging_entries_list(struct request *req)
 	size_t n = json_array_size(entries);
 	if (n > (size_t)size) {
 		json_t *last = json_object_get(json_array_get(entries, (size_t)size - 1), "_pos");
-		char raw[64];
-		int len = snprintf(raw, sizeof(raw), "log1.%lld.%lld",
-				   (long long)json_integer_value(json_array_get(last, 0)),
-				   (long long)json_integer_value(json_array_get(last, 1)));
-		char *next = wire_base64_encode(raw, (size_t)len, true);
+		const int64_t pos[2] = { json_integer_value(json_array_get(last, 0)),
+					 json_integer_value(json_array_get(last, 1)) };
+		char *next = paging_token_make(key, scope, ARRAY_SIZE(scope), pos, 2);
 		json_object_set_new(out, "nextPageToken", json_string(next));
 		free(next);
 		json_array_remove(entries, (size_t)size);

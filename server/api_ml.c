@@ -344,7 +344,8 @@ static const struct filter_field ml_filter_fields[] = {
 
 static const struct list_wording ml_list_wording = {
 	"Field: page_size Error: The page size must be a non-negative integer.",
-	"Field: page_token Error: The page token is invalid or was made for another filter.",
+	"Field: page_token Error: The page token is invalid or doesn't match arguments from the "
+	"request.",
 	"Field: filter Error: %s",
 };
 

@@ -361,7 +361,7 @@ static void list_jobs(struct request *req, const struct filter_field *fields, si
 {
 	static const struct list_wording wording = {
 		"Invalid page size: must be non-negative.",
-		"Invalid page token: it is malformed or was made for another filter.",
+		"Invalid page token: it is malformed or doesn't match arguments from the request.",
 		"Invalid filter: %s",
 	};
 	struct list_query q;

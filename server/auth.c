@@ -1,6 +1,7 @@
 #include "auth.h"
 
 #include <errno.h>
+#include <math.h>
 #include <openssl/evp.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -68,13 +69,19 @@ const char *auth_role_name(enum auth_role r)
 	return role_names[r];
 }
 
+static void free_list(char **v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
 static void token_release(struct auth_token *t)
 {
 	free(t->name);
 	free(t->member);
-	for (size_t i = 0; i < t->nprojects; i++)
-		free(t->projects[i]);
-	free(t->projects);
+	free_list(t->projects, t->nprojects);
+	free_list(t->nodes, t->nnodes);
 }
 
 void auth_tokens_free(void *p)
@@ -109,9 +116,61 @@ static int load_projects(struct tl *l, const yaml_node_t *n, struct auth_token *
 	return 0;
 }
 
+/* A node name as the agents register it (agent_config.c): a URL path segment. */
+static bool node_name_valid(const char *s)
+{
+	if (!*s || strlen(s) > 253)
+		return false;
+	for (; *s; s++)
+		if (!(*s == '-' || *s == '_' || *s == '.' || (*s >= '0' && *s <= '9') ||
+		      (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z')))
+			return false;
+	return true;
+}
+
+static int load_nodes(struct tl *l, const yaml_node_t *n, struct auth_token *t)
+{
+	if (n->type != YAML_SEQUENCE_NODE || n->data.sequence.items.top ==
+						     n->data.sequence.items.start)
+		return tl_fail(l, n, "nodes must be a non-empty list of node names");
+	for (yaml_node_item_t *it = n->data.sequence.items.start; it < n->data.sequence.items.top;
+	     it++) {
+		const yaml_node_t *p = tl_node(l, *it);
+		const char *s = tl_scalar(p);
+		if (!s || !node_name_valid(s))
+			return tl_fail(l, p, "nodes: each must be a node name (letters, digits, '-', "
+					     "'_' and '.'), not a pattern");
+		t->nodes = xrealloc(t->nodes, (t->nnodes + 1) * sizeof(*t->nodes));
+		t->nodes[t->nnodes++] = xstrdup(s);
+	}
+	return 0;
+}
+
+/* role: a user role, or agent or metrics (t->kind). */
+static int load_role(struct tl *l, const yaml_node_t *role, struct auth_token *t)
+{
+	const char *r = tl_scalar(role);
+
+	if (!strcmp(r, "agent")) {
+		t->kind = TOKEN_AGENT;
+		return 0;
+	}
+	if (!strcmp(r, "metrics")) {
+		t->kind = TOKEN_METRICS;
+		return 0;
+	}
+	for (int i = ROLE_VIEWER; i <= ROLE_ADMIN; i++)
+		if (!strcmp(r, role_names[i]))
+			t->role = (enum auth_role)i;
+	if (t->role == ROLE_NONE)
+		return tl_fail(l, role, "role must be viewer, developer or admin, not \"%s\" (or "
+				       "agent and metrics, the roles of agents' and scrapers' tokens)", r);
+	return 0;
+}
+
 static int load_token(struct tl *l, const yaml_node_t *map, struct auth_token *t)
 {
-	const yaml_node_t *hash = NULL, *role = NULL, *projects = NULL;
+	const yaml_node_t *hash = NULL, *role = NULL, *projects = NULL, *nodes = NULL;
 
 	if (map->type != YAML_MAPPING_NODE)
 		return tl_fail(l, map, "each token must be a mapping (name, sha256, role, projects)");
@@ -121,8 +180,11 @@ static int load_token(struct tl *l, const yaml_node_t *map, struct auth_token *t
 		const char *key = tl_scalar(k), *val = tl_scalar(v);
 		if (!key)
 			return tl_fail(l, k, "keys must be names");
-		if (!strcmp(key, "projects")) {
-			projects = v;
+		if (!strcmp(key, "projects") || !strcmp(key, "nodes")) {
+			const yaml_node_t **slot = key[0] == 'p' ? &projects : &nodes;
+			if (*slot)
+				return tl_fail(l, k, "duplicate key \"%s\"", key);
+			*slot = v;
 			continue;
 		}
 		if (!val)
@@ -139,8 +201,8 @@ static int load_token(struct tl *l, const yaml_node_t *map, struct auth_token *t
 			 !strcmp(key, "role"))
 			return tl_fail(l, k, "duplicate key \"%s\"", key);
 		else
-			return tl_fail(l, k, "unknown key \"%s\" (name, sha256, role, projects, member)",
-				       key);
+			return tl_fail(l, k, "unknown key \"%s\" (name, sha256, role, projects, nodes, "
+				       "member)", key);
 	}
 	if (!t->name || !*t->name)
 		return tl_fail(l, map, "a token needs a name");
@@ -158,17 +220,36 @@ static int load_token(struct tl *l, const yaml_node_t *map, struct auth_token *t
 		t->sha256[i] = (unsigned char)(hi << 4 | lo);
 	}
 	if (!role)
-		return tl_fail(l, map, "token %s needs a role (viewer, developer or admin)", t->name);
-	for (int r = ROLE_VIEWER; r <= ROLE_ADMIN; r++)
-		if (!strcmp(tl_scalar(role), role_names[r]))
-			t->role = (enum auth_role)r;
-	if (t->role == ROLE_NONE)
-		return tl_fail(l, role, "role must be viewer, developer or admin, not \"%s\"",
-			       tl_scalar(role));
-	if (!projects)
-		return tl_fail(l, map, "token %s needs projects (a list, or [\"*\"] for all)", t->name);
-	if (load_projects(l, projects, t))
+		return tl_fail(l, map, "token %s needs a role (viewer, developer or admin; agent or "
+				       "metrics)", t->name);
+	if (load_role(l, role, t))
 		return -1;
+	switch (t->kind) {
+	case TOKEN_USER:
+		if (nodes)
+			return tl_fail(l, nodes, "nodes: only an agent token (role: agent) names nodes");
+		if (!projects)
+			return tl_fail(l, map, "token %s needs projects (a list, or [\"*\"] for all)",
+				       t->name);
+		if (load_projects(l, projects, t))
+			return -1;
+		break;
+	case TOKEN_AGENT:
+		if (projects)
+			return tl_fail(l, projects, "projects: an agent token reaches no project, only "
+						    "the agent routes of its nodes");
+		if (!nodes)
+			return tl_fail(l, map, "agent token %s needs nodes (the node names it may act "
+					       "for)", t->name);
+		if (load_nodes(l, nodes, t))
+			return -1;
+		break;
+	case TOKEN_METRICS:
+		if (projects || nodes)
+			return tl_fail(l, projects ? projects : nodes, "%s: a metrics token opens "
+				       "/metrics only", projects ? "projects" : "nodes");
+		break;
+	}
 	if (!t->member)
 		t->member = xasprintf("user:%s", t->name);
 	return 0;
@@ -325,7 +406,189 @@ static bool token_reaches(const struct auth_token *t, const char *project)
 
 bool auth_token_allows(const struct auth_token *t, const char *project, const char *permission)
 {
+	switch (t->kind) {
+	case TOKEN_AGENT:
+		return false;	/* its routes are checked by auth_agent_allows() */
+	case TOKEN_METRICS:
+		return !strcmp(permission, AUTH_METRICS_PERMISSION);
+	case TOKEN_USER:
+		break;
+	}
 	return t->role >= auth_role_needed(permission) && (!project || token_reaches(t, project));
+}
+
+bool auth_route_permission(enum auth_mode mode, const char *op, char *buf, size_t len)
+{
+	if (mode == AUTH_TOKENS && !strcmp(op, "metrics")) {
+		snprintf(buf, len, "%s", AUTH_METRICS_PERMISSION);
+		return true;
+	}
+	return auth_permission(op, buf, len);
+}
+
+/* --- secrets held in clear: the cluster token ----------------------------- */
+
+/* Public values nobody may guard a cluster with; matched without case. */
+static const char *const known_weak[] = {
+	"trainplane-dev-token",	/* the default of open mode, in every README */
+};
+static const char *const placeholder_marks[] = {
+	"change-me", "change_me", "changeme", "replace-me", "replace_me", "replaceme",
+	"placeholder", "example", "your-token", "secret-here",
+};
+
+double auth_secret_bits(const char *s)
+{
+	bool lower_hex = false, lower = false, upper_hex = false, upper = false;
+	bool b64 = false, b64url = false, other = false;
+	size_t n = strlen(s);
+
+	while (n && s[n - 1] == '=')
+		n--;	/* base64 padding carries nothing */
+	if (!n)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+		if (c <= 0x20 || c >= 0x7f)
+			return 0;
+		if (c >= '0' && c <= '9')
+			continue;
+		if (c >= 'a' && c <= 'f')
+			lower_hex = true;
+		else if (c >= 'a' && c <= 'z')
+			lower = true;
+		else if (c >= 'A' && c <= 'F')
+			upper_hex = true;
+		else if (c >= 'A' && c <= 'Z')
+			upper = true;
+		else if (c == '+' || c == '/')
+			b64 = true;
+		else if (c == '-' || c == '_')
+			b64url = true;
+		else
+			other = true;
+	}
+	bool any_lower = lower || lower_hex, any_upper = upper || upper_hex;
+	double alphabet;
+	if (other || (b64 && b64url))
+		alphabet = 94;
+	else if (b64 || b64url)
+		alphabet = 64;
+	else if (any_lower && any_upper)
+		alphabet = 62;
+	else if (lower || upper)
+		alphabet = 36;
+	else if (lower_hex || upper_hex)
+		alphabet = 16;
+	else
+		alphabet = 10;
+	return (double)n * log2(alphabet);
+}
+
+/* The alphabet size auth_secret_bits() chose, for the message. */
+static int secret_alphabet(const char *s, size_t n)
+{
+	double bits = auth_secret_bits(s);
+	return n ? (int)lround(exp2(bits / (double)n)) : 0;
+}
+
+PRINTF_LIKE(3, 4)
+static bool weak(char *why, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(why, len, fmt, ap);
+	va_end(ap);
+	return false;
+}
+
+bool auth_secret_strong(const char *s, char *why, size_t len)
+{
+	size_t n = strlen(s), counts[256] = { 0 }, max = 0, steps = 0;
+
+	for (size_t i = 0; i < ARRAY_SIZE(known_weak); i++)
+		if (!strcasecmp(s, known_weak[i]))
+			return weak(why, len, "it is the public default, known to anyone who read the "
+				    "README");
+	for (size_t i = 0; i < ARRAY_SIZE(placeholder_marks); i++)
+		if (strcasestr(s, placeholder_marks[i]))
+			return weak(why, len, "it is a placeholder (it holds \"%s\")",
+				    placeholder_marks[i]);
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+		if (c <= 0x20 || c >= 0x7f)
+			return weak(why, len, "it holds a space, a control or a non-ASCII character "
+				    "(position %zu)", i + 1);
+	}
+	double bits = auth_secret_bits(s);
+	size_t counted = n;
+	while (counted && s[counted - 1] == '=')
+		counted--;
+	if (bits < AUTH_SECRET_MIN_BITS)
+		return weak(why, len, "%zu characters from an alphabet of %d: %.0f bits, %d needed",
+			    counted, secret_alphabet(s, counted), floor(bits), AUTH_SECRET_MIN_BITS);
+	for (size_t i = 0; i < counted; i++) {
+		unsigned char c = (unsigned char)s[i];
+		if (++counts[c] > max)
+			max = counts[c];
+		if (i) {
+			int d = (int)c - (int)(unsigned char)s[i - 1];
+			steps += d >= -1 && d <= 1;
+		}
+	}
+	if (max * 3 > counted)
+		return weak(why, len, "one character makes up %zu of its %zu characters", max,
+			    counted);
+	for (size_t p = 1; p <= counted / 2; p++) {
+		size_t i = p;
+		while (i < counted && s[i] == s[i - p])
+			i++;
+		if (i == counted)
+			return weak(why, len, "it is a block of %zu characters repeated", p);
+	}
+	if (steps * 2 > counted - 1)
+		return weak(why, len, "%zu of its %zu neighbouring characters are equal or in "
+			    "sequence (\"abcd\", \"aaaa\")", steps, counted - 1);
+	return true;
+}
+
+/* --- the agents' credentials ---------------------------------------------- */
+
+static bool digest_equal(const unsigned char a[32], const unsigned char b[32])
+{
+	unsigned char diff = 0;
+	for (int i = 0; i < 32; i++)
+		diff |= (unsigned char)(a[i] ^ b[i]);
+	return !diff;
+}
+
+bool auth_is_cluster_token(const char *cluster_token, const char *bearer)
+{
+	unsigned char a[32], b[32];
+
+	if (!cluster_token || !*cluster_token || !bearer)
+		return false;
+	/* Digests compare in constant time whatever the lengths. */
+	sha256(cluster_token, a);
+	sha256(bearer, b);
+	return digest_equal(a, b);
+}
+
+enum auth_agent_verdict auth_agent_allows(const char *cluster_token,
+					  const struct auth_tokens *tokens, const char *node,
+					  const char *bearer)
+{
+	if (!bearer || !*bearer)
+		return AUTH_AGENT_UNAUTHENTICATED;
+	if (auth_is_cluster_token(cluster_token, bearer))
+		return AUTH_AGENT_ALLOWED;
+	const struct auth_token *t = auth_tokens_find(tokens, bearer);
+	if (!t || t->kind != TOKEN_AGENT)
+		return AUTH_AGENT_UNAUTHENTICATED;
+	for (size_t i = 0; i < t->nnodes; i++)
+		if (!strcmp(t->nodes[i], node))
+			return AUTH_AGENT_ALLOWED;
+	return AUTH_AGENT_OTHER_NODE;
 }
 
 const char *const auth_ml_job_permissions[] = {
@@ -400,24 +663,88 @@ static void reply_unauthenticated(struct request *req, bool missing)
 				 : "Request had invalid authentication credentials. " AUTH_HELP);
 }
 
+/*
+ * The tokens file version this request uses, held until the request ends.
+ * The agent check and authentication never both take it (agent routes skip
+ * the one, user routes the other); a second take drops the first rather
+ * than leak it.
+ */
+static const struct auth_tokens *request_tokens(struct request *req)
+{
+	snapshot_release(req->tokens_ref);
+	req->tokens_ref = NULL;
+	return snapshot_acquire(req->srv->tokens, &req->tokens_ref);
+}
+
+static const char *bearer(struct request *req)
+{
+	const char *auth = req_header(req, "Authorization");
+	return auth && !strncasecmp(auth, "Bearer ", 7) ? auth + 7 : NULL;
+}
+
+int auth_check_agent_or_reply(struct request *req)
+{
+	const struct server *srv = req->srv;
+	const char *token = bearer(req);
+	char perm[128];
+
+	if (req->route->agent) {
+		const struct auth_tokens *t = srv->auth_mode == AUTH_TOKENS ? request_tokens(req)
+									   : NULL;
+		const char *node = req->params[0];
+		switch (auth_agent_allows(srv->agent_token, t, node ? node : "", token)) {
+		case AUTH_AGENT_ALLOWED:
+			return 0;
+		case AUTH_AGENT_OTHER_NODE:
+			reply_error(req, API_PERMISSION_DENIED,
+				    "The caller does not have permission: this agent token is not "
+				    "bound to node %s.", node);
+			return -1;
+		case AUTH_AGENT_UNAUTHENTICATED:
+			break;
+		}
+		reply_error(req, API_UNAUTHENTICATED,
+			    "Request had invalid authentication credentials: agent routes need the "
+			    "cluster token or the node's agent token (Authorization: Bearer).");
+		return -1;
+	}
+	if (auth_route_permission(srv->auth_mode, req->route->operation_id, perm, sizeof(perm)) &&
+	    auth_is_cluster_token(srv->agent_token, token)) {
+		/* (public routes such as /healthz take anyone) */
+		reply_error(req, API_PERMISSION_DENIED,
+			    "The caller does not have permission: the agents' cluster token cannot "
+			    "call user APIs.");
+		return -1;
+	}
+	return 0;
+}
+
 int auth_authenticate_or_reply(struct request *req)
 {
 	const struct server *srv = req->srv;
 
 	if (srv->auth_mode == AUTH_OPEN || req->route->agent)
-		return 0;	/* agent routes: the cluster token, checked already */
+		return 0;	/* agent routes: auth_check_agent_or_reply() */
 	char perm[128];
-	if (!auth_permission(req->route->operation_id, perm, sizeof(perm)))
+	if (!auth_route_permission(srv->auth_mode, req->route->operation_id, perm, sizeof(perm)))
 		return 0;	/* public */
 	const char *cred = credential(req);
 	if (!cred || !*cred) {
 		reply_unauthenticated(req, true);
 		return -1;
 	}
-	const struct auth_tokens *t = snapshot_acquire(srv->tokens, &req->tokens_ref);
-	req->caller = auth_tokens_find(t, cred);
+	req->caller = auth_tokens_find(request_tokens(req), cred);
 	if (!req->caller) {
 		reply_unauthenticated(req, false);
+		return -1;
+	}
+	if (req->caller->kind != TOKEN_USER && !auth_token_allows(req->caller, NULL, perm)) {
+		/* Before any IAM policy: an agent's or a scraper's token is no user. */
+		reply_error(req, API_PERMISSION_DENIED,
+			    "The caller does not have permission: %s tokens open %s only.",
+			    req->caller->kind == TOKEN_AGENT ? "agent" : "metrics",
+			    req->caller->kind == TOKEN_AGENT ? "the agent routes of their nodes"
+							     : "/metrics");
 		return -1;
 	}
 	return 0;
@@ -504,7 +831,8 @@ int auth_authorize_or_reply(struct request *req)
 	char perm[128];
 
 	if (req->srv->auth_mode == AUTH_OPEN || req->route->agent || !req->caller ||
-	    !auth_permission(req->route->operation_id, perm, sizeof(perm)))
+	    !auth_route_permission(req->srv->auth_mode, req->route->operation_id, perm,
+				   sizeof(perm)))
 		return 0;
 	if (!strcmp(perm, "ml.jobs.testIamPermissions"))
 		return 0;	/* anyone signed in; the answer is what they hold */

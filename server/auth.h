@@ -14,13 +14,21 @@
  * permissions of its roles (roles/ml.viewer, roles/ml.developer,
  * roles/ml.admin, ...) on that job, whatever the token's projects.
  *
+ * Two more roles are not users': an agent token (role agent, nodes: [...])
+ * opens the agent routes of the nodes it names and nothing else, as a
+ * kubelet's credential names its node (Kubernetes' Node authorizer); a
+ * metrics token (role metrics) opens GET /metrics and nothing else.
+ *
  * Permissions are named after the route's operation id the way Google
  * names them: ml.projects.jobs.get -> ml.jobs.get, patch -> update,
  * aiplatform.projects.locations.customJobs.create ->
  * aiplatform.customJobs.create, logging.entries.list ->
  * logging.logEntries.list. A route whose operation id has no dot
- * (healthz, readyz, metrics) is public. The agents' routes take the
- * cluster token only, checked before any of this.
+ * (healthz, readyz, metrics) is public, except /metrics in tokens mode,
+ * which needs trainplane.metrics.get (admins and metrics tokens): it shows
+ * every project's job counts, the nodes and their GPUs. The agents' routes
+ * take the cluster token (agent_token) or the node's agent token, checked
+ * before any of this (auth_check_agent_or_reply()).
  *
  * A refusal never tells whether another project's resource exists: it is
  * the same 403 for a job that exists and one that does not.
@@ -32,18 +40,29 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "http.h"
 #include "store.h"
 
 enum auth_role { ROLE_NONE = 0, ROLE_VIEWER, ROLE_DEVELOPER, ROLE_ADMIN };
+
+/* What a token of the tokens file is for. */
+enum auth_token_kind {
+	TOKEN_USER,		/* the APIs, by role and projects */
+	TOKEN_AGENT,		/* role agent: the agent routes of its nodes, nothing else */
+	TOKEN_METRICS,		/* role metrics: GET /metrics, nothing else */
+};
 
 struct auth_token {
 	unsigned char sha256[32];
 	char *name;
 	char *member;		/* IAM member: "user:<name>" unless the file says */
-	enum auth_role role;
+	enum auth_token_kind kind;
+	enum auth_role role;	/* TOKEN_USER; ROLE_NONE for the others */
 	bool all_projects;	/* projects: ["*"] */
 	char **projects;
 	size_t nprojects;
+	char **nodes;		/* TOKEN_AGENT: the node names it may act for */
+	size_t nnodes;
 };
 
 struct auth_tokens {
@@ -59,7 +78,15 @@ struct auth_tokens {
  *       role: developer
  *       projects: [team-a, team-b]      # or ["*"]
  *       member: user:alice@example.com  # optional
- * Errors name the file, line and column.
+ *     - name: gpu-1
+ *       sha256: ...
+ *       role: agent
+ *       nodes: [gpu-1]                  # node names, as the agents register
+ *     - name: prometheus
+ *       sha256: ...
+ *       role: metrics
+ * Agent tokens take nodes and no projects, metrics tokens neither, user
+ * tokens projects and no nodes. Errors name the file, line and column.
  */
 int auth_tokens_load(const char *path, struct auth_tokens **out, char *err, size_t errlen);
 void auth_tokens_free(void *tokens);	/* struct auth_tokens *; NULL is a no-op */
@@ -88,16 +115,73 @@ enum auth_role auth_iam_role(const char *role);
  */
 bool auth_policy_allows(const json_t *policy, const char *member, const char *permission);
 
+/* The permission GET /metrics needs in tokens mode. */
+#define AUTH_METRICS_PERMISSION "trainplane.metrics.get"
+/*
+ * The permission a route needs in mode, written to buf: auth_permission(),
+ * and AUTH_METRICS_PERMISSION for /metrics in tokens mode. False: public.
+ */
+bool auth_route_permission(enum auth_mode mode, const char *operation_id, char *buf, size_t len);
+
+/*
+ * Secrets the server holds in clear (agent_token) must carry at least
+ * AUTH_SECRET_MIN_BITS of entropy, as `openssl rand -hex 32` does.
+ */
+#define AUTH_SECRET_MIN_BITS 256
+/*
+ * The most entropy secret can carry, in bits: its length times log2 of the
+ * size of the smallest of these alphabets that holds all its characters:
+ * digits (10), hex digits of one case (16), digits and letters of one case
+ * (36), digits and letters (62), base64 or base64url (64; trailing '='
+ * padding is not counted), printable ASCII without space (94). 0 when a
+ * character is none of those (space, control, non-ASCII).
+ */
+double auth_secret_bits(const char *secret);
+/*
+ * Whether secret is fit to guard the cluster: not a known default or
+ * placeholder (trainplane-dev-token, CHANGE-ME, example, ...), at least
+ * AUTH_SECRET_MIN_BITS by auth_secret_bits(), and not degenerate: no
+ * character makes up more than a third of it, it is not one block
+ * repeated, and at most half of its neighbouring characters are equal or
+ * one code point apart ("aaaa", "abcd", "9876"). Random tokens of the
+ * minimum size fail these with a probability below 1e-8. When not, writes
+ * why into why (never the secret itself).
+ */
+bool auth_secret_strong(const char *secret, char *why, size_t whylen);
+
+/* The decision on an agent route for the node named in its path. */
+enum auth_agent_verdict {
+	AUTH_AGENT_ALLOWED,		/* the cluster token, or a token of this node */
+	AUTH_AGENT_UNAUTHENTICATED,	/* no agent credential: 401 */
+	AUTH_AGENT_OTHER_NODE,		/* an agent token bound to other nodes: 403 */
+};
+/*
+ * Whether bearer (the Authorization: Bearer credential, may be NULL) may
+ * act for node: cluster_token (NULL or "": none) opens every node, an agent
+ * token of tokens (may be NULL) the nodes it names. Constant time in the
+ * comparison of secrets.
+ */
+enum auth_agent_verdict auth_agent_allows(const char *cluster_token,
+					  const struct auth_tokens *tokens, const char *node,
+					  const char *bearer);
+/* Whether bearer is the cluster token (constant time; false when there is none). */
+bool auth_is_cluster_token(const char *cluster_token, const char *bearer);
+
 /* The ml.jobs.* permissions, for testIamPermissions. */
 extern const char *const auth_ml_job_permissions[];
 extern const size_t auth_ml_job_permissions_count;
 
 struct request;
 /*
- * Router hooks (http.c). Both reply and return -1 when the request may not
- * go on. authenticate runs before the body is read (401s); authorize after
- * it is parsed (403s; logging's resourceNames are in the body).
+ * Router hooks (http.c). Each replies and returns -1 when the request may
+ * not go on. check_agent runs first: an agent route needs the cluster token
+ * or its node's agent token (auth_agent_allows(); 401, or 403 for another
+ * node's token), and the cluster token opens no other route but the public
+ * ones (403). authenticate runs before the body is read (401s; 403 for an
+ * agent or metrics token on a route it does not open); authorize after it
+ * is parsed (403s; logging's resourceNames are in the body).
  */
+int auth_check_agent_or_reply(struct request *req);
 int auth_authenticate_or_reply(struct request *req);
 int auth_authorize_or_reply(struct request *req);
 /*

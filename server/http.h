@@ -1,18 +1,24 @@
 /*
- * http.h - the HTTP front: libmicrohttpd with a thread pool, request
- * bodies, the route table, and the replies every handler uses.
+ * http.h - the HTTP front: our own HTTP/1.1 server (http_server.c, framing
+ * in http_parse.c), the route table and dispatch (router.c), and the
+ * replies every handler uses (reply.c).
  *
  * Checks common to every route run once in the router before dispatch:
- * path and method, body size (413), content type, JSON syntax for routes
- * that take a body. Every reply is JSON with
- * "Content-Type: application/json; charset=UTF-8"; every error is Google's
- * envelope (api_error.h).
+ * path and method, the ids in the path, body size (413), content type,
+ * JSON syntax for routes that take a body. Every reply is JSON with
+ * "Content-Type: application/json; charset=UTF-8"; every error, the HTTP
+ * layer's own included (400 malformed request, 408, 413, 414, 431, 501,
+ * 505), is Google's envelope (api_error.h).
  *
  * Every request has an id: the client's X-Request-Id when it is valid
  * (printable ASCII, at most REQUEST_ID_MAX characters), else 128 random
  * bits in hex. It is echoed in the X-Request-Id response header, written in
  * every log line of the request's handling, and in every error's details.
  * Each answered request is counted in metrics.h by route and status.
+ *
+ * Threads: a request's handler runs on the connection's worker thread; it
+ * may block (the database). It replies, or suspends (http_suspend,
+ * http_park) and runs again on the same thread once resumed.
  */
 #ifndef TP_HTTP_H
 #define TP_HTTP_H
@@ -35,6 +41,16 @@ struct auth_token;
 
 enum auth_mode { AUTH_OPEN, AUTH_TOKENS };
 
+/* The HTTP server's limits (configuration keys http_*); 0 takes the default. */
+struct http_limits {
+	int header_timeout_s;	/* a new connection or a begun request: until its head is in */
+	int idle_timeout_s;	/* a kept-alive connection between requests */
+	int io_timeout_s;	/* reading a body or sending a reply without progress */
+	int max_connections;	/* in all; at the limit the longest-idle one is closed */
+	int max_connections_per_client;	/* from one address; 0: no limit */
+};
+#define HTTP_LIMITS_DEFAULT { 10, 120, 60, 10000, 2500 }
+
 /* What handlers share; owned by main(). */
 struct server {
 	struct store *store;
@@ -42,6 +58,7 @@ struct server {
 	enum auth_mode auth_mode;
 	struct snapshot *tokens;	/* struct auth_tokens, AUTH_TOKENS only */
 	size_t max_body;	/* bytes */
+	struct http_limits http_limits;
 	const char *agent_token;	/* the cluster token of the agents */
 	int sync_interval_s;	/* agents sync at least this often */
 	int lease_s;		/* a node without a sync for this long is lost */
@@ -58,6 +75,8 @@ struct server {
 #define REQUEST_ID_MAX 128
 
 struct request;
+struct http_conn;
+struct http_head;
 typedef void (*route_handler)(struct request *req);
 
 struct route {
@@ -66,19 +85,27 @@ struct route {
 	route_handler handler;
 	const char *operation_id;	/* as in openapi.yaml */
 	bool takes_body;	/* parse the body as a JSON object before dispatch */
-	bool agent;		/* for agents: the cluster token, and nothing else, opens it */
+	bool agent;		/* for agents: the cluster token or the node's agent token, nothing else */
 };
 
 extern const struct route routes[];
 extern const size_t routes_count;
 
+/* A query parameter, decoded; value NULL for "?key" without '='. */
+struct query_param {
+	char *key;
+	char *value;
+};
+
 struct request {
 	struct server *srv;
-	struct MHD_Connection *conn;
+	struct http_conn *conn;	/* the connection (http_server.c's) */
+	const struct http_head *head;	/* method, target, header fields */
 	const char *method;
-	char *path;
+	char *path;		/* percent-decoded ("%00" kept) */
+	struct query_param *query;
+	size_t nquery;
 	struct strbuf body;
-	bool too_large;
 	bool replied;
 	const struct route *route;
 	char *params[ROUTE_MAX_PARAMS];	/* path variables, in pattern order */

@@ -1,8 +1,9 @@
 /*
  * list_query.h - the preamble every list method shares (ml jobs and
  * locations, Vertex customJobs, trainingPipelines and operations): pageSize,
- * pageToken (made for the same filter) and filter, read from the request,
- * each refused in the API's own wording.
+ * pageToken and filter, read from the request, each refused in the API's
+ * own wording. A page token is good only for the list it was made for: the
+ * same method, the same path (project, location) and the same filter.
  */
 #ifndef TP_LIST_QUERY_H
 #define TP_LIST_QUERY_H
@@ -22,6 +23,11 @@ struct list_query {
 	int size;		/* page size */
 	int64_t pos;		/* from the page token; 0 for the first page */
 	struct filter_sql fsql;	/* the compiled filter; empty when none */
+	/* What page tokens are bound to: the operation, the path's variables,
+	 * the filter (borrowed from the request), and the key they are made with. */
+	const char *scope[ROUTE_MAX_PARAMS + 2];
+	size_t nscope;
+	const unsigned char *key;
 };
 
 /*
@@ -34,7 +40,7 @@ int list_query_read(struct request *req, const struct filter_field *fields, size
 		    struct list_query *out) MUST_CHECK;
 void list_query_release(struct list_query *q);
 
-/* A next-page token for position pos (caller frees), for the same filter. */
+/* A next-page token for position pos (caller frees), for the same list. */
 char *list_query_next_token(const struct list_query *q, int64_t pos);
 
 #endif

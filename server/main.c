@@ -35,6 +35,11 @@ struct server_config {
 	char *database_url;
 	int db_pool_size;
 	int db_wait_seconds;
+	int http_header_timeout_seconds;
+	int http_idle_timeout_seconds;
+	int http_io_timeout_seconds;
+	int http_max_connections;
+	int http_max_connections_per_client;
 	int http_threads;
 	int job_cache_entries;
 	int lease_seconds;
@@ -76,13 +81,18 @@ static const char *check_log_format(const char *v)
 	{ #name, type, offsetof(struct server_config, name), def, min, max, check }
 /* Alphabetical; each is also TRAINPLANE_<NAME>. */
 static const struct config_key server_keys[] = {
-	KEY(agent_token, CONFIG_STRING, "trainplane-dev-token", 0, 0, NULL),
+	KEY(agent_token, CONFIG_STRING, NULL, 0, 0, NULL),
 	KEY(auth_mode, CONFIG_STRING, "open", 0, 0, check_auth_mode),
 	KEY(catalog, CONFIG_STRING, "deploy/catalog.yaml", 0, 0, NULL),
 	KEY(database_url, CONFIG_STRING, NULL, 0, 0, NULL),
 	KEY(db_pipeline, CONFIG_BOOL, "true", 0, 0, NULL),
 	KEY(db_pool_size, CONFIG_INT, "16", 1, 1000, NULL),
 	KEY(db_wait_seconds, CONFIG_INT, "30", 0, 3600, NULL),
+	KEY(http_header_timeout_seconds, CONFIG_INT, "10", 1, 3600, NULL),
+	KEY(http_idle_timeout_seconds, CONFIG_INT, "120", 1, 86400, NULL),
+	KEY(http_io_timeout_seconds, CONFIG_INT, "60", 1, 3600, NULL),
+	KEY(http_max_connections, CONFIG_INT, "10000", 16, 1000000, NULL),
+	KEY(http_max_connections_per_client, CONFIG_INT, "2500", 0, 1000000, NULL),
 	KEY(http_threads, CONFIG_INT, "16", 1, 1024, NULL),
 	KEY(job_cache_entries, CONFIG_INT, "10000", 0, 10000000, NULL),
 	KEY(lease_seconds, CONFIG_INT, "30", 2, 3600, NULL),
@@ -92,7 +102,7 @@ static const struct config_key server_keys[] = {
 	KEY(log_retention_days, CONFIG_INT, "30", 1, 36500, NULL),
 	KEY(max_body_bytes, CONFIG_INT, "1048576", 1024, 64 << 20, NULL),
 	KEY(postgres_bin_dir, CONFIG_STRING, NULL, 0, 0, NULL),
-		KEY(scheduler, CONFIG_BOOL, "true", 0, 0, NULL),
+	KEY(scheduler, CONFIG_BOOL, "true", 0, 0, NULL),
 	KEY(scheduler_tick_ms, CONFIG_INT, "1000", 10, 60000, NULL),
 	KEY(starve_seconds, CONFIG_INT, "600", 1, 86400 * 7, NULL),
 	KEY(state_dir, CONFIG_STRING, "./var", 0, 0, NULL),
@@ -129,6 +139,37 @@ static int hash_token(void)
 	}
 	auth_sha256_hex(line, hex);
 	printf("%s\n", hex);
+	return 0;
+}
+
+/* open mode's cluster token when agent_token is unset: make run, the emulator. */
+#define DEV_AGENT_TOKEN "trainplane-dev-token"
+
+/*
+ * The agents' cluster token in effect: tokens mode takes only a strong one
+ * (auth_secret_strong()) and none when unset (then only the per-node
+ * tokens of tokens_file open the agent routes); open mode defaults to
+ * DEV_AGENT_TOKEN. -1 with err set when tokens mode gets a weak one.
+ */
+static int agent_token_in_effect(const struct server_config *cfg, const char **out, char *err,
+				 size_t errlen)
+{
+	const char *t = cfg->agent_token && *cfg->agent_token ? cfg->agent_token : NULL;
+	char why[256];
+
+	*out = t;
+	if (strcmp(cfg->auth_mode, "tokens")) {
+		if (!t)
+			*out = DEV_AGENT_TOKEN;
+		return 0;
+	}
+	if (t && !auth_secret_strong(t, why, sizeof(why))) {
+		snprintf(err, errlen, "agent_token (TRAINPLANE_AGENT_TOKEN) is too weak for auth_mode "
+			 "tokens: %s. Make one with `openssl rand -hex 32` (%d bits at least), or leave "
+			 "agent_token unset so that only the per-node agent tokens of tokens_file "
+			 "(role: agent) open the agent routes", why, AUTH_SECRET_MIN_BITS);
+		return -1;
+	}
 	return 0;
 }
 
@@ -174,6 +215,21 @@ static void reload(const struct server_config *cfg, struct server *srv)
 	}
 }
 
+/* tokens mode: what opens the agent routes, and a warning when nothing does. */
+static void log_agent_credentials(const char *agent_token, const struct auth_tokens *tokens)
+{
+	size_t per_node = 0;
+
+	for (size_t i = 0; i < tokens->n; i++)
+		per_node += tokens->v[i].kind == TOKEN_AGENT;
+	log_info("agent routes: %s; %zu per-node agent tokens", agent_token ?
+		 "the cluster token (agent_token) or a per-node token" :
+		 "no cluster token (agent_token unset)", per_node);
+	if (!agent_token && !per_node)
+		log_warn("no agent can register: agent_token is unset and tokens_file has no agent "
+			 "token (role: agent, nodes: [...])");
+}
+
 static bool listen_is_loopback(const char *listen)
 {
 	return !strncmp(listen, "127.", 4) || !strncmp(listen, "[::1]:", 6) ||
@@ -202,6 +258,7 @@ int main(int argc, char **argv)
 	char err[2048];
 	struct catalog *cat = NULL;
 	struct auth_tokens *tokens = NULL;
+	const char *agent_token = NULL;
 	char *tls_cert = NULL, *tls_key = NULL;
 	struct snapshot *catalogs = NULL, *token_snap = NULL;
 	struct pg_embedded *pg = NULL;
@@ -247,6 +304,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, "trainplane-server: bad tokens file: %s\n", err);
 		goto out;
 	}
+	if (agent_token_in_effect(&cfg, &agent_token, err, sizeof(err))) {
+		fprintf(stderr, "trainplane-server: %s\n", err);
+		goto out;
+	}
 	if (tls_load(cfg.tls_cert_file, cfg.tls_key_file, &tls_cert, &tls_key, err, sizeof(err))) {
 		fprintf(stderr, "trainplane-server: bad TLS configuration: %s\n", err);
 		goto out;
@@ -257,6 +318,8 @@ int main(int argc, char **argv)
 		goto out;
 	}
 
+	if (tokens)
+		log_agent_credentials(agent_token, tokens);
 	catalogs = snapshot_new(cat, catalog_free_any);
 	cat = NULL;
 	token_snap = snapshot_new(tokens, auth_tokens_free);
@@ -296,7 +359,11 @@ int main(int argc, char **argv)
 	struct server srv = { .store = st, .catalogs = catalogs, .tokens = token_snap,
 			      .auth_mode = strcmp(cfg.auth_mode, "tokens") ? AUTH_OPEN : AUTH_TOKENS,
 			      .max_body = (size_t)cfg.max_body_bytes,
-			      .agent_token = cfg.agent_token,
+			      .http_limits = { cfg.http_header_timeout_seconds,
+					       cfg.http_idle_timeout_seconds,
+					       cfg.http_io_timeout_seconds, cfg.http_max_connections,
+					       cfg.http_max_connections_per_client },
+			      .agent_token = agent_token,
 			      .sync_interval_s = cfg.sync_interval_seconds,
 			      .lease_s = cfg.lease_seconds, .sched = sched };
 	if (cfg.db_pipeline)

@@ -128,8 +128,8 @@ void metrics_write_histogram(struct strbuf *sb, const char *name, const char *la
 /* Route slots: one per entry of routes[], the last for requests no route matched. */
 #define MAX_ROUTE_SLOTS 96
 /* Every status the server sends; anything else is counted as "other". */
-static const int codes[] = { 200, 201, 204, 304, 400, 401, 403, 404, 405, 409, 412, 413,
-			     415, 429, 499, 500, 501, 502, 503, 504 };
+static const int codes[] = { 200, 201, 204, 304, 400, 401, 403, 404, 405, 408, 409, 412,
+			     413, 414, 415, 417, 429, 431, 499, 500, 501, 502, 503, 504, 505 };
 #define NCODES (ARRAY_SIZE(codes) + 1)
 
 static struct {

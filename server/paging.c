@@ -1,10 +1,23 @@
 #include "paging.h"
 
-#include <stdio.h>
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "strbuf.h"
 #include "wire.h"
+
+/* The first byte of every token: another format (the old "tp1." text
+ * tokens included) is refused. */
+#define TOKEN_FORMAT 0x01
+#define TAG_BYTES 16
+#define TOKEN_MAX_BYTES (1 + TAG_BYTES + 8 * PAGING_POS_MAX)
+
+/* The two keys derived from the server's: one for the MAC, one for the cipher. */
+static const char mac_label[] = "trainplane page token mac";
+static const char enc_label[] = "trainplane page token enc";
 
 int paging_size(const char *text, int *out)
 {
@@ -20,35 +33,102 @@ int paging_size(const char *text, int *out)
 	return 0;
 }
 
-static uint32_t fnv1a(const char *s)
+/* HMAC-SHA256; libcrypto fails only without memory, as xmalloc aborts. */
+static void hmac_sha256(const unsigned char *key, const void *data, size_t len,
+			unsigned char out[32])
 {
-	uint32_t h = 2166136261u;
-	for (; s && *s; s++)
-		h = (h ^ (unsigned char)*s) * 16777619u;
-	return h;
+	unsigned int n = 32;
+
+	if (!HMAC(EVP_sha256(), key, 32, data, len, out, &n) || n != 32)
+		abort();
 }
 
-char *paging_token_make(int64_t pos, const char *filter)
+static void put_be64(unsigned char *p, uint64_t v)
 {
-	char raw[64];
-	int n = snprintf(raw, sizeof(raw), "tp1.%lld.%08x", (long long)pos, fnv1a(filter));
-	return wire_base64_encode(raw, (size_t)n, true);
+	for (int i = 7; i >= 0; i--, v >>= 8)
+		p[i] = (unsigned char)v;
 }
 
-int paging_token_read(const char *token, const char *filter, int64_t *pos)
+static uint64_t get_be64(const unsigned char *p)
 {
-	char raw[64];
-	long long p;
-	unsigned hash;
-	int used = 0;
-	long n = wire_base64_decode(token, raw, sizeof(raw) - 1, true);
+	uint64_t v = 0;
 
-	if (n < 0)
+	for (int i = 0; i < 8; i++)
+		v = v << 8 | p[i];
+	return v;
+}
+
+/* The synthetic IV: a MAC of the format, the scope and the plaintext. */
+static void token_tag(const unsigned char *key, const char *const *scope, size_t nscope,
+		      const unsigned char *plain, size_t nplain, unsigned char tag[TAG_BYTES])
+{
+	unsigned char mac_key[32], full[32], len[8];
+	struct strbuf msg = STRBUF_INIT;
+
+	hmac_sha256(key, mac_label, sizeof(mac_label) - 1, mac_key);
+	sb_addch(&msg, TOKEN_FORMAT);
+	put_be64(len, nscope);
+	sb_add(&msg, len, sizeof(len));
+	for (size_t i = 0; i < nscope; i++) {
+		const char *part = scope[i] ? scope[i] : "";
+		put_be64(len, strlen(part));
+		sb_add(&msg, len, sizeof(len));
+		sb_addstr(&msg, part);
+	}
+	sb_add(&msg, plain, nplain);
+	hmac_sha256(mac_key, msg.buf, msg.len, full);
+	memcpy(tag, full, TAG_BYTES);
+	OPENSSL_cleanse(mac_key, sizeof(mac_key));
+	sb_release(&msg);
+}
+
+/* AES-256-CTR with iv = tag: encrypts and decrypts alike. */
+static void token_ctr(const unsigned char *key, const unsigned char iv[TAG_BYTES],
+		      const unsigned char *in, size_t n, unsigned char *out)
+{
+	unsigned char enc_key[32];
+	EVP_CIPHER_CTX *ctx = EVP_CIPHER_CTX_new();
+	int len = 0;
+
+	hmac_sha256(key, enc_label, sizeof(enc_label) - 1, enc_key);
+	if (!ctx || !EVP_EncryptInit_ex(ctx, EVP_aes_256_ctr(), NULL, enc_key, iv) ||
+	    !EVP_EncryptUpdate(ctx, out, &len, in, (int)n) || len != (int)n)
+		abort();
+	EVP_CIPHER_CTX_free(ctx);
+	OPENSSL_cleanse(enc_key, sizeof(enc_key));
+}
+
+char *paging_token_make(const unsigned char key[PAGING_KEY_BYTES], const char *const *scope,
+			size_t nscope, const int64_t *pos, size_t npos)
+{
+	unsigned char plain[8 * PAGING_POS_MAX], raw[TOKEN_MAX_BYTES];
+
+	if (npos < 1 || npos > PAGING_POS_MAX)
+		abort();
+	for (size_t i = 0; i < npos; i++)
+		put_be64(plain + 8 * i, (uint64_t)pos[i]);
+	raw[0] = TOKEN_FORMAT;
+	token_tag(key, scope, nscope, plain, 8 * npos, raw + 1);
+	token_ctr(key, raw + 1, plain, 8 * npos, raw + 1 + TAG_BYTES);
+	return wire_base64_encode(raw, 1 + TAG_BYTES + 8 * npos, true);
+}
+
+int paging_token_read(const unsigned char key[PAGING_KEY_BYTES], const char *const *scope,
+		      size_t nscope, const char *token, int64_t *pos, size_t npos)
+{
+	unsigned char raw[TOKEN_MAX_BYTES], plain[8 * PAGING_POS_MAX], tag[TAG_BYTES];
+	long n;
+
+	if (!token || npos < 1 || npos > PAGING_POS_MAX)
 		return -1;
-	raw[n] = '\0';
-	if (sscanf(raw, "tp1.%lld.%8x%n", &p, &hash, &used) != 2 || used != n || p < 0 ||
-	    hash != fnv1a(filter))
+	n = wire_base64_decode(token, raw, sizeof(raw), true);
+	if (n != (long)(1 + TAG_BYTES + 8 * npos) || raw[0] != TOKEN_FORMAT)
 		return -1;
-	*pos = p;
+	token_ctr(key, raw + 1, raw + 1 + TAG_BYTES, 8 * npos, plain);
+	token_tag(key, scope, nscope, plain, 8 * npos, tag);
+	if (CRYPTO_memcmp(tag, raw + 1, TAG_BYTES))
+		return -1;
+	for (size_t i = 0; i < npos; i++)
+		pos[i] = (int64_t)get_be64(plain + 8 * i);
 	return 0;
 }

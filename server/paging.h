@@ -1,17 +1,41 @@
 /*
- * paging.h - pageSize and opaque pageToken handling shared by list methods.
+ * paging.h - pageSize and page tokens shared by list methods.
  *
- * A token carries the position to continue after and a hash of the filter
- * it was made for, base64url-encoded; a token used with another filter, or
- * not made by us, is refused with INVALID_ARGUMENT.
+ * A page token is opaque and tamper-evident. It carries the position to
+ * continue after (one or two int64: a row id, or a log entry's time and
+ * id), encrypted, and is bound to a scope: the strings a next page must
+ * be asked for with (the list method, its project and location, its
+ * filter and order). A token made for another scope, altered in any bit,
+ * cut short, or not made with the same key is refused, and the position
+ * inside (the database's global row ids) cannot be read without the key.
+ *
+ * Construction (a deterministic authenticated encryption, SIV-style:
+ * Rogaway and Shrimpton's synthetic IV from a PRF, then CTR mode):
+ *   mac_key = HMAC-SHA256(key, "trainplane page token mac")
+ *   enc_key = HMAC-SHA256(key, "trainplane page token enc")
+ *   plain   = the positions, 8 bytes big-endian each
+ *   tag     = HMAC-SHA256(mac_key, format | scope | plain), first 16 bytes
+ *   token   = base64url-unpadded(format | tag | AES-256-CTR(enc_key, iv = tag, plain))
+ * where each scope part is hashed with its length, so that no two scopes
+ * collide. The same position and scope always give the same token, which
+ * tells nothing but that; there is no nonce to repeat.
  */
 #ifndef TP_PAGING_H
 #define TP_PAGING_H
+
+#include <stdbool.h>
+#include <stddef.h>
 
 #include "common.h"
 
 #define PAGE_SIZE_DEFAULT 20
 #define PAGE_SIZE_MAX 100
+
+/* The server's page token key (store_page_token_key()), shared by every
+ * server of one database. */
+#define PAGING_KEY_BYTES 32
+/* Positions a token can carry. */
+#define PAGING_POS_MAX 2
 
 /*
  * pageSize: NULL or "0" gives the default, above the maximum is clamped.
@@ -19,9 +43,19 @@
  */
 int paging_size(const char *text, int *out) MUST_CHECK;
 
-/* A new token for position pos under filter (NULL = none). Caller frees. */
-char *paging_token_make(int64_t pos, const char *filter);
-/* Reads a token made for filter. 0 with *pos, or -1 when invalid or for another filter. */
-int paging_token_read(const char *token, const char *filter, int64_t *pos) MUST_CHECK;
+/*
+ * A new token (caller frees) for the npos (1..PAGING_POS_MAX) positions
+ * pos, bound to the nscope strings of scope (a NULL part reads as "").
+ */
+char *paging_token_make(const unsigned char key[PAGING_KEY_BYTES], const char *const *scope,
+			size_t nscope, const int64_t *pos, size_t npos);
+
+/*
+ * Reads a token made with key for this scope and npos positions. 0 with
+ * pos[0..npos-1] filled, or -1 for anything else: malformed, truncated,
+ * altered, of another format, another scope or another key.
+ */
+int paging_token_read(const unsigned char key[PAGING_KEY_BYTES], const char *const *scope,
+		      size_t nscope, const char *token, int64_t *pos, size_t npos) MUST_CHECK;
 
 #endif

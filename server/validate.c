@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "imageref.h"
 #include "strbuf.h"
 #include "wire.h"
 
@@ -221,6 +222,39 @@ static void add_runtime_list(const struct catalog *cat, struct strbuf *sb, bool 
 static const char *acc_name(const struct ctx *c, int a)
 {
 	return catalog_accelerator(c->cat, (size_t)a)->name;
+}
+
+/* ------------------------------------------------------------------------- */
+/* Shared: what reaches a container engine (lib/imageref.h)                   */
+
+/* Whether a hostile value can be repeated in a message: printable ASCII, short. */
+static bool quotable(const char *s)
+{
+	size_t n = 0;
+
+	for (; s[n]; n++)
+		if ((unsigned char)s[n] < ' ' || (unsigned char)s[n] >= 0x7f || n >= 300)
+			return false;
+	return true;
+}
+
+/*
+ * An image: the node's engine gets it as `run ... -- <image>`, and before
+ * issue 12 an image "--volume=/:/host" was read as an option. Anything that
+ * is not a reference (docker's grammar; no podman transport) is refused.
+ */
+static void check_image(struct ctx *c, const char *image, const char *field)
+{
+	const char *why = image ? imageref_parse(image, NULL) : NULL;
+
+	if (!why)
+		return;
+	if (quotable(image))
+		violations_add(c->out, field, "Invalid image URI \"%s\": %s. An image URI is "
+			       IMAGEREF_FORM ", e.g. " IMAGEREF_EXAMPLE ".", image, why);
+	else
+		violations_add(c->out, field, "Invalid image URI: %s. An image URI is "
+			       IMAGEREF_FORM ", e.g. " IMAGEREF_EXAMPLE ".", why);
 }
 
 /* ------------------------------------------------------------------------- */
@@ -1117,6 +1151,7 @@ size_t validate_ml_training_input(const struct catalog *cat, const json_t *ti,
 		char f[FIELD_MAX];
 		snprintf(f, sizeof(f), "%s.image_uri", rs[i].config_field);
 		rs[i].image = i == MASTER ? master_image : get_str(&c, rs[i].config, "imageUri", f);
+		check_image(&c, rs[i].image, f);
 		if (!rs[i].image)
 			rs[i].image = master_image;
 	}
@@ -1242,15 +1277,52 @@ size_t validate_labels(const json_t *labels, const char *field, struct violation
 /* ------------------------------------------------------------------------- */
 /* Vertex: CustomJobSpec                                                      */
 
+/* A container's env (containerSpec.env, pythonPackageSpec.env): EnvVar.name
+ * is "Required. ... Must be a valid C identifier." */
+static void vx_env(struct ctx *c, const json_t *spec, const char *base)
+{
+	char f[FIELD_MAX];
+	const json_t *env, *var;
+	size_t i;
+
+	snprintf(f, sizeof(f), "%s.env", base);
+	env = get_arr(c, spec, "env", f);
+	json_array_foreach((json_t *)env, i, var) {
+		const char *name;
+		snprintf(f, sizeof(f), "%s.env[%zu]", base, i);
+		if (!json_is_object(var)) {
+			violations_add(c->out, f, "Invalid value: expected an object.");
+			continue;
+		}
+		snprintf(f, sizeof(f), "%s.env[%zu].value", base, i);
+		(void)get_str(c, var, "value", f);
+		snprintf(f, sizeof(f), "%s.env[%zu].name", base, i);
+		name = get_str(c, var, "name", f);
+		if (member(var, "name") && !json_is_string(member(var, "name")))
+			continue;	/* the wrong type, reported by get_str() */
+		if (!name)
+			violations_add(c->out, f, "Required field is not set.");
+		else if (!env_name_valid(name) && quotable(name))
+			violations_add(c->out, f, "Invalid environment variable name \"%s\": it must "
+				       "be a C identifier, [A-Za-z_][A-Za-z0-9_]*.", name);
+		else if (!env_name_valid(name))
+			violations_add(c->out, f, "Invalid environment variable name: it must be a C "
+				       "identifier, [A-Za-z_][A-Za-z0-9_]*.");
+	}
+}
+
 static void vx_python_package(struct ctx *c, const json_t *pp, const char *base)
 {
 	char f[FIELD_MAX];
+	const char *image;
 	const json_t *pkgs;
 	size_t n;
 
 	snprintf(f, sizeof(f), "%s.python_package_spec.executor_image_uri", base);
-	if (!get_str(c, pp, "executorImageUri", f))
+	image = get_str(c, pp, "executorImageUri", f);
+	if (!image)
 		violations_add(c->out, f, "An executor image URI must be specified.");
+	check_image(c, image, f);
 	snprintf(f, sizeof(f), "%s.python_package_spec.package_uris", base);
 	pkgs = get_arr(c, pp, "packageUris", f);
 	n = arr_size(pkgs);
@@ -1262,6 +1334,8 @@ static void vx_python_package(struct ctx *c, const json_t *pp, const char *base)
 	snprintf(f, sizeof(f), "%s.python_package_spec.python_module", base);
 	if (!get_str(c, pp, "pythonModule", f))
 		violations_add(c->out, f, "A Python module must be specified.");
+	snprintf(f, sizeof(f), "%s.python_package_spec", base);
+	vx_env(c, pp, f);
 }
 
 /* One pool; returns the accelerator it uses (-1 none) for the region check. */
@@ -1370,9 +1444,14 @@ static int vx_pool(struct ctx *c, const json_t *pool, size_t i, bool *nonempty)
 		violations_add(c->out, base, "Exactly one of `container_spec` and "
 			       "`python_package_spec` should be specified.");
 	if (cs) {
+		const char *image;
 		snprintf(f, sizeof(f), "%s.container_spec.image_uri", base);
-		if (!get_str(c, cs, "imageUri", f))
+		image = get_str(c, cs, "imageUri", f);
+		if (!image)
 			violations_add(c->out, f, "A container image URI must be specified.");
+		check_image(c, image, f);
+		snprintf(f, sizeof(f), "%s.container_spec", base);
+		vx_env(c, cs, f);
 	}
 	if (pp)
 		vx_python_package(c, pp, base);

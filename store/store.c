@@ -1,5 +1,6 @@
 #include "store.h"
 
+#include <openssl/crypto.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -30,6 +31,7 @@ struct store {
 	unsigned long reconnects, errors;
 	unsigned long waits;	/* acquires that found every connection busy */
 	uint64_t wait_us;	/* and how long they waited */
+	unsigned char page_token_key[STORE_PAGE_TOKEN_KEY_BYTES];	/* never logged */
 };
 
 static const char *const rc_names[] = {
@@ -66,9 +68,48 @@ static void chomp_copy(char *dst, size_t len, const char *msg)
 		dst[--n] = '\0';
 }
 
+/*
+ * The page token key of this database (schema/012's server_keys), made
+ * anew if an operator deleted it. Two servers making it at once: the one
+ * that waited on the other's insert reads it on its second try.
+ */
+static int load_page_token_key(PGconn *pg, unsigned char *key, char *err, size_t errlen)
+{
+	static const char *const sql =
+		"WITH made AS (INSERT INTO server_keys (name, key) "
+		"  SELECT 'page_token', tp_server_key_new() ON CONFLICT (name) DO NOTHING "
+		"  RETURNING key) "
+		"SELECT key FROM made UNION ALL "
+		"SELECT key FROM server_keys WHERE name = 'page_token'";
+
+	for (int attempt = 0; attempt < 2; attempt++) {
+		/* Binary results: the bytea's bytes as they are. */
+		PGresult *res = PQexecParams(pg, sql, 0, NULL, NULL, NULL, NULL, 1);
+		if (PQresultStatus(res) != PGRES_TUPLES_OK) {
+			snprintf(err, errlen, "reading the page token key: ");
+			size_t n = strlen(err);
+			chomp_copy(err + n, errlen - n, PQresultErrorMessage(res));
+			PQclear(res);
+			return -1;
+		}
+		if (PQntuples(res) == 1 &&
+		    PQgetlength(res, 0, 0) == STORE_PAGE_TOKEN_KEY_BYTES) {
+			memcpy(key, PQgetvalue(res, 0, 0), STORE_PAGE_TOKEN_KEY_BYTES);
+			PQclear(res);
+			return 0;
+		}
+		PQclear(res);
+	}
+	snprintf(err, errlen, "reading the page token key: server_keys has no usable "
+		 "'page_token' row");
+	return -1;
+}
+
 int store_open(const char *conninfo, int pool_size, int wait_seconds, struct store **out,
 	       char *err, size_t errlen)
 {
+	unsigned char page_token_key[STORE_PAGE_TOKEN_KEY_BYTES];
+
 	PGconn *pg = NULL;
 	int64_t deadline = mono_usec() + (int64_t)wait_seconds * 1000000;
 
@@ -86,7 +127,8 @@ int store_open(const char *conninfo, int pool_size, int wait_seconds, struct sto
 		PQfinish(pg);
 		usleep(200 * 1000);
 	}
-	if (migrate_apply(pg, err, errlen)) {
+	if (migrate_apply(pg, err, errlen) ||
+	    load_page_token_key(pg, page_token_key, err, errlen)) {
 		PQfinish(pg);
 		return -1;
 	}
@@ -99,6 +141,8 @@ int store_open(const char *conninfo, int pool_size, int wait_seconds, struct sto
 	st->conns = xcalloc((size_t)pool_size, sizeof(*st->conns));
 	st->free = xcalloc((size_t)pool_size, sizeof(*st->free));
 	st->conns[0].pg = pg;	/* the migration connection joins the pool */
+	memcpy(st->page_token_key, page_token_key, sizeof(page_token_key));
+	OPENSSL_cleanse(page_token_key, sizeof(page_token_key));
 	for (int i = pool_size - 1; i >= 0; i--)
 		st->free[st->nfree++] = &st->conns[i];
 	*out = st;
@@ -117,7 +161,13 @@ void store_close(struct store *st)
 	free(st->conns);
 	free(st->free);
 	free(st->conninfo);
+	OPENSSL_cleanse(st->page_token_key, sizeof(st->page_token_key));
 	free(st);
+}
+
+const unsigned char *store_page_token_key(const struct store *st)
+{
+	return st->page_token_key;
 }
 
 /*

@@ -30,7 +30,7 @@ const char *store_rc_name(enum store_rc rc);
 /* A statement known to the runner; see store_exec(). */
 struct store_stmt {
 	/* unique, < STORE_MAX_STMTS: bit in the prepared mask. Taken: 0 store.c,
-	 * 1-4 and 59-63 store_job, 5-6 store_iam, 10-17 and 29 store_node, 30-41
+	 * 1-4 and 59-63 store_job, 5-6 store_iam, 10-18 and 28-29 store_node, 30-42
 	 * store_sched, 50-51 store_log, 57 store_metrics. Two statements with one id
 	 * abort the server at first use. */
 	unsigned id;
@@ -53,6 +53,13 @@ struct store_conn;
 int store_open(const char *conninfo, int pool_size, int wait_seconds, struct store **out,
 	       char *err, size_t errlen) MUST_CHECK;
 void store_close(struct store *st);	/* NULL is a no-op */
+
+/*
+ * The key of page tokens (server/paging.h), read at store_open(): the same
+ * in every server of the database (schema/012). Secret: never log or show it.
+ */
+#define STORE_PAGE_TOKEN_KEY_BYTES 32
+const unsigned char *store_page_token_key(const struct store *st);
 
 /* Takes a connection, waiting while all are busy. Never NULL. */
 struct store_conn *store_acquire(struct store *st);

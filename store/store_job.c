@@ -241,7 +241,9 @@ enum store_rc store_job_list(struct store *st, const char *api, const char *proj
 	params[2] = before;
 	for (int i = 0; i < nwhere; i++)
 		params[3 + i] = where_params[i];
-	sb_addstr(&sql, "SELECT " JOB_COLS " FROM jobs WHERE api = $1 AND project = $2 AND id < $3");
+	/* id > 0 (every row) names the partial index jobs_project_api_id (schema/012). */
+	sb_addstr(&sql, "SELECT " JOB_COLS " FROM jobs WHERE api = $1 AND project = $2 AND id < $3 "
+		  "AND id > 0");
 	if (where && *where)
 		sb_addf(&sql, " AND (%s)", where);
 	sb_addf(&sql, " ORDER BY id DESC LIMIT %d", limit);

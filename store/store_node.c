@@ -36,10 +36,18 @@ static const struct store_stmt stmt_register = {
 	false,
 };
 
+/* The lease, stop grace and policy, written with the registration. */
+static const struct store_stmt stmt_register_fencing = {
+	28, "node_register_fencing",
+	"UPDATE nodes SET lease_s = $2::int, stop_grace_s = $3::int, disconnect_policy = $4 "
+	"WHERE name = $1",
+	false,
+};
+
 enum store_rc store_node_register(struct store *st, const struct node_info *n,
 				  char *cluster_id, size_t cluster_id_len)
 {
-	char vcpus[16], mem[24], lo[16], hi[16], accel[16], cores[16];
+	char vcpus[16], mem[24], lo[16], hi[16], accel[16], cores[16], lease[16], grace[16];
 	const char *params[] = { n->name, n->incarnation, n->region, n->zone,
 				 n->machine_type ? n->machine_type : "", vcpus, mem, n->address, lo,
 				 hi, n->runtime, n->accel_type, accel, n->tpu_type, cores,
@@ -53,7 +61,13 @@ enum store_rc store_node_register(struct store *st, const struct node_info *n,
 	snprintf(hi, sizeof(hi), "%d", n->port_hi);
 	snprintf(accel, sizeof(accel), "%d", n->accel_count);
 	snprintf(cores, sizeof(cores), "%d", n->tpu_cores);
+	snprintf(lease, sizeof(lease), "%d", n->lease_s);
+	snprintf(grace, sizeof(grace), "%d", n->stop_grace_s);
+	const char *fencing[] = { n->name, lease, grace,
+				  n->disconnect_policy ? n->disconnect_policy : "keep_running" };
 	c = store_acquire(st);
+	if ((rc = store_begin(c)) != STORE_OK)
+		goto out;
 	PGresult *res = store_exec(c, &stmt_register, 16, params, &rc);
 	if (rc == STORE_OK) {
 		if (PQntuples(res) == 1)
@@ -62,6 +76,12 @@ enum store_rc store_node_register(struct store *st, const struct node_info *n,
 			rc = STORE_ERROR;	/* migration 011 makes exactly one */
 	}
 	PQclear(res);
+	if (rc == STORE_OK)
+		PQclear(store_exec(c, &stmt_register_fencing, 4, fencing, &rc));
+	if (rc == STORE_OK)
+		rc = store_commit(c);
+out:
+	store_rollback(c);	/* no-op after a commit */
 	store_release(st, c);
 	return rc;
 }
@@ -75,9 +95,14 @@ enum store_rc store_node_register(struct store *st, const struct node_info *n,
  */
 static const struct store_stmt stmt_sync_lease = {
 	11, "node_sync_lease",
-	"UPDATE nodes SET last_sync = now(), state = 'READY' WHERE name = $1 "
+	"UPDATE nodes SET last_sync = now(), lease_s = $2::int, state = 'READY' WHERE name = $1 "
 	"RETURNING incarnation",
 	false,
+};
+
+/* A resumed long-poll: the node as it is, its lease untouched. */
+static const struct store_stmt stmt_sync_no_lease = {
+	29, "node_sync_no_lease", "SELECT incarnation FROM nodes WHERE name = $1", false,
 };
 
 static const struct store_stmt stmt_sync_apply = {
@@ -85,15 +110,22 @@ static const struct store_stmt stmt_sync_apply = {
 	"WITH r AS (SELECT * FROM jsonb_to_recordset($2::jsonb) AS x(replica text, attempt int, "
 	"   seq bigint, state text, \"exitCode\" int, message text, \"startTime\" timestamptz, "
 	"   \"endTime\" timestamptz, logs jsonb)), "
+	/* LOST: the agent fenced it (its lease passed); a replica still wanted
+	 * restarts elsewhere (sched_restart), one being stopped is done. */
 	"upd AS (UPDATE replicas p SET state = r.state, exit_code = r.\"exitCode\", "
 	"   message = coalesce(r.message, ''), seq = r.seq, "
 	"   start_time = coalesce(p.start_time, r.\"startTime\", "
 	"     CASE WHEN r.state = 'RUNNING' THEN now() END), "
-	"   end_time = coalesce(r.\"endTime\", CASE WHEN r.state IN ('EXITED', 'FAILED_TO_START') "
-	"     THEN now() END), "
-	"   desired = CASE WHEN r.state IN ('EXITED', 'FAILED_TO_START') THEN 'DONE' ELSE p.desired END "
+	"   end_time = coalesce(r.\"endTime\", CASE WHEN r.state IN ('EXITED', 'FAILED_TO_START', "
+	"     'LOST') THEN now() END), "
+	"   desired = CASE WHEN r.state IN ('EXITED', 'FAILED_TO_START') "
+	"     OR (r.state = 'LOST' AND p.desired = 'STOP') THEN 'DONE' ELSE p.desired END "
 	" FROM r WHERE p.uid = r.replica AND p.attempt = r.attempt AND p.node = $1 AND p.seq < r.seq "
-	"   AND p.desired <> 'DONE' AND r.state IN ('STARTING', 'RUNNING', 'EXITED', 'FAILED_TO_START') "
+	/* A LOST attempt is over (its node was given up or re-registered, or it
+	 * was fenced): a late exit of it, e.g. the 143 of its stop, must not
+	 * fail its job before the scheduler restarts it. */
+	"   AND p.desired <> 'DONE' AND p.state <> 'LOST' "
+	"   AND r.state IN ('STARTING', 'RUNNING', 'EXITED', 'FAILED_TO_START', 'LOST') "
 	" RETURNING p.job, p.uid, p.role, p.idx, p.attempt), "
 	"logs AS (INSERT INTO log_entries (job, task, attempt, stream, time, text) "
 	" SELECT upd.job, tp_task_name(j.api, upd.role, upd.idx), upd.attempt, "
@@ -201,7 +233,7 @@ static void log_safe(char *out, size_t len, const char *s)
 }
 
 static const struct store_stmt stmt_unknown_replicas = {
-	29, "node_unknown_replicas",
+	18, "node_unknown_replicas",
 	"SELECT x FROM jsonb_array_elements_text($1::jsonb) AS x "
 	"WHERE NOT EXISTS (SELECT 1 FROM replicas WHERE uid = x)",
 	true,
@@ -257,9 +289,10 @@ out:
 }
 
 enum store_rc store_node_sync(struct store *st, const char *node, const char *incarnation,
-			      const json_t *reports, json_t **desired, int64_t *version,
-			      bool *changed)
+			      int lease_s, const json_t *reports, json_t **desired,
+			      int64_t *version, bool *changed)
 {
+	char lease[16];
 	struct store_conn *c = store_acquire(st);
 	char *reports_text = reports ? json_dumps(reports, JSON_COMPACT) : xstrdup("[]");
 	PGresult *res = NULL;
@@ -271,8 +304,10 @@ enum store_rc store_node_sync(struct store *st, const char *node, const char *in
 	*changed = false;
 	if ((rc = store_begin(c)) != STORE_OK)
 		goto out;
-	const char *p1[] = { node };
-	res = store_exec(c, &stmt_sync_lease, 1, p1, &rc);
+	snprintf(lease, sizeof(lease), "%d", lease_s);
+	const char *p1[] = { node, lease };
+	res = lease_s > 0 ? store_exec(c, &stmt_sync_lease, 2, p1, &rc) :
+		store_exec(c, &stmt_sync_no_lease, 1, p1, &rc);
 	if (rc != STORE_OK)
 		goto out;
 	if (PQntuples(res) == 0) {
@@ -365,6 +400,7 @@ static enum store_rc query_json(struct store *st, const struct store_stmt *stmt,
 	" 'state', CASE WHEN n.state = 'READY' AND n.draining THEN 'DRAINING' ELSE n.state END, " \
 	" 'lastSyncTime', to_char(n.last_sync AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"'), " \
 	" 'agentVersion', n.agent_version, " \
+	" 'stopGraceSeconds', n.stop_grace_s, 'disconnectPolicy', n.disconnect_policy, " \
 	" 'accelerators', CASE WHEN n.accel_type IS NOT NULL AND n.accel_count > 0 THEN " \
 	"   jsonb_build_array(jsonb_build_object('type', n.accel_type, 'total', n.accel_count, " \
 	"     'free', n.accel_count - (SELECT coalesce(sum(cardinality(p.gpus)), 0) FROM replicas p " \

@@ -23,29 +23,38 @@ struct node_info {
 	const char *tpu_type;	/* NULL: not a TPU host */
 	int tpu_cores;
 	const char *agent_version;
+	/* Fencing (agent/PROTOCOL.md, "Leases and fencing"). */
+	int lease_s;			/* the lease the server grants */
+	int stop_grace_s;		/* the agent's SIGTERM to SIGKILL delay */
+	const char *disconnect_policy;	/* "fence" or "keep_running" */
 };
 
 /*
- * Creates or updates the node. A new incarnation (agent restarted) marks the
- * replicas the node ran under the old one as LOST, for the scheduler to
- * restart elsewhere with attempt + 1; the same incarnation is a no-op.
- * Writes the cluster's id (schema/011) into cluster_id.
+ * Creates or updates the node, and renews its lease (n->lease_s) with the
+ * stop grace and policy its agent declared, in one transaction. A new
+ * incarnation (agent restarted) marks the replicas the node ran under the
+ * old one as LOST, for the scheduler to restart elsewhere with attempt + 1;
+ * the same incarnation is a no-op. Writes the cluster's id (schema/011)
+ * into cluster_id.
  */
 enum store_rc store_node_register(struct store *st, const struct node_info *n,
 				  char *cluster_id, size_t cluster_id_len) MUST_CHECK;
 
 /*
  * One sync in one transaction: checks the incarnation (STORE_NOT_FOUND: no
- * such node; STORE_STALE: another incarnation), renews the lease, applies
- * the reports (a JSON array as in PROTOCOL.md; duplicates and stale
- * attempts are ignored), stores their logs, reconciles the jobs they
- * touched, and returns the desired set as a new JSON array plus its version.
- * *changed tells whether the reports changed anything. A report of a
- * replica id this cluster never assigned is logged, once per node and id.
+ * such node; STORE_STALE: another incarnation), renews the lease for
+ * lease_s seconds from now unless lease_s is 0 (a long-poll resumed after
+ * its wait: the agent proved itself alive when the request arrived, not
+ * now), applies the reports (a JSON array as in PROTOCOL.md; duplicates and
+ * stale attempts are ignored; LOST: the agent fenced the replica), stores
+ * their logs, reconciles the jobs they touched, and returns the desired set
+ * as a new JSON array plus its version. *changed tells whether the reports
+ * changed anything. A report of a replica id this cluster never assigned is
+ * logged, once per node and id.
  */
 enum store_rc store_node_sync(struct store *st, const char *node, const char *incarnation,
-			      const json_t *reports, json_t **desired, int64_t *version,
-			      bool *changed) MUST_CHECK;
+			      int lease_s, const json_t *reports, json_t **desired,
+			      int64_t *version, bool *changed) MUST_CHECK;
 
 /* The node's desired-set version (STORE_NOT_FOUND if none). */
 enum store_rc store_node_version(struct store *st, const char *node, int64_t *version) MUST_CHECK;

@@ -49,11 +49,32 @@ enum store_rc store_sched_try_lock(struct store_conn *c, bool *got)
 	return rc;
 }
 
+/*
+ * Fencing (agent/PROTOCOL.md, "Leases and fencing"): an agent that cannot
+ * renew its lease SIGTERMs its replicas when the lease it was granted
+ * passes (counted from when it sent its last answered sync, which is no
+ * later than last_sync) and SIGKILLs them its stop grace later. A node is
+ * given up, and its replicas restarted elsewhere, only after last_sync +
+ * that lease + that grace + this margin, which covers what lies between
+ * the SIGKILL and a dead process: the supervisor waking on a loaded host
+ * (it polls at its deadline, at most 200 ms late when the CPU is free), a
+ * container engine's `kill` (about a second), and the clocks' rates
+ * (NTP bounds them to 500 ppm: 20 ms over 40 s). The agent's clock and the
+ * database's never need to agree on the time, only on its rate.
+ */
+#define FENCE_MARGIN_S "2"
+
+/* A node synced before 010 has no lease of its own: the leader's ($1) applies. */
+#define NODE_LEASE "make_interval(secs => coalesce(lease_s, $1::int))"
+
 static const struct store_stmt stmt_expire = {
 	31, "sched_expire",
 	"WITH lost AS (UPDATE nodes SET state = 'LOST' WHERE state = 'READY' "
-	"  AND last_sync < now() - make_interval(secs => $1::int) RETURNING name), "
-	"gone AS (UPDATE replicas SET state = 'LOST', end_time = now() "
+	"  AND last_sync < now() - " NODE_LEASE " - make_interval(secs => stop_grace_s + "
+	FENCE_MARGIN_S ") RETURNING name), "
+	/* Replicas being stopped are done with their node; the others restart. */
+	"gone AS (UPDATE replicas SET state = 'LOST', end_time = now(), "
+	"    desired = CASE WHEN desired = 'STOP' THEN 'DONE' ELSE desired END "
 	"  WHERE node IN (SELECT name FROM lost) AND desired <> 'DONE' "
 	"    AND state IN ('PENDING', 'STARTING', 'RUNNING') RETURNING 1) "
 	"SELECT (SELECT count(*) FROM lost), (SELECT count(*) FROM gone)",
@@ -77,7 +98,8 @@ static const struct store_stmt stmt_lost_vertex = {
 	false,
 };
 
-/* Any other lost replica of a running job starts again elsewhere: attempt + 1. */
+/* Any other lost replica of a running job starts again elsewhere: attempt + 1
+ * (a trigger of schema/012 keeps the run time of the attempt it ends). */
 static const struct store_stmt stmt_restart = {
 	32, "sched_restart",
 	"UPDATE replicas p SET attempt = p.attempt + 1, state = 'PENDING', node = NULL, "
@@ -189,14 +211,14 @@ out:
 	"     FROM replicas p WHERE p.node = n.name AND p.desired <> 'DONE')) " \
 	"   ORDER BY n.name), '[]'::jsonb) " \
 	"   FROM nodes n WHERE n.state = 'READY' AND NOT n.draining " \
-	"     AND n.last_sync > now() - make_interval(secs => $1::int)), " \
+	"     AND n.last_sync > now() - make_interval(secs => coalesce(n.lease_s, $1::int))), " \
 	" 'queued', (SELECT coalesce(jsonb_agg(q), '[]'::jsonb) FROM (SELECT j.id, j.project, j.job_id, " \
 	"   j.region, j.spec, j.labels, " \
 	"   (extract(epoch FROM now() - j.create_time) * 1000)::int8 AS waited_ms " \
 	"   FROM jobs j WHERE j.state = 'QUEUED' AND j.id > $3::int8 " \
 	/* A region with no schedulable node can place nothing: skip its jobs. */ \
 	"   AND j.region IN (SELECT region FROM nodes WHERE state = 'READY' AND NOT draining " \
-	"     AND last_sync > now() - make_interval(secs => $1::int)) " \
+	"     AND last_sync > now() - make_interval(secs => coalesce(lease_s, $1::int))) " \
 	"   ORDER BY " order " LIMIT $2) q), " \
 	" 'max_queued_id', (SELECT max(id) FROM jobs WHERE state = 'QUEUED'), " \
 	" 'pending', (SELECT coalesce(jsonb_agg(r), '[]'::jsonb) FROM (SELECT p.id, p.job, p.uid, " \

@@ -24,8 +24,9 @@ enum store_rc store_notifications(struct store_conn *c,
 enum store_rc store_sched_try_lock(struct store_conn *c, bool *got) MUST_CHECK;
 
 /*
- * The housekeeping of one pass, in one transaction: nodes past their lease
- * become LOST with their replicas; Vertex jobs with lost replicas fail
+ * The housekeeping of one pass, in one transaction: nodes past their lease,
+ * their agent's stop grace and a margin (store_sched.c) become LOST with
+ * their replicas (a replica being stopped is done); Vertex jobs with lost replicas fail
  * (scheduling.disableRetries) or restart as a whole (restartJobOnWorkerRestart,
  * see tp_reconcile_job); other LOST replicas of running jobs get attempt + 1
  * and wait for a node; timed-out jobs fail; CANCELLING jobs are reconciled.

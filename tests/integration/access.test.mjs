@@ -1,14 +1,16 @@
 // Access control (auth_mode: tokens), IAM on ml jobs, SIGHUP reload and
 // graceful SIGTERM. Every served route (from `trainplane-server --routes`,
 // so a new route is covered the day it lands) is tried with no token, the
-// agents' cluster token, another project's token, a viewer, a developer
-// and an admin; the status must be the one the role allows, and nothing
-// may change where it must not.
+// agents' cluster token, a node's own agent token and another node's,
+// another project's token, a metrics token, a viewer, a developer and an
+// admin; the status must be the one the role allows, and nothing may
+// change where it must not. The agents' credentials: a weak cluster token
+// stops tokens mode at start, a node's token opens only its node's routes.
 
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { google } from 'googleapis';
@@ -19,7 +21,8 @@ import {
 } from './harness.mjs';
 import { startAgent, waitJobState } from './agents.mjs';
 
-const AGENT_TOKEN = 'agent-cluster-token-0123456789';
+// The cluster token: tokens mode takes only a strong one (openssl rand -hex 32).
+const AGENT_TOKEN = crypto.randomBytes(32).toString('hex');
 const tok = (name) => `${name}-${crypto.randomBytes(16).toString('hex')}`;
 const TOKENS = {
   viewer: tok('viewer'),
@@ -28,6 +31,9 @@ const TOKENS = {
   other: tok('other'),
   root: tok('root'),
   late: tok('late'),
+  node: tok('node'), // role agent, nodes: [no-such-node] (the node the route matrix names)
+  nodeOther: tok('node-other'), // role agent, nodes: [gpu-z]
+  metrics: tok('metrics'), // role metrics
 };
 const sha = (t) => crypto.createHash('sha256').update(t).digest('hex');
 
@@ -55,6 +61,17 @@ tokens:
     sha256: ${sha(TOKENS.root)}
     role: admin
     projects: ["*"]
+  - name: agent-no-such-node
+    sha256: ${sha(TOKENS.node)}
+    role: agent
+    nodes: [no-such-node]
+  - name: agent-gpu-z
+    sha256: ${sha(TOKENS.nodeOther)}
+    role: agent
+    nodes: [gpu-z]
+  - name: prometheus
+    sha256: ${sha(TOKENS.metrics)}
+    role: metrics
 ${extra}`;
 }
 
@@ -93,6 +110,7 @@ async function tokensServer(env = {}) {
 const VIEWER_VERBS = new Set(['get', 'list', 'getConfig', 'wait', 'testIamPermissions']);
 const DEVELOPER_VERBS = new Set(['create', 'cancel', 'patch', 'delete']);
 function needed(op) {
+  if (op === 'metrics') return 'metrics'; // tokens mode: trainplane.metrics.get (admins, metrics tokens)
   if (!op.includes('.')) return 'public';
   if (op.startsWith('agent.')) return 'agent';
   if (op.startsWith('trainplane.')) return 'admin';
@@ -213,6 +231,9 @@ describe('auth_mode: tokens', () => {
     const callers = [
       ['none', {}],
       ['agent', bearer(AGENT_TOKEN)],
+      ['node', bearer(TOKENS.node)],
+      ['node-other', bearer(TOKENS.nodeOther)],
+      ['metrics', bearer(TOKENS.metrics)],
       ['other', bearer(TOKENS.other)],
       ['viewer', bearer(TOKENS.viewer)],
       ['developer', bearer(TOKENS.developer)],
@@ -228,8 +249,15 @@ describe('auth_mode: tokens', () => {
         const res = await request(server.base, route.method, url, { body, headers });
         let want;
         if (need === 'public') want = (s) => s !== 401 && s !== 403;
-        else if (need === 'agent') want = who === 'agent' ? (s) => s !== 401 && s !== 403 : (s) => s === 401;
-        else if (who === 'none') want = (s) => s === 401;
+        else if (need === 'agent') {
+          // The cluster token and the node's own token pass; another node's token is
+          // refused (403); every other credential is not an agent's (401).
+          if (who === 'agent' || who === 'node') want = (s) => s !== 401 && s !== 403;
+          else if (who === 'node-other') want = (s) => s === 403;
+          else want = (s) => s === 401;
+        } else if (who === 'none') want = (s) => s === 401;
+        else if (need === 'metrics') want = who === 'metrics' || who === 'admin' ? (s) => s === 200 : (s) => s === 403;
+        else if (['agent', 'node', 'node-other', 'metrics'].includes(who)) want = (s) => s === 403;
         else if (who === 'other' && route.op.endsWith('.testIamPermissions')) {
           // Anyone signed in may ask; another project's caller holds nothing there.
           want = (s) => s === 200 && JSON.stringify(res.json) === '{}';
@@ -345,6 +373,151 @@ describe('auth_mode: tokens', () => {
     assert.deepEqual(test.data.permissions, ['ml.jobs.get', 'ml.jobs.setIamPolicy']);
     const viewer = google.ml({ version: 'v1', rootUrl: `${server.base}/`, auth: TOKENS.viewer });
     await assert.rejects(viewer.projects.jobs.getIamPolicy({ resource: name }), (e) => e.code === 403);
+  });
+});
+
+describe('the agents\' credentials in tokens mode', () => {
+  const openssl = (...args) => execFileSync('openssl', args, { encoding: 'utf8' }).trim();
+  const tokensEnv = (env = {}) => ({
+    TRAINPLANE_AUTH_MODE: 'tokens',
+    TRAINPLANE_TOKENS_FILE: tokensFile(`tokens-cred-${process.hrtime.bigint()}.yaml`, tokensYaml()),
+    ...env,
+  });
+  const checkConfig = (env) => runServerSync(['--check-config'], { env: tokensEnv(env) });
+  const register = (base, node, token) => request(base, 'POST', `/agent/v1/nodes/${node}:register`,
+    { body: {}, headers: token ? bearer(token) : {} });
+
+  it('a known default, a placeholder, a short or a degenerate agent_token stops the server and --check-config, saying why', () => {
+    const weak = {
+      'the public default': 'trainplane-dev-token',
+      'the placeholder of deploy/systemd/server.env.example': 'CHANGE-ME-openssl-rand-hex-32',
+      'a placeholder around random bytes': `change-me-${crypto.randomBytes(32).toString('hex')}`,
+      '31 random bytes in hex (248 bits)': crypto.randomBytes(31).toString('hex'),
+      '32 random bytes as decimal digits (77 digits: 255.8 bits)': BigInt(`0x${crypto.randomBytes(32).toString('hex')}`)
+        .toString().padStart(77, '1').slice(0, 77),
+      'one character repeated': 'a'.repeat(64),
+      'a repeated block': '0123456789abcdef'.repeat(4),
+      'a run of the alphabet': 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789',
+      'a space inside': `${crypto.randomBytes(20).toString('hex')} ${crypto.randomBytes(20).toString('hex')}`,
+    };
+    for (const [what, token] of Object.entries(weak)) {
+      const r = checkConfig({ TRAINPLANE_AGENT_TOKEN: token });
+      assert.equal(r.status, 1, `${what}: --check-config accepted it:\n${r.stdout}${r.stderr}`);
+      assert.match(r.stderr, /agent_token \(TRAINPLANE_AGENT_TOKEN\) is too weak for auth_mode tokens: /, what);
+      assert.match(r.stderr, /openssl rand -hex 32/, what);
+      assert.ok(!r.stderr.includes(token), `${what}: the token itself is never printed`);
+    }
+    assert.match(checkConfig({ TRAINPLANE_AGENT_TOKEN: 'trainplane-dev-token' }).stderr, /the public default/);
+    assert.match(checkConfig({ TRAINPLANE_AGENT_TOKEN: crypto.randomBytes(31).toString('hex') }).stderr,
+      /62 characters from an alphabet of 16: 248 bits, 256 needed/);
+    // Started, not only checked: it stops before it opens the database or a port.
+    const dir = makeTempDir('tp-access-weak-');
+    try {
+      const r = runServerSync([], {
+        timeout: 20_000,
+        env: tokensEnv({ TRAINPLANE_AGENT_TOKEN: 'trainplane-dev-token', TRAINPLANE_DATABASE_URL: newDatabase().url,
+          TRAINPLANE_STATE_DIR: dir, TRAINPLANE_LISTEN: '127.0.0.1:0' }),
+      });
+      assert.equal(r.status, 1, `the server ran with the default agent token:\n${r.stderr}`);
+      assert.doesNotMatch(r.stderr, /listening on/);
+      assert.match(r.stderr, /agent_token \(TRAINPLANE_AGENT_TOKEN\) is too weak/);
+    } finally {
+      removeTempDir(dir);
+    }
+  });
+
+  it('openssl rand -hex 32 and -base64 32 pass; left unset, no cluster token opens the agent routes', async () => {
+    for (let i = 0; i < 10; i++) {
+      for (const enc of ['-hex', '-base64']) {
+        const token = openssl('rand', enc, '32');
+        const r = checkConfig({ TRAINPLANE_AGENT_TOKEN: token });
+        assert.equal(r.status, 0, `openssl rand ${enc} 32 refused: ${r.stderr}`);
+      }
+    }
+    // Open mode keeps the development default for make run and the emulator.
+    assert.equal(runServerSync(['--check-config'], { env: { TRAINPLANE_AGENT_TOKEN: 'trainplane-dev-token' } }).status, 0);
+
+    const strong = openssl('rand', '-base64', '32');
+    const withToken = await startServer({ pg: newDatabase(), env: tokensEnv({ TRAINPLANE_AGENT_TOKEN: strong }) });
+    const unset = await startServer({ pg: newDatabase(), env: tokensEnv() });
+    try {
+      const ok = await register(withToken.base, 'any-node', strong);
+      assert.ok(![401, 403].includes(ok.status), `the cluster token: ${ok.status} ${ok.text}`);
+      assertError(await register(withToken.base, 'any-node', 'trainplane-dev-token'), 401, 'UNAUTHENTICATED');
+      // agent_token unset: the default does not open anything, nor any other guess.
+      for (const guess of ['trainplane-dev-token', '', strong]) {
+        assertError(await register(unset.base, 'any-node', guess), 401, 'UNAUTHENTICATED');
+      }
+      assert.match(unset.stderr(), /agent routes: no cluster token \(agent_token unset\); 2 per-node agent tokens/);
+    } finally {
+      await withToken.stop();
+      await unset.stop();
+    }
+  });
+
+  it('a node\'s token opens its own node\'s agent routes only: a real agent runs a job with it; other nodes and user routes stay shut', async (t) => {
+    const A = crypto.randomBytes(32).toString('hex');
+    const B = crypto.randomBytes(32).toString('hex');
+    const agents = (withA = true) => `${withA ? `  - name: node-gpu-a\n    sha256: ${sha(A)}\n    role: agent\n    nodes: [gpu-a]\n` : ''}` +
+      `  - name: node-gpu-b\n    sha256: ${sha(B)}\n    role: agent\n    nodes: [gpu-b, gpu-c]\n`;
+    const file = tokensFile(`tokens-nodes-${process.hrtime.bigint()}.yaml`, tokensYaml(agents()));
+    const server = await startServer({
+      pg: newDatabase(),
+      env: { TRAINPLANE_AUTH_MODE: 'tokens', TRAINPLANE_TOKENS_FILE: file, TRAINPLANE_SCHEDULER_TICK_MS: '200' },
+    });
+    const agentDir = makeTempDir('tp-access-nodes-');
+    const started = [];
+    t.after(() => {
+      for (const a of started) a.cleanup();
+      server.kill();
+      removeTempDir(agentDir);
+    });
+    const c = client(server.base);
+    const nodes = async () => {
+      const r = await c.get('/trainplane/v1/nodes', { headers: bearer(TOKENS.root) });
+      assert.equal(r.status, 200, r.text);
+      return r.json.nodes ?? [];
+    };
+    const a = await startAgent(server, { node: 'gpu-a', dir: agentDir, token: A, runtime: 'simulate', ready: false });
+    started.push(a);
+    await waitFor(async () => (await nodes()).some((n) => n.name === 'gpu-a' && n.state === 'READY'), 20_000,
+      `gpu-a did not become READY with its own token:\n${a.log.slice(-2000)}`);
+    // An agent that calls itself gpu-b with gpu-a's token is refused, and keeps being refused.
+    const impostor = await startAgent(server, { node: 'gpu-b', dir: agentDir, token: A, runtime: 'simulate', ready: false });
+    started.push(impostor);
+    await waitFor(() => /register answered 403/.test(impostor.log), 20_000, `the impostor was not refused:\n${impostor.log}`);
+    assert.ok(!(await nodes()).some((n) => n.name === 'gpu-b'), 'gpu-b never registered');
+
+    // The routes one by one.
+    const e = assertError(await register(server.base, 'gpu-b', A), 403, 'PERMISSION_DENIED',
+      /this agent token is not bound to node gpu-b/);
+    assert.ok(!JSON.stringify(e).includes('gpu-a'), 'the refusal does not list the token\'s nodes');
+    assertError(await request(server.base, 'POST', '/agent/v1/nodes/gpu-b:sync', { body: {}, headers: bearer(A) }),
+      403, 'PERMISSION_DENIED');
+    assertError(await register(server.base, 'gpu-a', B), 403, 'PERMISSION_DENIED');
+    assert.ok(![401, 403].includes((await register(server.base, 'gpu-c', B)).status), 'a token may name several nodes');
+    for (const [method, url] of [['GET', '/v1/projects/proj-a/jobs'], ['POST', '/v1/projects/proj-a/jobs'],
+      ['GET', '/trainplane/v1/nodes'], ['GET', '/metrics'], ['POST', '/v2/entries:list']]) {
+      const r = await request(server.base, method, url, { body: method === 'POST' ? {} : undefined, headers: bearer(A) });
+      assertError(r, 403, 'PERMISSION_DENIED');
+    }
+    for (const user of [TOKENS.root, TOKENS.admin, TOKENS.metrics]) {
+      assertError(await request(server.base, 'POST', '/agent/v1/nodes/gpu-a:sync', { body: {}, headers: bearer(user) }),
+        401, 'UNAUTHENTICATED');
+    }
+
+    // The whole protocol runs on the node's token: a job placed on gpu-a succeeds.
+    const job = `per_node_${Date.now()}`;
+    const created = await c.post('/v1/projects/proj-a/jobs', { jobId: job, trainingInput: trainingInput() },
+      { headers: bearer(TOKENS.developer) });
+    assert.equal(created.status, 200, created.text);
+    await waitFor(async () => (await c.get(`/v1/projects/proj-a/jobs/${job}`, { headers: bearer(TOKENS.viewer) })).json.state === 'SUCCEEDED',
+      30_000, `the job did not succeed on gpu-a:\n${a.log.slice(-2000)}`);
+
+    // Revoked: without its entry (SIGHUP) gpu-a's token opens nothing.
+    fs.writeFileSync(file, tokensYaml(agents(false)));
+    server.child.kill('SIGHUP');
+    await waitFor(async () => (await register(server.base, 'gpu-a', A)).status === 401, 5000, 'the revoked token still works');
   });
 });
 

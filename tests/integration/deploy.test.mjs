@@ -226,6 +226,72 @@ describe('deploy/systemd', () => {
   });
 });
 
+// --- secrets and transport ------------------------------------------------------------
+
+describe('deploy/ secrets and transport', () => {
+  /** Every agent token value deploy/ ships: env examples (commented or not) and the Secret example. */
+  function shippedAgentTokens() {
+    const out = [];
+    for (const f of ['deploy/systemd/server.env.example', 'deploy/systemd/agent.env.example']) {
+      for (const line of fs.readFileSync(path.join(REPO_ROOT, f), 'utf8').split('\n')) {
+        const m = /^\s*#?\s*TRAINPLANE_AGENT_TOKEN=(\S+)/.exec(line);
+        if (m && !m[1].startsWith('$')) out.push([f, m[1]]);
+      }
+    }
+    const secret = YAML.parse(fs.readFileSync(path.join(DEPLOY, 'k8s/secret.example.yaml'), 'utf8'));
+    out.push(['deploy/k8s/secret.example.yaml agent-token', secret.stringData['agent-token']]);
+    return out;
+  }
+
+  it('no agent token deploy/ ships passes: tokens mode refuses each placeholder at start', () => {
+    const shipped = shippedAgentTokens();
+    assert.ok(shipped.length >= 2, JSON.stringify(shipped));
+    const dir = makeTempDir('tp-deploy-');
+    try {
+      const tokens = path.join(dir, 'tokens.yaml');
+      const sha = crypto.createHash('sha256').update('deploy-test-token').digest('hex');
+      fs.writeFileSync(tokens, `tokens:\n  - name: ops\n    sha256: ${sha}\n    role: admin\n    projects: ["*"]\n`);
+      for (const [where, value] of shipped) {
+        const r = runServerSync(['--config', path.join(DEPLOY, 'systemd/server.yaml'), '--check-config'], {
+          env: {
+            TRAINPLANE_TOKENS_FILE: tokens,
+            TRAINPLANE_CATALOG: path.join(DEPLOY, 'catalog.yaml'),
+            TRAINPLANE_STATE_DIR: dir,
+            TRAINPLANE_AGENT_TOKEN: value,
+          },
+        });
+        assert.equal(r.status, 1, `${where}: ${value} passes --check-config in tokens mode`);
+        assert.match(r.stderr, /agent_token \(TRAINPLANE_AGENT_TOKEN\) is too weak/, where);
+      }
+    } finally {
+      removeTempDir(dir);
+    }
+  });
+
+  it('agents that reach a server over plain HTTP off loopback opt in (allow_insecure_http), else use https', () => {
+    const loopback = (host) => host === 'localhost' || /^127\./.test(host) || host === '[::1]';
+    const check = (where, server, allow) => {
+      const u = new URL(server);
+      if (u.protocol === 'https:' || loopback(u.hostname)) return;
+      assert.equal(u.protocol, 'http:', where);
+      assert.equal(String(allow), 'true', `${where}: ${server} without allow_insecure_http: the agent would exit 2`);
+    };
+    const [compose] = lintYaml('deploy/compose.yaml');
+    for (const [name, s] of Object.entries(compose.services)) {
+      const env = s.environment ?? {};
+      if (env.TRAINPLANE_AGENT_SERVER) check(`compose ${name}`, env.TRAINPLANE_AGENT_SERVER, env.TRAINPLANE_AGENT_ALLOW_INSECURE_HTTP);
+    }
+    for (const doc of lintYaml('deploy/k8s/agent.yaml')) {
+      for (const c of doc.spec?.template?.spec?.containers ?? []) {
+        const env = Object.fromEntries((c.env ?? []).map((e) => [e.name, e.value]));
+        if (env.TRAINPLANE_AGENT_SERVER) check(`k8s ${doc.metadata.name}`, env.TRAINPLANE_AGENT_SERVER, env.TRAINPLANE_AGENT_ALLOW_INSECURE_HTTP);
+      }
+    }
+    const agentYaml = readYaml('deploy/systemd/agent.yaml');
+    check('deploy/systemd/agent.yaml', agentYaml.server, agentYaml.allow_insecure_http);
+  });
+});
+
 // --- containers and compose ------------------------------------------------------
 
 /** Parses a YAML file as a linter would: any error or warning fails. */

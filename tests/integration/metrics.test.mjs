@@ -4,15 +4,18 @@
 
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 
-import { makeTempDir, request, runServerSync, startPostgres, startServer, trainingInput, waitFor } from './harness.mjs';
-import { AGENT_BIN, createJob, killMarked, startAgent, waitJobState } from './agents.mjs';
+import {
+  makeTempDir, removeTempDir, request, runServerSync, startPostgres, startServer, trainingInput, waitFor,
+} from './harness.mjs';
+import { AGENT_BIN, createJob, freePort, killMarked, startAgent, waitJobState } from './agents.mjs';
 
 const PROMTOOL = spawnSync('promtool', ['--version']).status === 0 ? 'promtool' : null;
+const PROMETHEUS = spawnSync('prometheus', ['--version']).status === 0 ? 'prometheus' : null;
 const T4 = 'NVIDIA_TESLA_T4';
 const ZONE = 'us-central1-a';
 
@@ -67,6 +70,12 @@ function value(text, name, labels = {}) {
     Object.keys(s.labels).length === Object.keys(labels).length &&
     Object.entries(labels).every(([k, v]) => s.labels[k] === v));
   return hit?.value;
+}
+
+function assertDenied(res, status) {
+  assert.equal(res.status, status, res.text);
+  assert.ok(res.json?.error?.status, 'Google\'s envelope');
+  assert.ok(!/trainplane_/.test(res.text), 'nothing of the scrape leaks');
 }
 
 function promtoolCheck(text) {
@@ -137,25 +146,110 @@ describe('GET /metrics', () => {
     assert.equal(value(text, 'trainplane_queue_wait_seconds_count'), 0, 'nothing was placed');
   });
 
-  it('needs no credentials, also in tokens mode, and answers with a request id', async (t) => {
+  it('tokens mode: a metrics token or an admin scrapes (401 without a token, 403 for others); health stays public', async (t) => {
     const dir = makeTempDir('tp-metrics-tokens-');
+    t.after(() => removeTempDir(dir));
     const file = path.join(dir, 'tokens.yaml');
-    const token = crypto.randomBytes(16).toString('hex');
-    fs.writeFileSync(file, `tokens:\n  - name: v\n    sha256: ${crypto.createHash('sha256').update(token).digest('hex')}\n` +
-      '    role: viewer\n    projects: [p1]\n');
-    const s = await server(t, { TRAINPLANE_AUTH_MODE: 'tokens', TRAINPLANE_TOKENS_FILE: file });
-    const res = await request(s.base, 'GET', '/metrics', { headers: { 'X-Request-Id': 'scrape-1' } });
+    const tokens = Object.fromEntries(['viewer', 'admin', 'metrics', 'node'].map((k) => [k, crypto.randomBytes(32).toString('hex')]));
+    const sha = (x) => crypto.createHash('sha256').update(x).digest('hex');
+    fs.writeFileSync(file, 'tokens:\n' +
+      `  - {name: v, sha256: ${sha(tokens.viewer)}, role: viewer, projects: ["*"]}\n` +
+      `  - {name: a, sha256: ${sha(tokens.admin)}, role: admin, projects: [p1]}\n` +
+      `  - {name: prometheus, sha256: ${sha(tokens.metrics)}, role: metrics}\n` +
+      `  - {name: gpu-1, sha256: ${sha(tokens.node)}, role: agent, nodes: [gpu-1]}\n`);
+    const cluster = crypto.randomBytes(32).toString('hex');
+    const s = await server(t, { TRAINPLANE_AUTH_MODE: 'tokens', TRAINPLANE_TOKENS_FILE: file, TRAINPLANE_AGENT_TOKEN: cluster });
+    const bearer = (x) => ({ Authorization: `Bearer ${x}` });
+
+    // No token: 401 in Google's envelope, with the request id.
+    const anonymous = await request(s.base, 'GET', '/metrics', { headers: { 'X-Request-Id': 'scrape-0' } });
+    assert.equal(anonymous.status, 401, anonymous.text);
+    assert.equal(anonymous.json.error.status, 'UNAUTHENTICATED');
+    assert.ok(!/trainplane_/.test(anonymous.text), 'nothing of the scrape leaks');
+    assert.ok(anonymous.json.error.details.some((d) => d.requestId === 'scrape-0'));
+    // Tokens without the permission: 403, the same for users, agents and the cluster token.
+    for (const [who, token] of [['viewer on every project', tokens.viewer], ['a node', tokens.node], ['the cluster token', cluster]]) {
+      const r = await request(s.base, 'GET', '/metrics', { headers: bearer(token) });
+      assert.equal(r.status, 403, `${who}: ${r.status} ${r.text.slice(0, 200)}`);
+      assert.equal(r.json.error.status, 'PERMISSION_DENIED', who);
+      assert.ok(!/trainplane_nodes/.test(r.text), who);
+    }
+    assertDenied(await request(s.base, 'GET', '/metrics', { headers: bearer('not-a-token-at-all') }), 401);
+    // The scraper's token (Authorization: Bearer, as Prometheus sends it) and an admin's.
+    const res = await request(s.base, 'GET', '/metrics', { headers: { ...bearer(tokens.metrics), 'X-Request-Id': 'scrape-1' } });
     assert.equal(res.status, 200, res.text);
     assert.equal(res.headers.get('x-request-id'), 'scrape-1');
     assert.match(res.text, /^trainplane_jobs\{api="ml",state="QUEUED"\} 0$/m);
-    // The API next to it does need a token: the 401 carries the request id.
+    assert.equal((await request(s.base, 'GET', '/metrics', { headers: bearer(tokens.admin) })).status, 200);
+    // A metrics token reaches nothing else.
+    assert.equal((await request(s.base, 'GET', '/v1/projects/p1/jobs', { headers: bearer(tokens.metrics) })).status, 403);
+    assert.equal((await request(s.base, 'GET', '/trainplane/v1/nodes', { headers: bearer(tokens.metrics) })).status, 403);
+    // Health stays public for load balancers and probes.
+    assert.equal((await request(s.base, 'GET', '/healthz')).status, 200);
+    assert.equal((await request(s.base, 'GET', '/readyz')).status, 200);
+    // The API next to it needs a token too: the 401 carries the request id.
     const denied = await request(s.base, 'GET', '/v1/projects/p1/jobs', { headers: { 'X-Request-Id': 'no-token' } });
     assert.equal(denied.status, 401);
     assert.ok(denied.json.error.details.some((d) => d['@type'] === 'type.googleapis.com/google.rpc.RequestInfo' &&
       d.requestId === 'no-token'));
-    const again = await request(s.base, 'GET', '/metrics');
+    const again = await request(s.base, 'GET', '/metrics', { headers: bearer(tokens.metrics) });
     assert.ok(value(again.text, 'trainplane_http_requests_total', { route: 'ml.projects.jobs.list', code: '401' }) >= 1);
+    assert.ok(value(again.text, 'trainplane_http_requests_total', { route: 'metrics', code: '403' }) >= 3);
   });
+
+  it('tokens mode: a real Prometheus scrapes with credentials_file; without it the target is down with 401',
+    { skip: !PROMETHEUS && 'prometheus is not installed (Debian package prometheus)' }, async (t) => {
+      const dir = makeTempDir('tp-metrics-prom-');
+      const file = path.join(dir, 'tokens.yaml');
+      const token = crypto.randomBytes(32).toString('hex');
+      fs.writeFileSync(file, `tokens:\n  - name: prometheus\n    sha256: ${crypto.createHash('sha256').update(token).digest('hex')}\n` +
+        '    role: metrics\n');
+      const s = await server(t, { TRAINPLANE_AUTH_MODE: 'tokens', TRAINPLANE_TOKENS_FILE: file });
+      const target = new URL(s.base).host;
+      const credentials = path.join(dir, 'prometheus-token');
+      fs.writeFileSync(credentials, `${token}\n`, { mode: 0o600 });
+      fs.writeFileSync(path.join(dir, 'prometheus.yml'), `global:
+  scrape_interval: 1s
+  scrape_timeout: 1s
+scrape_configs:
+  - job_name: trainplane
+    authorization:
+      type: Bearer
+      credentials_file: ${credentials}
+    static_configs:
+      - targets: ['${target}']
+  - job_name: anonymous
+    static_configs:
+      - targets: ['${target}']
+`);
+      const port = await freePort();
+      const prom = spawn(PROMETHEUS, [`--config.file=${path.join(dir, 'prometheus.yml')}`,
+        `--storage.tsdb.path=${path.join(dir, 'data')}`, `--web.listen-address=127.0.0.1:${port}`],
+      { stdio: ['ignore', 'ignore', 'pipe'] });
+      let promLog = '';
+      prom.stderr.on('data', (d) => { promLog += d; });
+      t.after(() => { prom.kill('SIGKILL'); removeTempDir(dir); });
+      const promBase = `http://127.0.0.1:${port}`;
+      let targets = [];
+      await waitFor(async () => {
+        const r = await request(promBase, 'GET', '/api/v1/targets').catch(() => null);
+        targets = r?.json?.data?.activeTargets ?? [];
+        return targets.length === 2 && targets.every((x) => x.health !== 'unknown');
+      }, 30_000, `prometheus did not scrape both targets:\n${promLog.slice(-3000)}`);
+      const byJob = Object.fromEntries(targets.map((x) => [x.labels.job, x]));
+      assert.equal(byJob.trainplane.health, 'up', JSON.stringify(byJob.trainplane));
+      assert.equal(byJob.anonymous.health, 'down', JSON.stringify(byJob.anonymous));
+      assert.match(byJob.anonymous.lastError, /401/);
+      // What it stored is the server's scrape.
+      let result = [];
+      await waitFor(async () => {
+        const q = await request(promBase, 'GET', '/api/v1/query?query=' +
+          encodeURIComponent('trainplane_jobs{job="trainplane",api="ml",state="QUEUED"}'));
+        result = q.json?.data?.result ?? [];
+        return result.length === 1;
+      }, 10_000, 'the series is not in Prometheus');
+      assert.equal(result[0].value[1], '0');
+    });
 
   it('shows a job run on a real agent: queue wait, submit-to-running, replicas, nodes, accelerators', { skip: (!AGENT_BIN && 'TRAINPLANE_AGENT_BIN is not set') || (!PROMTOOL && 'promtool is not installed') }, async (t) => {
     const s = await server(t, { TRAINPLANE_SYNC_INTERVAL_SECONDS: '2' });

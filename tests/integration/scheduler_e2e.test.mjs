@@ -392,6 +392,62 @@ describe('scheduler and agents end to end', { skip: !AGENT_BIN && 'TRAINPLANE_AG
     await w.finish();
   });
 
+  it('consumedMLUnits counts both attempts of a replica restarted after its node was lost', async (t) => {
+    const w = world(t, { serverEnv: { TRAINPLANE_LEASE_SECONDS: '3', TRAINPLANE_SYNC_INTERVAL_SECONDS: '1' } });
+    const server = await w.server();
+    // n1-standard-96 with 8 V100: 96 / 8 + 8 = 20 ML units an hour, so
+    // that seconds show in the two decimals the job reports.
+    const big = { vcpus: 96, memoryMb: 368640, gpuType: 'NVIDIA_TESLA_V100', gpuCount: 8 };
+    const a = await w.agent(server, { node: 'u1', ...big });
+    const b = await w.agent(server, { node: 'u2', ...big });
+    const m = w.mark('units');
+    const flag = path.join(w.dir, `${m}.first-attempt-ran`);
+    const id = `units_${Date.now()}`;
+    // The first attempt runs until its node is lost; the second one ends.
+    const script = `if [ -e ${flag} ]; then echo second; sleep 2; else touch ${flag}; echo first; sleep 600; fi; : ${m}`;
+    await createJob(server.base, PROJECT, id, {
+      scaleTier: 'CUSTOM', region: 'us-central1', masterType: 'n1-standard-96',
+      masterConfig: { imageUri: IMAGE, containerCommand: ['sh', '-c', script],
+        acceleratorConfig: { count: '8', type: 'NVIDIA_TESLA_V100' } },
+    });
+    await waitJobState(server.base, PROJECT, id, 'RUNNING', 10_000, w.logs);
+    await waitLogLine(server.base, PROJECT, id, /^first$/);
+    // What the database recorded, in seconds since the epoch (one clock: this host's).
+    const replica = () => w.db.psql('SELECT r.attempt, extract(epoch FROM r.start_time), '
+      + 'coalesce(extract(epoch FROM r.end_time), 0), r.vcpus, r.accel_count FROM replicas r '
+      + `JOIN jobs j ON j.id = r.job WHERE j.job_id = '${id}'`).split('|').map(Number);
+    const [attempt1, start1, , vcpus, accels] = replica();
+    assert.deepEqual([attempt1, vcpus, accels], [1, 96, 8]);
+    const rate = vcpus / 8 + accels;	// units per hour
+    // Let the first attempt run 6 s: 0.03 units, more than the rounding.
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, (start1 + 6) * 1000 - Date.now())));
+    const first = (await listNodes(server.base)).find((n) => n.replicas === 1);
+    const victim = first.name === 'u1' ? a : b;
+    const killed = Date.now() / 1000;
+    await victim.kill('SIGKILL');
+    try {
+      await waitNodeState(server.base, victim.node, 'LOST', 10_000);
+      const lostSeen = Date.now() / 1000;
+      const job = await waitJobState(server.base, PROJECT, id, 'SUCCEEDED', 20_000, w.logs);
+      const [attempt2, start2, end2] = replica();
+      assert.equal(attempt2, 2);
+      assert.ok(end2 > start2 && start2 >= killed, `attempt 2 ran after the kill: ${[killed, start2, end2]}`);
+      // Attempt 1 ended when its node was found lost: after the kill,
+      // before the test saw the node LOST.
+      const hours = (s) => s / 3600;
+      const low = rate * hours((killed - start1) + (end2 - start2));
+      const high = rate * hours((lostSeen - start1) + (end2 - start2));
+      const units = job.trainingOutput?.consumedMLUnits;
+      assert.ok(units >= Math.round(low * 100) / 100 && units <= Math.round(high * 100) / 100 + 0.01,
+        `consumedMLUnits ${units}: both attempts make ${low.toFixed(4)} to ${high.toFixed(4)}; `
+        + `the second alone ${(rate * hours(end2 - start2)).toFixed(4)}`);
+    } finally {
+      victim.cleanup();	// the lost node's replica outlived its agent
+    }
+    await waitNoProcesses(m, 5000);
+    await w.finish();
+  });
+
   it('survives a server restart mid-run: the job completes and nothing is lost', async (t) => {
     const w = world(t);
     const port = await freePort();

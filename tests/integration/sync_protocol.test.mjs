@@ -170,4 +170,192 @@ describe('agent protocol', () => {
     assert.equal(again.replicas[0].replica, r.replica);
     assert.equal(again.replicas[0].attempt, 2);
   });
+
+  it('a replica the agent fenced (reported LOST) restarts with the next attempt; its job runs on', async () => {
+    // n3 (inc-3b) holds inc1's master, attempt 2, and is the only node taking work.
+    const d = await desired('n3', 'inc-3b', 1);
+    const r = d.replicas[0];
+    assert.equal((await sync('n3', { incarnation: 'inc-3b', waitSeconds: 0, replicas: [
+      { replica: r.replica, attempt: r.attempt, seq: 1, state: 'RUNNING' }] })).status, 200);
+    await waitFor(async () => (await job('inc1')).state === 'RUNNING', 5000, 'inc1 RUNNING');
+    // Its lease passed: the agent stopped it (a SIGKILL after the grace) and says so.
+    const lost = await sync('n3', { incarnation: 'inc-3b', waitSeconds: 0, replicas: [
+      { replica: r.replica, attempt: r.attempt, seq: 2, state: 'LOST', exitCode: 137,
+        message: "stopped by the node's fence: no sync was answered within the lease (exit status 137)" }] });
+    assert.equal(lost.status, 200, lost.text);
+    let again;
+    await waitFor(async () => {
+      again = await sync('n3', { incarnation: 'inc-3b', waitSeconds: 0, replicas: [] });
+      return again.json.replicas.some((x) => x.replica === r.replica && x.attempt === r.attempt + 1);
+    }, 10_000, `${r.replica} restarted with attempt ${r.attempt + 1}`);
+    assert.ok(!again.json.replicas.some((x) => x.attempt === r.attempt), 'the fenced attempt left the set');
+    assert.ok(['PREPARING', 'RUNNING'].includes((await job('inc1')).state), 'a fence is no exit: the job runs on');
+  });
+
+  it('refuses a bad stop grace or disconnect policy, and lists what a node declared', async () => {
+    const bad = await node('n9', 'inc-9', { stopGraceSeconds: -1, disconnectPolicy: 'never' });
+    const e = assertError(bad, 400, 'INVALID_ARGUMENT');
+    for (const f of ['stopGraceSeconds', 'disconnectPolicy'])
+      assert.ok(e.message.includes(`Field: ${f} `), `${f} named in: ${e.message}`);
+    assert.equal((await node('n9', 'inc-9', { stopGraceSeconds: 7, disconnectPolicy: 'fence' })).status, 200);
+    assert.equal((await drain('n9')).status, 200);
+    const listed = (await c.get('/trainplane/v1/nodes')).json.nodes.find((n) => n.name === 'n9');
+    assert.equal(listed.stopGraceSeconds, 7);
+    assert.equal(listed.disconnectPolicy, 'fence');
+    // An agent that declares neither (before fencing existed) does not fence.
+    assert.equal((await node('n10', 'inc-10')).status, 200);
+    assert.equal((await drain('n10')).status, 200);
+    const old = (await c.get('/trainplane/v1/nodes')).json.nodes.find((n) => n.name === 'n10');
+    assert.equal(old.stopGraceSeconds, 0);
+    assert.equal(old.disconnectPolicy, 'keep_running');
+  });
+});
+
+// Leases, with a short one: what a sync may ask for, and that only a sync
+// that arrives renews a lease (agent/PROTOCOL.md, "Leases and fencing").
+describe('agent leases', () => {
+  const LEASE_S = 6;
+  const GRACE_S = 1;
+  const MARGIN_S = 2;	// store/store_sched.c FENCE_MARGIN_S
+  let s2, c2;
+
+  before(async () => {
+    s2 = await startServer({ pg: pg.newDatabase('lease'), env: { TRAINPLANE_AGENT_TOKEN: TOKEN,
+      TRAINPLANE_SCHEDULER_TICK_MS: '100', TRAINPLANE_LEASE_SECONDS: String(LEASE_S),
+      TRAINPLANE_SYNC_INTERVAL_SECONDS: '2' } });
+    c2 = client(`http://127.0.0.1:${s2.port}`);
+  });
+  after(async () => {
+    try {
+      if (s2) await s2.stop();
+    } finally {
+      s2?.kill();
+    }
+  });
+
+  const register2 = (name, inc) => c2.post(`/agent/v1/nodes/${name}:register`, {
+    incarnation: inc, region: 'us-west1', zone: 'us-west1-b', vcpus: 4, memoryMb: 4096,
+    address: '127.0.0.3', portRange: [26000, 26009], runtime: 'process',
+    stopGraceSeconds: GRACE_S, disconnectPolicy: 'fence',
+  }, { headers: AUTH });
+  const nodeOf = async (name) => (await c2.get('/trainplane/v1/nodes')).json.nodes.find((n) => n.name === name);
+
+  it('the register and every sync answer say the lease; a wait longer than it is refused', async () => {
+    const reg = await register2('l1', 'inc-l1');
+    assert.equal(reg.status, 200, reg.text);
+    assert.equal(reg.json.leaseSeconds, LEASE_S);
+    const ok = await c2.post('/agent/v1/nodes/l1:sync', { incarnation: 'inc-l1', waitSeconds: 0, replicas: [] },
+                             { headers: AUTH });
+    assert.equal(ok.status, 200, ok.text);
+    const t0 = Date.now();
+    const res = await c2.post('/agent/v1/nodes/l1:sync', { incarnation: 'inc-l1', waitSeconds: LEASE_S + 1,
+      desiredVersion: ok.json.desiredVersion, replicas: [] }, { headers: AUTH, timeoutMs: 20_000 });
+    const e = assertError(res, 400, 'INVALID_ARGUMENT');
+    assert.match(e.message, /^Field: waitSeconds Error: .*6/);
+    assert.ok(Date.now() - t0 < 2000, 'refused at once, not held');
+    assert.equal(ok.json.leaseSeconds, LEASE_S, 'the sync answer says the lease it renewed');
+    // As long as the lease is allowed (answered at once here: no desiredVersion).
+    const asLong = await c2.post('/agent/v1/nodes/l1:sync', { incarnation: 'inc-l1', waitSeconds: LEASE_S,
+      replicas: [] }, { headers: AUTH });
+    assert.equal(asLong.status, 200, asLong.text);
+  });
+
+  it("a dead agent's parked long-poll does not renew its lease: LOST at lease + grace + margin", async () => {
+    const reg = await register2('l2', 'inc-l2');
+    assert.equal(reg.status, 200, reg.text);
+    const first = await c2.post('/agent/v1/nodes/l2:sync', { incarnation: 'inc-l2', waitSeconds: 0, replicas: [] },
+                                { headers: AUTH });
+    assert.equal(first.status, 200);
+    // The agent's last sync: a long-poll with nothing to do, parked by the
+    // server; the agent dies at once (its request is abandoned).
+    const WAIT_S = 5;
+    const parked = c2.post('/agent/v1/nodes/l2:sync', { incarnation: 'inc-l2', waitSeconds: WAIT_S,
+      desiredVersion: first.json.desiredVersion, replicas: [] }, { headers: AUTH, timeoutMs: 300 })
+      .catch(() => null);
+    await parked;
+    const synced = Date.parse((await nodeOf('l2')).lastSyncTime);
+    // The parked poll times out on the server after WAIT_S: the node must
+    // still count from the poll's arrival, and be given up at lease + grace
+    // + margin after it (not WAIT_S later).
+    let lost;
+    await waitFor(async () => {
+      const n = await nodeOf('l2');
+      if (n.state === 'LOST') lost = { at: Date.now(), node: n };
+      return !!lost;
+    }, (LEASE_S + GRACE_S + MARGIN_S + WAIT_S + 5) * 1000, 'node l2 LOST', 50);
+    assert.equal(Date.parse(lost.node.lastSyncTime), synced,
+      `the resumed long-poll renewed the lease: last sync ${lost.node.lastSyncTime}, was ${new Date(synced).toISOString()}`);
+    const after = (lost.at - synced) / 1000;
+    console.log(`# node l2: LOST ${after.toFixed(2)} s after its last sync (lease ${LEASE_S} s, grace ${GRACE_S} s, ` +
+      `margin ${MARGIN_S} s, the parked poll's wait ${WAIT_S} s)`);
+    assert.ok(after >= LEASE_S + GRACE_S, `not given up before lease + grace: ${after} s`);
+    assert.ok(after < LEASE_S + GRACE_S + MARGIN_S + 1.5, `given up at lease + grace + margin: ${after} s`);
+  });
+});
+
+// A LOST attempt is over: nothing its agent reports later may decide its
+// job. The scheduler's housekeeping (which restarts lost replicas) runs
+// once a minute here, so the reports below land while the attempt is LOST.
+describe('a lost attempt is final', () => {
+  let s3, c3;
+
+  before(async () => {
+    s3 = await startServer({ pg: pg.newDatabase('lostfinal'), env: { TRAINPLANE_AGENT_TOKEN: TOKEN,
+      TRAINPLANE_SCHEDULER_TICK_MS: '60000' } });
+    c3 = client(`http://127.0.0.1:${s3.port}`);
+  });
+  after(async () => {
+    try {
+      if (s3) await s3.stop();
+    } finally {
+      s3?.kill();
+    }
+  });
+
+  const register3 = (name, inc) => c3.post(`/agent/v1/nodes/${name}:register`, {
+    incarnation: inc, region: 'us-west1', zone: 'us-west1-b', vcpus: 16, memoryMb: 61440,
+    address: '127.0.0.4', portRange: [27000, 27009], runtime: 'process',
+    stopGraceSeconds: 1, disconnectPolicy: 'fence',
+  }, { headers: AUTH });
+  const sync3 = (name, body) => c3.post(`/agent/v1/nodes/${name}:sync`, body, { headers: AUTH });
+  const job3 = (id) => c3.get(`/v1/projects/sync/jobs/${id}`).then((r) => r.json);
+
+  /** A 1-replica job placed on `name`; returns its desired entry once RUNNING. */
+  async function running(name, inc, id) {
+    const res = await c3.post('/v1/projects/sync/jobs', { jobId: id, trainingInput: {
+      scaleTier: 'CUSTOM', region: 'us-west1', masterType: 'n1-standard-4',
+      masterConfig: { imageUri: 'x', containerCommand: ['true'] } } });
+    assert.equal(res.status, 200, res.text);
+    let r;
+    await waitFor(async () => {
+      const d = await sync3(name, { incarnation: inc, waitSeconds: 0, replicas: [] });
+      r = d.json.replicas?.find((x) => x.job.endsWith(`/${id}`));
+      return !!r;
+    }, 10_000, `${id} placed on ${name}`);
+    assert.equal((await sync3(name, { incarnation: inc, waitSeconds: 0, replicas: [
+      { replica: r.replica, attempt: r.attempt, seq: 1, state: 'RUNNING' }] })).status, 200);
+    await waitFor(async () => (await job3(id)).state === 'RUNNING', 5000, `${id} RUNNING`);
+    return r;
+  }
+
+  it('the exit of a fenced attempt, or of one its node re-registered without, fails nothing', async () => {
+    assert.equal((await register3('f1', 'inc-f1')).status, 200);
+    const r = await running('f1', 'inc-f1', 'final1');
+    // Fenced (LOST), then the 143 of that same attempt arrives: ignored.
+    await sync3('f1', { incarnation: 'inc-f1', waitSeconds: 0, replicas: [
+      { replica: r.replica, attempt: r.attempt, seq: 2, state: 'LOST', exitCode: 143 }] });
+    await sync3('f1', { incarnation: 'inc-f1', waitSeconds: 0, replicas: [
+      { replica: r.replica, attempt: r.attempt, seq: 3, state: 'EXITED', exitCode: 143 }] });
+    let j = await job3('final1');
+    assert.equal(j.state, 'RUNNING', `a fenced attempt's exit failed its job: ${JSON.stringify(j)}`);
+
+    // The node comes back with a new incarnation (its replicas are LOST),
+    // and the stop of the old attempt is reported under it: ignored too.
+    const r2 = await running('f1', 'inc-f1', 'final2');
+    assert.equal((await register3('f1', 'inc-f1b')).status, 200);
+    await sync3('f1', { incarnation: 'inc-f1b', waitSeconds: 0, replicas: [
+      { replica: r2.replica, attempt: r2.attempt, seq: 2, state: 'EXITED', exitCode: 143 }] });
+    j = await job3('final2');
+    assert.equal(j.state, 'RUNNING', `a lost attempt's exit failed its job: ${JSON.stringify(j)}`);
+  });
 });

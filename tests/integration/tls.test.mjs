@@ -1,11 +1,12 @@
 // HTTPS: the server with a certificate made at test time (its own CA), a
 // real agent running the whole protocol over TLS against that CA, the CLI
 // and the googleapis client verifying it, and the refusals: a client
-// without the CA, plain HTTP on the TLS port, bad certificate settings.
+// without the CA, plain HTTP on the TLS port, bad certificate settings, an
+// agent sending its token over plain HTTP off loopback.
 
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import https from 'node:https';
 import http from 'node:http';
@@ -180,6 +181,32 @@ describe('HTTPS server', () => {
     assert.match(r.stderr, /Could not reach .*(certificate|SSL)/i);
     r = run(['--ca-file', files['ca.pem'], 'ai-platform', 'jobs', 'describe', 'tls_job'], { TRAINPLANE_CA_FILE: files['other.pem'] });
     assert.equal(r.status, 0, r.stderr);
+  });
+
+  it('an agent refuses plain http:// to a server off loopback (exit 2) unless allow_insecure_http; allowed, it warns', async () => {
+    const cfg = path.join(dir, 'agent-remote.yaml');
+    const keys = `server: http://10.255.255.1:8080/\nnode: plain-remote\nwork_dir: ${path.join(dir, 'work-remote')}\n`;
+    fs.writeFileSync(cfg, keys);
+    const r = spawnSync(AGENT_BIN, ['--config', cfg], { encoding: 'utf8', timeout: 10_000 });
+    assert.equal(r.status, 2, `the agent ran: ${r.stderr}`);
+    assert.match(r.stderr, /bad configuration: key 'server': http:\/\/10\.255\.255\.1:8080\/ is plain HTTP to 10\.255\.255\.1, which is not \(or does not resolve only to\) a loopback address/);
+    assert.match(r.stderr, /Use https:\/\/ \(and server_ca_file\), or set allow_insecure_http: true/);
+    // The name of a host is resolved: one that resolves to nothing is no loopback either.
+    fs.writeFileSync(cfg, keys.replace('10.255.255.1', 'trainplane.example.invalid'));
+    assert.equal(spawnSync(AGENT_BIN, ['--config', cfg], { encoding: 'utf8', timeout: 10_000 }).status, 2);
+    // Said explicitly, it runs, and says what it risks.
+    fs.writeFileSync(cfg, `${keys}allow_insecure_http: true\n`);
+    const child = spawn(AGENT_BIN, ['--config', cfg], { stdio: ['ignore', 'ignore', 'pipe'] });
+    let err = '';
+    child.stderr.on('data', (d) => { err += d; });
+    const exited = new Promise((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+    try {
+      await waitFor(() => /WARN .*server http:\/\/10\.255\.255\.1:8080\/: plain HTTP off loopback \(allow_insecure_http\)/.test(err),
+        10_000, `no warning:\n${err}`);
+    } finally {
+      child.kill('SIGTERM');
+    }
+    assert.deepEqual(await exited, { code: 0, signal: null }, err);
   });
 
   it('a server on a non-loopback address without TLS warns; the TLS one does not', async () => {

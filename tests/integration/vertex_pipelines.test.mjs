@@ -110,11 +110,11 @@ describe('trainingPipelines: API', () => {
       await ai.projects.locations.trainingPipelines.create({ parent: PARENT, requestBody: { ...sdkPipeline({ displayName: name }), labels: { paged: 'yes' } } });
     const lists = [
       [`/v1/${PARENT}/trainingPipelines`, 'trainingPipelines', 'labels.paged=yes', /^Invalid page size: must be non-negative\.$/,
-        /^Invalid page token: it is malformed or was made for another filter\.$/, /^Invalid filter: /],
+        /^Invalid page token: it is malformed or doesn't match arguments from the request\.$/, /^Invalid filter: /],
       [`/v1/${PARENT}/customJobs`, 'customJobs', 'labels.paged=yes', /^Invalid page size: must be non-negative\.$/,
-        /^Invalid page token: it is malformed or was made for another filter\.$/, /^Invalid filter: /],
+        /^Invalid page token: it is malformed or doesn't match arguments from the request\.$/, /^Invalid filter: /],
       [`/v1/projects/${PROJECT}/jobs`, 'jobs', 'state:QUEUED', /^Field: page_size Error: The page size must be a non-negative integer\.$/,
-        /^Field: page_token Error: The page token is invalid or was made for another filter\.$/, /^Field: filter Error: /],
+        /^Field: page_token Error: The page token is invalid or doesn't match arguments from the request\.$/, /^Field: filter Error: /],
     ];
     for (const [url, key, filter, badSize, badToken, badFilter] of lists) {
       assertError(await c.get(`${url}?pageSize=-1`), 400, 'INVALID_ARGUMENT', badSize);

@@ -259,7 +259,7 @@ describe('Vertex scheduling on worker loss', { skip: !AGENT_BIN && 'TRAINPLANE_A
  * 127.0.0.8) played by this test, and a gang job running workerpool0 on
  * small and workerpool1 on big (attempt 1, both reported RUNNING).
  */
-async function protocolWorld(t) {
+async function protocolWorld(t, { startTime } = {}) {
   dbSeq += 1;
   const db = `vxrestart_${dbSeq}`;
   pg.psql(`CREATE DATABASE ${db}`);
@@ -304,10 +304,12 @@ async function protocolWorld(t) {
   const [p0] = await until('small given workerpool0', async () => (await sync('small')).length === 1 && sync('small'));
   const [p1] = await until('big given workerpool1', async () => (await sync('big')).length === 1 && sync('big'));
   assert.deepEqual([p0.role, p0.attempt, p1.role, p1.attempt], ['master', 1, 'worker', 1]);
-  await sync('small', [report(p0, 1, 'RUNNING')]);
-  await sync('big', [report(p1, 1, 'RUNNING')]);
+  const started = startTime ? { startTime } : {};
+  await sync('small', [report(p0, 1, 'RUNNING', started)]);
+  await sync('big', [report(p1, 1, 'RUNNING', started)]);
   await until('RUNNING', async () => (await state(id)).state === 'JOB_STATE_RUNNING');
-  return { server, register, inc, sync, until, state, report, env, id, p0, p1 };
+  const psql = (sql) => pg.psql(sql, db);
+  return { server, register, inc, sync, until, state, report, env, id, p0, p1, psql };
 }
 
 /** Waits until both replicas are placed again; returns them with node and host. */
@@ -362,6 +364,36 @@ describe('Vertex gang restart, agent protocol', () => {
     });
     assert.equal(done.error, undefined);
     await server.stop();
+  });
+
+  it('consumedMLUnits counts the attempt before a gang restart', async (t) => {
+    // Attempt 1 of both replicas started three hours ago (as their agents
+    // report), attempt 2 runs for seconds: 2 x 3 h x 0.5 units an hour
+    // (n1-standard-4: 4 vCPUs / 8), with the second attempt's few seconds.
+    const t0 = Date.now() - 3 * 3600e3;
+    const w = await protocolWorld(t, { startTime: new Date(t0).toISOString() });
+    const { register, inc, sync, until, state, report, id, p1 } = w;
+    const lost = Date.now();	// small's replica ends with its node's restart, after this
+    inc.small = 's2';
+    assert.equal((await register('small', inc.small, 4, [26000, 26009])).status, 200);
+    await until('big told to stop workerpool1-0', async () => (await sync('big'))[0]?.desired === 'STOP');
+    await sync('big', [report(p1, 2, 'EXITED', { exitCode: 143, endTime: new Date().toISOString() })]);
+    const placed = await placedAgain(w);
+    assert.deepEqual(placed.map((r) => r.attempt), [2, 2]);
+    const [n0, n1] = [placed.find((r) => r.role === 'master'), placed.find((r) => r.role === 'worker')];
+    await sync(n1.node, [report(n1, 1, 'RUNNING')]);
+    await sync(n0.node, [report(n0, 1, 'RUNNING')]);
+    await sync(n0.node, [report(n0, 2, 'EXITED', { exitCode: 0 })]);
+    await until('SUCCEEDED', async () => (await state(id)).state === 'JOB_STATE_SUCCEEDED');
+    const done = Date.now();
+    const units = Number(w.psql(`SELECT output->>'consumedMLUnits' FROM jobs WHERE id = ${id}`));
+    // Each replica ran from t0 to at least `lost` (attempt 1), and at most
+    // until `done` over both attempts.
+    const hours = (ms) => ms / 3600e3;
+    const low = 2 * 0.5 * hours(lost - t0), high = 2 * 0.5 * hours(done - t0);
+    assert.ok(units >= Math.round(low * 100) / 100 && units <= Math.round(high * 100) / 100,
+      `consumedMLUnits ${units}: both attempts make ${low.toFixed(4)} to ${high.toFixed(4)}`);
+    await w.server.stop();
   });
 
   it('a survivor lost with its node while being stopped ends the wait too', async (t) => {

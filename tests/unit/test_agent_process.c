@@ -1,7 +1,8 @@
 /*
  * Unit tests: the process runtime for real (agent/runtime.c, agent/shim.c):
  * output capture, exit codes, exact environment, SIGTERM then SIGKILL after
- * the grace period, no orphans, and re-adoption across an agent restart.
+ * the grace period, no orphans, re-adoption across an agent restart, and the
+ * supervisor's fence when the lease file's deadline passes (lease.h).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -14,6 +15,8 @@
 #include <sys/wait.h>
 
 #include "fixtures/agent/agent_test.h"
+#include "lease.h"
+#include "sync_msg.h"
 
 struct fx {
 	char *dir;
@@ -176,6 +179,113 @@ static void process__ignoring_sigterm_gets_sigkill_after_grace_and_leaves_no_orp
 	assert_true(took >= 900000);	/* waited the grace period */
 	assert_true(took < 4000000);
 	assert_false(test_group_alive(pgid));
+	forget(f, r);
+}
+
+/* Gives the replicas of f a lease file with a deadline ms from now (lease.h). */
+static int64_t lease_in(struct fx *f, int ms, int grace_s, bool fence)
+{
+	struct lease l = { lease_clock_usec() + (int64_t)ms * 1000, grace_s, fence };
+	if (!f->cfg.lease_file)
+		f->cfg.lease_file = xasprintf("%s/lease", f->dir);
+	assert_int_equal(lease_write(f->cfg.lease_file, &l), 0);
+	return l.deadline_usec;
+}
+
+static void fence__supervisor_sigkills_a_stubborn_replica_at_deadline_plus_grace(void **state)
+{
+	struct fx *f = *state;
+	const char *cmd[] = { "sh", "-c",
+			      "trap '' TERM; sleep 1000 & echo started; while :; do sleep 0.05; done",
+			      NULL };
+	/* No agent polls or stops anything here: the supervisor alone acts. */
+	int64_t deadline = lease_in(f, 400, 1, true);
+	struct replica *r = start(f, "j-fenced", cmd, NULL, NULL);
+	pid_t pgid = r->pgid;
+	while (test_group_alive(pgid) && lease_clock_usec() < deadline + 5000000)
+		test_sleep_ms(10);
+	int64_t gone = lease_clock_usec();
+	assert_false(test_group_alive(pgid));
+	assert_true(gone >= deadline + 1000000);	/* SIGTERM ignored: the grace was given */
+	assert_true(gone < deadline + 1800000);		/* and no more */
+	char *marker = replica_path(r, "fenced");
+	assert_int_equal(access(marker, F_OK), 0);
+	free(marker);
+	assert_true(test_wait_end(&f->cfg, r, 2000));
+	assert_int_equal(r->exit_code, 128 + SIGKILL);
+	assert_true(r->fenced);
+	assert_non_null(strstr(r->message, "fence"));
+	/* Reported LOST: no exit of the program, nothing for its job to end on. */
+	r->rep_valid = false;
+	json_t *rep = sync_report(r);
+	assert_string_equal(json_string_value(json_object_get(rep, "state")), "LOST");
+	assert_int_equal(json_integer_value(json_object_get(rep, "exitCode")), 137);
+	json_decref(rep);
+	forget(f, r);
+}
+
+static void fence__a_replica_that_honours_sigterm_ends_at_the_deadline(void **state)
+{
+	struct fx *f = *state;
+	const char *cmd[] = { "sh", "-c",
+			      "trap 'echo term; exit 0' TERM; while :; do sleep 0.05; done", NULL };
+	int64_t deadline = lease_in(f, 300, 10, true);
+	struct replica *r = start(f, "j-polite", cmd, NULL, NULL);
+	assert_true(test_wait_end(&f->cfg, r, 3000));
+	int64_t took = lease_clock_usec() - deadline;
+	assert_true(took >= 0);
+	assert_true(took < 1000000);	/* long before the 10 s grace */
+	assert_int_equal(r->exit_code, 0);
+	assert_true(r->fenced);		/* exit 0 after the fence is still no success */
+	r->rep_valid = false;
+	json_t *rep = sync_report(r);
+	assert_string_equal(json_string_value(json_object_get(rep, "state")), "LOST");
+	json_decref(rep);
+	char *logs = test_logs(r);
+	assert_non_null(strstr(logs, "stdout:term\n"));
+	free(logs);
+	forget(f, r);
+}
+
+static void fence__renewals_and_keep_running_leave_the_replica_alone(void **state)
+{
+	struct fx *f = *state;
+	const char *cmd[] = { "sleep", "1000", NULL };
+	lease_in(f, 300, 0, true);
+	struct replica *r = start(f, "j-renewed", cmd, NULL, NULL);
+	/* The agent's answered syncs keep moving the deadline. */
+	for (int i = 0; i < 6; i++) {
+		test_sleep_ms(150);
+		lease_in(f, 300, 0, true);
+	}
+	runtime_poll(&f->cfg, r);
+	assert_int_equal(r->state, RS_RUNNING);
+	/* keep_running: the deadline passes and nothing happens. */
+	lease_in(f, -1000, 0, false);
+	test_sleep_ms(1500);
+	runtime_poll(&f->cfg, r);
+	assert_int_equal(r->state, RS_RUNNING);
+	assert_true(test_group_alive(r->pgid));
+	/* Back to fence with the deadline long gone: stopped within a second. */
+	lease_in(f, -1000, 0, true);
+	assert_true(test_wait_end(&f->cfg, r, 3000));
+	assert_true(r->fenced);
+	forget(f, r);
+}
+
+static void fence__a_replica_that_ended_by_itself_is_not_fenced(void **state)
+{
+	struct fx *f = *state;
+	const char *cmd[] = { "sh", "-c", "exit 4", NULL };
+	lease_in(f, 500, 0, true);
+	struct replica *r = start(f, "j-quick", cmd, NULL, NULL);
+	assert_true(test_wait_end(&f->cfg, r, 3000));
+	test_sleep_ms(700);	/* past the deadline */
+	assert_int_equal(r->exit_code, 4);
+	assert_false(r->fenced);
+	char *marker = replica_path(r, "fenced");
+	assert_int_equal(access(marker, F_OK), -1);
+	free(marker);
 	forget(f, r);
 }
 
@@ -348,6 +458,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(process__exit_code_survives_an_agent_restart, setup, teardown),
 		cmocka_unit_test_setup_teardown(process__adopted_running_replica_can_be_stopped, setup, teardown),
 		cmocka_unit_test_setup_teardown(process__supervisor_killed_means_exit_status_lost_not_hang, setup, teardown),
+		cmocka_unit_test_setup_teardown(fence__supervisor_sigkills_a_stubborn_replica_at_deadline_plus_grace, setup, teardown),
+		cmocka_unit_test_setup_teardown(fence__a_replica_that_honours_sigterm_ends_at_the_deadline, setup, teardown),
+		cmocka_unit_test_setup_teardown(fence__renewals_and_keep_running_leave_the_replica_alone, setup, teardown),
+		cmocka_unit_test_setup_teardown(fence__a_replica_that_ended_by_itself_is_not_fenced, setup, teardown),
 		cmocka_unit_test_setup_teardown(logs__batches_are_capped_and_acknowledged_in_order, setup, teardown),
 		cmocka_unit_test_setup_teardown(logs__backlog_overflow_keeps_the_newest_and_says_how_many_dropped, setup, teardown),
 		cmocka_unit_test_setup_teardown(logs__invalid_utf8_is_replaced, setup, teardown),

@@ -4,7 +4,8 @@
  * pinned log batches, desired-set parsing (bad JSON included), and
  * reconciliation: start, stop, forget, never start an attempt twice,
  * a newer attempt replacing an older one, re-adoption with a persisted
- * incarnation.
+ * incarnation; the lease counted from the send of an answered request, and
+ * past it no start and the agent's own fence (reported LOST).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -30,10 +31,11 @@ static void register_body__declared_gpus_and_tpu(void **state)
 	char *s = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS);
 	assert_string_equal(s,
 		"{\"accelerators\":{\"count\":4,\"type\":\"NVIDIA_TESLA_T4\"},\"address\":\"127.0.0.1\","
-		"\"agentVersion\":\"" AGENT_VERSION "\",\"incarnation\":\"abcdef0123456789\","
+		"\"agentVersion\":\"" AGENT_VERSION "\",\"disconnectPolicy\":\"fence\","
+		"\"incarnation\":\"abcdef0123456789\","
 		"\"machineType\":\"n1-standard-16\",\"memoryMb\":4096,\"portRange\":[21000,21999],"
-		"\"region\":\"us-central1\",\"runtime\":\"process\",\"vcpus\":4,"
-		"\"zone\":\"us-central1-a\"}");
+		"\"region\":\"us-central1\",\"runtime\":\"process\",\"stopGraceSeconds\":10,"
+		"\"vcpus\":4,\"zone\":\"us-central1-a\"}");
 	free(s);
 	json_decref(o);
 
@@ -443,6 +445,160 @@ static void agent__a_reboot_means_a_new_incarnation(void **state)
 	free(old);
 }
 
+/* ---- the lease (lease.h) ---------------------------------------------- */
+
+#define SEC 1000000LL
+
+static struct lease lease_file_of(struct fx *f)
+{
+	struct lease l = { 0 };
+	assert_int_equal(lease_read(f->cfg.lease_file, &l), 1);
+	return l;
+}
+
+static void agent__the_lease_counts_from_the_send_of_the_answered_sync(void **state)
+{
+	struct fx *f = *state;
+	f->cfg.lease_file = xasprintf("%s/lease", f->dir);
+	int64_t sent = lease_clock_usec() - 2 * SEC;	/* the request went out 2 s ago */
+	f->a.request_sent_usec = sent;
+	answer(f, "{\"desiredVersion\": \"1\", \"leaseSeconds\": 5, \"replicas\": []}");
+	assert_int_equal(f->a.lease, 5);
+	assert_true(f->a.node_lease.deadline_usec == sent + 5 * SEC);
+	assert_false(agent_lease_expired(&f->a));
+	struct lease l = lease_file_of(f);
+	assert_true(l.deadline_usec == sent + 5 * SEC);
+	assert_int_equal(l.grace_s, 10);
+	assert_true(l.fence);
+	/* The next answer counts from its own send, with the lease it states
+	 * (a server now configured shorter: the deadline may move back). */
+	f->a.request_sent_usec = sent + SEC;
+	answer(f, "{\"desiredVersion\": \"1\", \"leaseSeconds\": 3}");
+	assert_true(lease_file_of(f).deadline_usec == sent + 4 * SEC);
+	/* An answer without leaseSeconds keeps the last one. */
+	f->a.request_sent_usec = sent + 2 * SEC;
+	answer(f, "{\"desiredVersion\": \"1\"}");
+	assert_true(lease_file_of(f).deadline_usec == sent + 5 * SEC);
+	/* An unusable answer renews nothing. */
+	f->a.request_sent_usec = sent + 60 * SEC;
+	assert_int_equal(agent_sync_done(&f->a, "<html>proxy</html>", 18), -1);
+	assert_true(lease_file_of(f).deadline_usec == sent + 5 * SEC);
+	/* A register answer renews it the same way. */
+	agent_lease_renewed(&f->a, sent + 3 * SEC, 30);
+	assert_true(lease_file_of(f).deadline_usec == sent + 33 * SEC);
+}
+
+static void agent__its_long_poll_leaves_room_for_the_next_answer_in_the_lease(void **state)
+{
+	struct fx *f = *state;
+	f->a.sync_interval = 10;
+	f->a.lease = 30;
+	assert_int_equal(agent_wait_seconds(&f->a), 10);	/* the defaults: as asked */
+	f->a.lease = 15;		/* two 10 s polls would outlast it */
+	assert_int_equal(agent_wait_seconds(&f->a), 6);
+	f->a.sync_interval = 1;
+	f->a.lease = 4;
+	assert_int_equal(agent_wait_seconds(&f->a), 1);
+	f->a.lease = 3;
+	assert_int_equal(agent_wait_seconds(&f->a), 0);	/* answered at once; polled each second */
+	f->a.lease = 1;
+	assert_int_equal(agent_wait_seconds(&f->a), 0);
+	/* What goes out. */
+	f->a.sync_interval = 10;
+	f->a.lease = 15;
+	char *text = agent_sync_body(&f->a, agent_wait_seconds(&f->a));
+	json_t *body = json_loads(text, 0, NULL);
+	assert_int_equal(jint(body, "waitSeconds"), 6);
+	json_decref(body);
+	free(text);
+}
+
+static void agent__past_the_lease_it_starts_nothing_and_fences_reported_lost(void **state)
+{
+	struct fx *f = *state;
+	f->cfg.lease_file = xasprintf("%s/lease", f->dir);
+	f->a.request_sent_usec = lease_clock_usec();
+	answer(f, "{\"desiredVersion\": \"1\", \"leaseSeconds\": 30, \"replicas\": ["
+		  "{\"replica\": \"a\", \"attempt\": 1, \"desired\": \"RUN\", \"simulate\": \"run-100s-exit-0\"}]}");
+	struct replica *a = agent_find(&f->a, "a", 1);
+	assert_int_equal(a->state, RS_RUNNING);
+	json_decref(sync_report_of(f, "a", NULL));
+	answer(f, "{\"desiredVersion\": \"1\"}");
+
+	/* An answer that arrives after its own lease (sent 40 s ago, lease 30). */
+	f->a.request_sent_usec = lease_clock_usec() - 40 * SEC;
+	answer(f, "{\"desiredVersion\": \"2\", \"leaseSeconds\": 30, \"replicas\": ["
+		  "{\"replica\": \"a\", \"attempt\": 1, \"desired\": \"RUN\"},"
+		  "{\"replica\": \"b\", \"attempt\": 1, \"desired\": \"RUN\", \"simulate\": \"run-100s-exit-0\"}]}");
+	assert_true(agent_lease_expired(&f->a));
+	assert_null(agent_find(&f->a, "b", 1));	/* the server may have moved it already */
+	assert_true(agent_tick(&f->a));
+	assert_int_equal(a->state, RS_EXITED);
+	assert_true(a->fenced);
+	assert_null(agent_find(&f->a, "b", 1));
+	json_t *rep = sync_report_of(f, "a", NULL);
+	assert_string_equal(json_string_value(json_object_get(rep, "state")), "LOST");
+	assert_int_equal(jint(rep, "exitCode"), 143);
+	assert_non_null(strstr(json_string_value(json_object_get(rep, "message")), "fence"));
+	json_decref(rep);
+
+	/* Renewed: b starts; the fenced attempt of a never does again. */
+	f->a.request_sent_usec = lease_clock_usec();
+	answer(f, "{\"desiredVersion\": \"2\"}");
+	assert_false(agent_lease_expired(&f->a));
+	assert_int_equal(agent_find(&f->a, "b", 1)->state, RS_RUNNING);
+	assert_int_equal(a->state, RS_EXITED);
+	/* The fence survives an agent restart (saved with the replica). */
+	agent_release(&f->a);
+	char err[256];
+	assert_int_equal(agent_init(&f->a, &f->cfg, err, sizeof(err)), 0);
+	assert_true(agent_find(&f->a, "a", 1)->fenced);
+	assert_false(agent_find(&f->a, "b", 1)->fenced);
+}
+
+static void agent__keep_running_past_the_lease_keeps_replicas_but_starts_nothing(void **state)
+{
+	struct fx *f = *state;
+	f->cfg.fence = false;
+	f->a.request_sent_usec = lease_clock_usec();
+	answer(f, "{\"desiredVersion\": \"1\", \"leaseSeconds\": 30, \"replicas\": ["
+		  "{\"replica\": \"a\", \"attempt\": 1, \"desired\": \"RUN\", \"simulate\": \"run-100s-exit-0\"}]}");
+	f->a.request_sent_usec = lease_clock_usec() - 40 * SEC;
+	answer(f, "{\"desiredVersion\": \"2\", \"replicas\": ["
+		  "{\"replica\": \"a\", \"attempt\": 1, \"desired\": \"RUN\"},"
+		  "{\"replica\": \"b\", \"attempt\": 1, \"desired\": \"RUN\", \"simulate\": \"run-100s-exit-0\"}]}");
+	agent_tick(&f->a);
+	agent_tick(&f->a);
+	assert_int_equal(agent_find(&f->a, "a", 1)->state, RS_RUNNING);
+	assert_false(agent_find(&f->a, "a", 1)->fenced);
+	assert_null(agent_find(&f->a, "b", 1));
+}
+
+static void agent__a_restart_keeps_the_deadline_and_never_a_longer_grace(void **state)
+{
+	struct fx *f = *state;
+	char err[256];
+	f->cfg.lease_file = xasprintf("%s/lease", f->dir);
+	int64_t deadline = lease_clock_usec() + 20 * SEC;
+	struct lease old = { deadline, 3, true };	/* written by the last life, grace 3 */
+	assert_int_equal(lease_write(f->cfg.lease_file, &old), 0);
+	agent_release(&f->a);
+	assert_int_equal(agent_init(&f->a, &f->cfg, err, sizeof(err)), 0);	/* grace 10 now */
+	assert_true(f->a.node_lease.deadline_usec == deadline);
+	struct lease l = lease_file_of(f);
+	assert_true(l.deadline_usec == deadline);
+	assert_int_equal(l.grace_s, 3);		/* the server counts 3 until we register */
+	/* A smaller grace applies at once. */
+	agent_release(&f->a);
+	f->cfg.stop_grace_seconds = 1;
+	assert_int_equal(agent_init(&f->a, &f->cfg, err, sizeof(err)), 0);
+	assert_int_equal(lease_file_of(f).grace_s, 1);
+	/* The register answer: the server now counts ours. */
+	f->cfg.stop_grace_seconds = 10;
+	agent_lease_renewed(&f->a, lease_clock_usec(), 30);
+	assert_int_equal(lease_file_of(f).grace_s, 10);
+}
+
 static void agent__one_agent_per_work_dir(void **state)
 {
 	struct fx *f = *state;
@@ -623,6 +779,11 @@ int main(void)
 		cmocka_unit_test_setup_teardown(agent__no_desired_set_yet_means_hands_off, setup, teardown),
 		cmocka_unit_test_setup_teardown(agent__a_reboot_means_a_new_incarnation, setup, teardown),
 		cmocka_unit_test_setup_teardown(agent__one_agent_per_work_dir, setup, teardown),
+		cmocka_unit_test_setup_teardown(agent__the_lease_counts_from_the_send_of_the_answered_sync, setup, teardown),
+		cmocka_unit_test_setup_teardown(agent__its_long_poll_leaves_room_for_the_next_answer_in_the_lease, setup, teardown),
+		cmocka_unit_test_setup_teardown(agent__past_the_lease_it_starts_nothing_and_fences_reported_lost, setup, teardown),
+		cmocka_unit_test_setup_teardown(agent__keep_running_past_the_lease_keeps_replicas_but_starts_nothing, setup, teardown),
+		cmocka_unit_test_setup_teardown(agent__a_restart_keeps_the_deadline_and_never_a_longer_grace, setup, teardown),
 		cmocka_unit_test_setup_teardown(agent__replicas_of_another_cluster_are_left_alone, setup, teardown),
 		cmocka_unit_test_setup_teardown(agent__a_server_without_cluster_ids_changes_nothing, setup, teardown),
 		cmocka_unit_test_setup_teardown(agent__foreign_replicas_removed_when_configured, setup, teardown),

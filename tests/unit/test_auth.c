@@ -1,5 +1,7 @@
-/* Unit tests: permissions, roles, policies and the tokens file (server/auth.c),
- * and the reloadable snapshot (lib/snapshot.c). */
+/* Unit tests: permissions, roles, policies, the tokens file, the strength of
+ * the cluster token and the agents' credentials (server/auth.c), and the
+ * reloadable snapshot (lib/snapshot.c). */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -9,6 +11,9 @@
 #include <string.h>
 #include <unistd.h>
 #include <cmocka.h>
+
+#include <openssl/evp.h>
+#include <openssl/rand.h>
 
 #include "auth.h"
 #include "snapshot.h"
@@ -69,6 +74,199 @@ static void tokens_reach_their_projects(void **state)
 	assert_false(auth_token_allows(&dev, "a", "trainplane.nodes.list"));
 	assert_true(auth_token_allows(&all, "anything", "ml.jobs.list"));
 	assert_false(auth_token_allows(&all, "anything", "ml.jobs.create"));
+}
+
+static void agent_and_metrics_tokens_open_their_routes_only(void **state)
+{
+	char *nodes[] = { "gpu-1", "gpu-2" };
+	struct auth_token agent = { .kind = TOKEN_AGENT, .nodes = nodes, .nnodes = 2 };
+	struct auth_token metrics = { .kind = TOKEN_METRICS };
+	struct auth_token viewer = { .role = ROLE_VIEWER, .all_projects = true };
+	struct auth_token admin_a = { .role = ROLE_ADMIN, .projects = (char *[]){ "a" }, .nprojects = 1 };
+	char perm[64];
+
+	(void)state;
+	/* An agent's token is no user: no role, no project, not even metrics. */
+	assert_false(auth_token_allows(&agent, "a", "ml.jobs.get"));
+	assert_false(auth_token_allows(&agent, NULL, "trainplane.nodes.list"));
+	assert_false(auth_token_allows(&agent, NULL, AUTH_METRICS_PERMISSION));
+	assert_true(auth_token_allows(&metrics, NULL, AUTH_METRICS_PERMISSION));
+	assert_false(auth_token_allows(&metrics, "a", "ml.jobs.get"));
+	assert_false(auth_token_allows(&metrics, NULL, "trainplane.nodes.list"));
+	/* /metrics in tokens mode: the cluster's admins (as the nodes API), not viewers. */
+	assert_true(auth_token_allows(&admin_a, NULL, AUTH_METRICS_PERMISSION));
+	assert_false(auth_token_allows(&viewer, NULL, AUTH_METRICS_PERMISSION));
+	assert_true(auth_route_permission(AUTH_TOKENS, "metrics", perm, sizeof(perm)));
+	assert_string_equal(perm, "trainplane.metrics.get");
+	assert_false(auth_route_permission(AUTH_OPEN, "metrics", perm, sizeof(perm)));
+	assert_false(auth_route_permission(AUTH_TOKENS, "healthz", perm, sizeof(perm)));
+	assert_false(auth_route_permission(AUTH_TOKENS, "readyz", perm, sizeof(perm)));
+	assert_true(auth_route_permission(AUTH_OPEN, "ml.projects.jobs.get", perm, sizeof(perm)));
+	assert_string_equal(perm, "ml.jobs.get");
+}
+
+static void expect_weak(const char *secret, const char *why_part)
+{
+	char why[256] = "";
+	if (auth_secret_strong(secret, why, sizeof(why)))
+		fail_msg("\"%s\" passed", secret);
+	if (!strstr(why, why_part))
+		fail_msg("\"%s\": \"%s\" lacks \"%s\"", secret, why, why_part);
+	if (*secret && strstr(why, secret))
+		fail_msg("the reason repeats the secret: %s", why);
+}
+
+static void random_hex(char *out, size_t bytes)
+{
+	unsigned char b[64];
+	assert_true(bytes <= sizeof(b));
+	assert_int_equal(RAND_bytes(b, (int)bytes), 1);
+	for (size_t i = 0; i < bytes; i++)
+		sprintf(out + 2 * i, "%02x", b[i]);
+}
+
+static void random_base64(char *out, size_t bytes)
+{
+	unsigned char b[64];
+	assert_true(bytes <= sizeof(b));
+	assert_int_equal(RAND_bytes(b, (int)bytes), 1);
+	EVP_EncodeBlock((unsigned char *)out, b, (int)bytes);	/* as openssl rand -base64 */
+}
+
+static void secrets_estimate_entropy_by_alphabet(void **state)
+{
+	(void)state;
+	/* length x log2(alphabet): the smallest standard alphabet that holds it */
+	assert_float_equal(auth_secret_bits("0123456789"), 10 * 3.321928, 1e-4);
+	assert_float_equal(auth_secret_bits("deadbeef"), 8 * 4.0, 1e-9);
+	assert_float_equal(auth_secret_bits("DEADBEEF"), 8 * 4.0, 1e-9);
+	assert_float_equal(auth_secret_bits("deadbeefg"), 9 * log2(36), 1e-9);
+	assert_float_equal(auth_secret_bits("deadBEEF"), 8 * log2(62), 1e-9);
+	assert_float_equal(auth_secret_bits("ab+/"), 4 * 6.0, 1e-9);
+	assert_float_equal(auth_secret_bits("ab-_"), 4 * 6.0, 1e-9);
+	assert_float_equal(auth_secret_bits("ab=="), 2 * 4.0, 1e-9);	/* padding is no data */
+	assert_float_equal(auth_secret_bits("a+b-"), 4 * log2(94), 1e-9);
+	assert_float_equal(auth_secret_bits("a!b"), 3 * log2(94), 1e-9);
+	assert_float_equal(auth_secret_bits("a b"), 0, 0);
+	assert_float_equal(auth_secret_bits("caf\xc3\xa9"), 0, 0);
+	assert_float_equal(auth_secret_bits(""), 0, 0);
+	char hex[129];
+	random_hex(hex, 32);
+	assert_float_equal(auth_secret_bits(hex), 256, 1e-9);
+}
+
+static void secrets_refuse_defaults_placeholders_short_and_degenerate(void **state)
+{
+	char hex[129], b64[129], s[400];
+
+	(void)state;
+	expect_weak("trainplane-dev-token", "public default");
+	expect_weak("TRAINPLANE-DEV-TOKEN", "public default");
+	expect_weak("CHANGE-ME-openssl-rand-hex-32", "placeholder");
+	random_hex(hex, 40);
+	snprintf(s, sizeof(s), "changeme%s", hex);
+	expect_weak(s, "placeholder");
+	snprintf(s, sizeof(s), "%sEXAMPLE", hex);
+	expect_weak(s, "placeholder");
+	expect_weak("", "0 characters");
+	random_hex(hex, 31);
+	expect_weak(hex, "62 characters from an alphabet of 16: 248 bits, 256 needed");
+	random_base64(b64, 32);	/* 44 characters, one '=': 43 x 6 = 258 bits (256.03 without + and /) */
+	assert_true(auth_secret_strong(b64, s, sizeof(s)));
+	random_base64(b64, 31);	/* 44 characters, two '=': 42 x 6 = 252 bits */
+	expect_weak(b64, "42 characters from an alphabet of 6");	/* 64, or 62 without + and / */
+	random_hex(hex, 32);
+	hex[10] = ' ';
+	expect_weak(hex, "a space, a control or a non-ASCII character (position 11)");
+	memset(s, 'a', 80);
+	s[80] = '\0';
+	expect_weak(s, "one character makes up 80 of its 80 characters");
+	random_hex(hex, 32);
+	memset(hex, '7', 24);	/* 24 of 64 */
+	expect_weak(hex, "one character makes up");
+	expect_weak("0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
+		    "a block of 16 characters repeated");
+	random_hex(hex, 12);
+	snprintf(s, sizeof(s), "%s%s%s", hex, hex, hex);	/* 72 characters, 3 blocks */
+	expect_weak(s, "a block of 24 characters repeated");
+	expect_weak("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789", "in sequence");
+	expect_weak("zyxwvutsrqponmlkjihgfedcbaZYXWVUTSRQPONMLKJIHGFEDCBA9876543210", "in sequence");
+}
+
+/*
+ * What `openssl rand -hex 32` and `openssl rand -base64 32` make always
+ * passes (the degenerate rules refuse a random one with a probability
+ * below 1e-8): 20,000 of each. One byte less never does.
+ */
+static void secrets_of_32_random_bytes_pass(void **state)
+{
+	char hex[129], b64[129], why[256];
+
+	(void)state;
+	for (int i = 0; i < 20000; i++) {
+		random_hex(hex, 32);
+		if (!auth_secret_strong(hex, why, sizeof(why)))
+			fail_msg("%s refused: %s", hex, why);
+		random_base64(b64, 32);
+		if (!auth_secret_strong(b64, why, sizeof(why)))
+			fail_msg("%s refused: %s", b64, why);
+		random_hex(hex, 31);
+		assert_false(auth_secret_strong(hex, why, sizeof(why)));
+	}
+}
+
+static void agent_routes_take_the_cluster_token_or_the_nodes_own(void **state)
+{
+	char *nodes_a[] = { "gpu-a" }, *nodes_bc[] = { "gpu-b", "gpu-c" };
+	struct auth_token v[3] = {
+		{ .name = "node-a", .kind = TOKEN_AGENT, .nodes = nodes_a, .nnodes = 1 },
+		{ .name = "node-bc", .kind = TOKEN_AGENT, .nodes = nodes_bc, .nnodes = 2 },
+		{ .name = "root", .kind = TOKEN_USER, .role = ROLE_ADMIN, .all_projects = true },
+	};
+	struct auth_tokens t = { v, 3 };
+	unsigned char h[32];
+	const char *cluster = "3c1e4a4f0a6b2c9d8e7f60514233241506f7e8d9cab0b1c2d3e4f5a6b7c8d9e0";
+
+	(void)state;
+	/* Hashes as the tokens file holds them. */
+	const char *secrets[] = { "token-of-node-a", "token-of-nodes-b-and-c", "token-of-root" };
+	for (int i = 0; i < 3; i++) {
+		char hex[65];
+		auth_sha256_hex(secrets[i], hex);
+		for (int b = 0; b < 32; b++) {
+			unsigned int x;
+			sscanf(hex + 2 * b, "%2x", &x);
+			h[b] = (unsigned char)x;
+		}
+		memcpy(v[i].sha256, h, 32);
+	}
+	assert_int_equal(auth_agent_allows(cluster, &t, "gpu-a", cluster), AUTH_AGENT_ALLOWED);
+	assert_int_equal(auth_agent_allows(cluster, &t, "anything", cluster), AUTH_AGENT_ALLOWED);
+	assert_int_equal(auth_agent_allows(cluster, &t, "gpu-a", secrets[0]), AUTH_AGENT_ALLOWED);
+	assert_int_equal(auth_agent_allows(cluster, &t, "gpu-b", secrets[0]), AUTH_AGENT_OTHER_NODE);
+	assert_int_equal(auth_agent_allows(cluster, &t, "gpu-c", secrets[1]), AUTH_AGENT_ALLOWED);
+	assert_int_equal(auth_agent_allows(cluster, &t, "gpu-a", secrets[1]), AUTH_AGENT_OTHER_NODE);
+	assert_int_equal(auth_agent_allows(cluster, &t, "gpu-a", "gpu-a"), AUTH_AGENT_UNAUTHENTICATED);
+	/* a user's token is no agent's, whatever its role */
+	assert_int_equal(auth_agent_allows(cluster, &t, "gpu-a", secrets[2]), AUTH_AGENT_UNAUTHENTICATED);
+	assert_int_equal(auth_agent_allows(cluster, &t, "gpu-a", NULL), AUTH_AGENT_UNAUTHENTICATED);
+	assert_int_equal(auth_agent_allows(cluster, &t, "gpu-a", ""), AUTH_AGENT_UNAUTHENTICATED);
+	/* node names match exactly: no prefix, no case folding */
+	assert_int_equal(auth_agent_allows(NULL, &t, "gpu-a2", secrets[0]), AUTH_AGENT_OTHER_NODE);
+	assert_int_equal(auth_agent_allows(NULL, &t, "GPU-A", secrets[0]), AUTH_AGENT_OTHER_NODE);
+	/* no cluster token: only the nodes' own; an empty bearer never matches an unset one */
+	assert_int_equal(auth_agent_allows(NULL, &t, "gpu-a", cluster), AUTH_AGENT_UNAUTHENTICATED);
+	assert_int_equal(auth_agent_allows("", &t, "gpu-a", ""), AUTH_AGENT_UNAUTHENTICATED);
+	assert_int_equal(auth_agent_allows(NULL, &t, "gpu-a", secrets[0]), AUTH_AGENT_ALLOWED);
+	/* open mode: no tokens file, the cluster token */
+	assert_int_equal(auth_agent_allows("trainplane-dev-token", NULL, "n", "trainplane-dev-token"),
+			 AUTH_AGENT_ALLOWED);
+	assert_int_equal(auth_agent_allows("trainplane-dev-token", NULL, "n", "trainplane-dev-tokeN"),
+			 AUTH_AGENT_UNAUTHENTICATED);
+	assert_true(auth_is_cluster_token(cluster, cluster));
+	assert_false(auth_is_cluster_token(cluster, "3c1e"));
+	assert_false(auth_is_cluster_token(NULL, ""));
+	assert_false(auth_is_cluster_token("", ""));
 }
 
 static void policies_grant_by_role_and_member(void **state)
@@ -145,6 +343,23 @@ static void tokens_file_loads_and_finds(void **state)
 	assert_ptr_equal(auth_tokens_find(t, "hello"), &t->v[0]);
 	assert_ptr_equal(auth_tokens_find(t, "world"), &t->v[1]);
 	assert_null(auth_tokens_find(t, "hello "));
+	assert_int_equal(t->v[0].kind, TOKEN_USER);
+	auth_tokens_free(t);
+
+	assert_int_equal(load_text("tokens:\n"
+				   "  - {name: gpu-1, sha256: " HASH_A ", role: agent, nodes: [gpu-1, gpu_2.x]}\n"
+				   "  - {name: prom, role: metrics,\n"
+				   "     sha256: 486ea46224d1bb4fb680f34f7c9ad96a8f24ec88be73ea8e5a6c65260e9cb8a7}\n",
+				   &t, err, sizeof(err)), 0);
+	assert_int_equal(t->n, 2);
+	assert_int_equal(t->v[0].kind, TOKEN_AGENT);
+	assert_int_equal(t->v[0].role, ROLE_NONE);
+	assert_int_equal(t->v[0].nnodes, 2);
+	assert_string_equal(t->v[0].nodes[1], "gpu_2.x");
+	assert_int_equal(t->v[0].nprojects, 0);
+	assert_int_equal(t->v[1].kind, TOKEN_METRICS);
+	assert_int_equal(t->v[1].role, ROLE_NONE);
+	assert_ptr_equal(auth_tokens_find(t, "hello"), &t->v[0]);
 	auth_tokens_free(t);
 }
 
@@ -174,6 +389,23 @@ static void tokens_file_errors_name_line_and_column(void **state)
 	expect_error("tokens:\n  - name: a\n    secret: x\n", ":3:5: unknown key \"secret\"");
 	expect_error("tokens: [\n", "did not find expected node content");
 	expect_error("users: []\n", ":1:1: unknown key");
+	/* agent and metrics tokens: nodes for agents only, projects for users only */
+	expect_error("tokens:\n  - name: a\n    sha256: " HASH_A "\n    role: agent\n",
+		     ":2:5: agent token a needs nodes");
+	expect_error("tokens:\n  - name: a\n    sha256: " HASH_A "\n    role: agent\n    nodes: []\n",
+		     ":5:12: nodes must be a non-empty list of node names");
+	expect_error("tokens:\n  - name: a\n    sha256: " HASH_A "\n    role: agent\n    nodes: [gpu-*]\n",
+		     ":5:13: nodes: each must be a node name");
+	expect_error("tokens:\n  - name: a\n    sha256: " HASH_A "\n    role: agent\n    nodes: [a/b]\n",
+		     ":5:13: nodes: each must be a node name");
+	expect_error("tokens:\n  - name: a\n    sha256: " HASH_A "\n    role: agent\n    nodes: [n]\n"
+		     "    projects: [p]\n", ":6:15: projects: an agent token reaches no project");
+	expect_error("tokens:\n  - name: a\n    sha256: " HASH_A "\n    role: admin\n    projects: [p]\n"
+		     "    nodes: [n]\n", ":6:12: nodes: only an agent token");
+	expect_error("tokens:\n  - name: a\n    sha256: " HASH_A "\n    role: metrics\n    projects: [p]\n",
+		     ":5:15: projects: a metrics token opens /metrics only");
+	expect_error("tokens:\n  - name: a\n    sha256: " HASH_A "\n    role: agent\n    nodes: [n]\n"
+		     "    nodes: [m]\n", ":6:5: duplicate key \"nodes\"");
 }
 
 static int freed;
@@ -212,6 +444,11 @@ int main(void)
 		cmocka_unit_test(roles_by_verb),
 		cmocka_unit_test(tokens_reach_their_projects),
 		cmocka_unit_test(policies_grant_by_role_and_member),
+		cmocka_unit_test(agent_and_metrics_tokens_open_their_routes_only),
+		cmocka_unit_test(secrets_estimate_entropy_by_alphabet),
+		cmocka_unit_test(secrets_refuse_defaults_placeholders_short_and_degenerate),
+		cmocka_unit_test(secrets_of_32_random_bytes_pass),
+		cmocka_unit_test(agent_routes_take_the_cluster_token_or_the_nodes_own),
 		cmocka_unit_test_teardown(tokens_file_loads_and_finds, teardown),
 		cmocka_unit_test_teardown(tokens_file_errors_name_line_and_column, teardown),
 		cmocka_unit_test(snapshot_frees_a_replaced_version_after_its_last_reader),

@@ -1323,6 +1323,139 @@ static void test_vertex(void **state)
 }
 
 /* ------------------------------------------------------------------------- */
+/* Image references and env names (issue 12 item 1: an image that is an      */
+/* engine option escaped the container)                                      */
+
+#define IMG_FORM ". An image URI is [registry[:port]/]path[:tag][@digest], e.g. " \
+		 "us-docker.pkg.dev/my-project/trainers/mnist:v2."
+#define DIGEST "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+#define CUSTOM_ALL(master, worker, ps, evaluator) \
+	"{\"scaleTier\":\"CUSTOM\",\"region\":\"us-central1\",\"masterType\":\"n1-standard-4\"," \
+	"\"masterConfig\":{\"imageUri\":\"" master "\"},\"workerType\":\"n1-standard-4\"," \
+	"\"workerCount\":\"1\",\"workerConfig\":{\"imageUri\":\"" worker "\"}," \
+	"\"parameterServerType\":\"n1-standard-4\",\"parameterServerCount\":\"1\"," \
+	"\"parameterServerConfig\":{\"imageUri\":\"" ps "\"},\"evaluatorType\":\"n1-standard-4\"," \
+	"\"evaluatorCount\":\"1\",\"evaluatorConfig\":{\"imageUri\":\"" evaluator "\"}}"
+#define VX_IMAGE(image) \
+	"{\"workerPoolSpecs\":[{\"machineSpec\":{\"machineType\":\"n1-standard-4\"}," \
+	"\"replicaCount\":\"1\",\"containerSpec\":{\"imageUri\":\"" image "\"}}]}"
+#define VX_EXECUTOR(image) \
+	"{\"workerPoolSpecs\":[" POOL("{\"machineType\":\"n1-standard-4\"}", "1") "," \
+	"{\"machineSpec\":{\"machineType\":\"n1-standard-4\"},\"replicaCount\":\"2\"," \
+	"\"pythonPackageSpec\":{\"executorImageUri\":\"" image "\"," \
+	"\"packageUris\":[\"gs://b/t.tar.gz\"],\"pythonModule\":\"t.task\"}}]}"
+#define VX_ENV(env) \
+	"{\"workerPoolSpecs\":[{\"machineSpec\":{\"machineType\":\"n1-standard-4\"}," \
+	"\"replicaCount\":\"1\",\"containerSpec\":{\"imageUri\":\"gcr.io/p/t:1\",\"env\":" env "}}]}"
+
+static void test_image_references(void **state)
+{
+	static const char *const ok[] = {
+		"localhost/trainer:test", "localhost:5000/trainer:test", "gcr.io/p/t@" DIGEST,
+		"registry.example.com:443/team/img:v1@" DIGEST, "[::1]:5000/img:tag", "busybox",
+		"docker:24-dind", "us-docker.pkg.dev/vertex-ai/training/tf-cpu.2-4:latest",
+	};
+	(void)state;
+	/* ml v1: every role's imageUri, named by its field. */
+	ml_one("{\"region\":\"us-central1\",\"masterConfig\":{\"imageUri\":\"--volume=/:/host\"}}",
+	       "training_input.master_config.image_uri",
+	       "Invalid image URI \"--volume=/:/host\": it starts with \"-\" as a command-line option "
+	       "does" IMG_FORM);
+	ml_one(CUSTOM_ALL("gcr.io/p/t:1", "--privileged", "gcr.io/p/t:1", "gcr.io/p/t:1"),
+	       "training_input.worker_config.image_uri",
+	       "Invalid image URI \"--privileged\": it starts with \"-\" as a command-line option "
+	       "does" IMG_FORM);
+	ml_one(CUSTOM_ALL("gcr.io/p/t:1", "gcr.io/p/t:1", "dir:5000/x", "gcr.io/p/t:1"),
+	       "training_input.parameter_server_config.image_uri",
+	       "Invalid image URI \"dir:5000/x\": it starts with a podman transport (dir:, oci:, "
+	       "oci-archive:, docker-archive:, docker-daemon:, sif:, tarball:, ostree:, "
+	       "containers-storage:), which reads an image from the node's own files" IMG_FORM);
+	/* A hostile value is not repeated when it holds control characters. */
+	ml_one(CUSTOM_ALL("gcr.io/p/t:1", "gcr.io/p/t:1", "gcr.io/p/t:1", "img\\n--privileged"),
+	       "training_input.evaluator_config.image_uri",
+	       "Invalid image URI: it contains whitespace, a control character or a non-ASCII "
+	       "character" IMG_FORM);
+	ml_one("{\"region\":\"us-central1\",\"masterConfig\":{\"imageUri\":\"gcr.io/MyProject/t:1\"}}",
+	       "training_input.master_config.image_uri",
+	       "Invalid image URI \"gcr.io/MyProject/t:1\": the repository path must be "
+	       "lowercase" IMG_FORM);
+	{
+		struct violations vs = VIOLATIONS_INIT;
+		ml(CUSTOM_ALL("-v", "--volume=/:/h", "--privileged", "--mount=x"), &vs);
+		assert_int_equal(vs.n, 4);
+		assert_string_equal(vs.v[0].field, "training_input.master_config.image_uri");
+		assert_string_equal(vs.v[3].field, "training_input.evaluator_config.image_uri");
+		violations_release(&vs);
+	}
+	/* A TPU worker's custom container: the image is checked, tpuTfVersion too. */
+	ml_one("{\"scaleTier\":\"CUSTOM\",\"region\":\"us-central1\",\"masterType\":\"n1-standard-8\","
+	       "\"masterConfig\":{\"imageUri\":\"gcr.io/p/master:1\"},\"workerType\":\"cloud_tpu\","
+	       "\"workerCount\":\"1\",\"workerConfig\":{\"imageUri\":\"--privileged\","
+	       "\"tpuTfVersion\":\"1.15\",\"acceleratorConfig\":{\"type\":\"TPU_V2\",\"count\":\"8\"}}}",
+	       "training_input.worker_config.image_uri",
+	       "Invalid image URI \"--privileged\": it starts with \"-\" as a command-line option "
+	       "does" IMG_FORM);
+	for (size_t i = 0; i < ARRAY_SIZE(ok); i++) {
+		char *ti = xfmt("{\"region\":\"us-central1\",\"masterConfig\":{\"imageUri\":\"%s\"}}",
+				ok[i]);
+		ml_valid(ti);
+		free(ti);
+		char *spec = xfmt(VX_IMAGE("%s"), ok[i]);
+		vx_valid("us-central1", spec);
+		free(spec);
+		spec = xfmt(VX_EXECUTOR("%s"), ok[i]);
+		vx_valid("us-central1", spec);
+		free(spec);
+	}
+
+	/* Vertex: containerSpec.imageUri and pythonPackageSpec.executorImageUri. */
+	vx_one("us-central1", VX_IMAGE("--volume=/:/host"),
+	       "job_spec.worker_pool_specs[0].container_spec.image_uri",
+	       "Invalid image URI \"--volume=/:/host\": it starts with \"-\" as a command-line option "
+	       "does" IMG_FORM);
+	vx_one("us-central1", VX_IMAGE("gcr.io/p/t:1 --privileged"),
+	       "job_spec.worker_pool_specs[0].container_spec.image_uri",
+	       "Invalid image URI \"gcr.io/p/t:1 --privileged\": it contains whitespace, a control "
+	       "character or a non-ASCII character" IMG_FORM);
+	vx_one("us-central1", VX_EXECUTOR("--privileged"),
+	       "job_spec.worker_pool_specs[1].python_package_spec.executor_image_uri",
+	       "Invalid image URI \"--privileged\": it starts with \"-\" as a command-line option "
+	       "does" IMG_FORM);
+	vx_one("us-central1", VX_EXECUTOR("oci-archive:img.tar"),
+	       "job_spec.worker_pool_specs[1].python_package_spec.executor_image_uri",
+	       "Invalid image URI \"oci-archive:img.tar\": it starts with a podman transport (dir:, "
+	       "oci:, oci-archive:, docker-archive:, docker-daemon:, sif:, tarball:, ostree:, "
+	       "containers-storage:), which reads an image from the node's own files" IMG_FORM);
+
+	/* Vertex env: names are C identifiers, and required. */
+	vx_valid("us-central1", VX_ENV("[{\"name\":\"FOO\",\"value\":\"--privileged\"},"
+				       "{\"name\":\"_x9\"},{\"name\":\"TF_CONFIG\",\"value\":\"{}\"}]"));
+	vx_one("us-central1", VX_ENV("[{\"name\":\"FOO\",\"value\":\"x\"},{\"name\":\"BAD-NAME\","
+				     "\"value\":\"x\"}]"),
+	       "job_spec.worker_pool_specs[0].container_spec.env[1].name",
+	       "Invalid environment variable name \"BAD-NAME\": it must be a C identifier, "
+	       "[A-Za-z_][A-Za-z0-9_]*.");
+	vx_one("us-central1", VX_ENV("[{\"name\":\"TRAINPLANE*\"}]"),
+	       "job_spec.worker_pool_specs[0].container_spec.env[0].name",
+	       "Invalid environment variable name \"TRAINPLANE*\": it must be a C identifier, "
+	       "[A-Za-z_][A-Za-z0-9_]*.");
+	vx_one("us-central1", VX_ENV("[{\"name\":\"A\\nB\"}]"),
+	       "job_spec.worker_pool_specs[0].container_spec.env[0].name",
+	       "Invalid environment variable name: it must be a C identifier, [A-Za-z_][A-Za-z0-9_]*.");
+	vx_one("us-central1", VX_ENV("[{\"value\":\"x\"}]"),
+	       "job_spec.worker_pool_specs[0].container_spec.env[0].name",
+	       "Required field is not set.");
+	vx_one("us-central1", "{\"workerPoolSpecs\":[" POOL("{\"machineType\":\"n1-standard-4\"}", "1") ","
+	       "{\"machineSpec\":{\"machineType\":\"n1-standard-4\"},\"replicaCount\":\"2\","
+	       "\"pythonPackageSpec\":{\"executorImageUri\":\"gcr.io/p/t:1\","
+	       "\"packageUris\":[\"gs://b/t.tar.gz\"],\"pythonModule\":\"t.task\","
+	       "\"env\":[{\"name\":\"1X\",\"value\":\"y\"}]}}]}",
+	       "job_spec.worker_pool_specs[1].python_package_spec.env[0].name",
+	       "Invalid environment variable name \"1X\": it must be a C identifier, "
+	       "[A-Za-z_][A-Za-z0-9_]*.");
+}
+
+/* ------------------------------------------------------------------------- */
 /* The seeds' examples, as written                                            */
 
 static void test_seed_examples(void **state)
@@ -1403,6 +1536,7 @@ int main(void)
 		cmocka_unit_test(test_hyperparameters),
 		cmocka_unit_test(test_labels),
 		cmocka_unit_test(test_vertex),
+		cmocka_unit_test(test_image_references),
 		cmocka_unit_test(test_seed_examples),
 		cmocka_unit_test(test_wrong_types),
 	};

@@ -1,0 +1,465 @@
+#include "http_parse.h"
+
+#include <string.h>
+#include <strings.h>
+
+/* RFC 9110 tchar: the characters of a method or a field name. */
+static bool is_tchar(unsigned char c)
+{
+	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+	       (c && strchr("!#$%&'*+-.^_`|~", c));
+}
+
+static bool is_ows(char c)
+{
+	return c == ' ' || c == '\t';
+}
+
+static int fail(struct http_perror *err, int status, const char *message)
+{
+	err->status = status;
+	err->message = message;
+	return -1;
+}
+
+long http_head_end(const char *buf, size_t len, struct http_head_scan *s,
+		   struct http_perror *err)
+{
+	for (size_t i = s->pos; i < len; i++) {
+		char c = buf[i];
+		if (c == '\n')
+			return fail(err, 400, "A line of the request head ends in a bare LF (CRLF is "
+				    "required).");
+		if (c != '\r') {
+			if (s->line == 0 && i >= HTTP_MAX_REQUEST_LINE)
+				return fail(err, 414, "The request line is too long.");
+			if (i >= HTTP_MAX_HEAD)
+				return fail(err, 431, "The request head is too large.");
+			continue;
+		}
+		if (i + 1 == len) {
+			s->pos = i;	/* look at this CR again with the next byte */
+			return 0;
+		}
+		if (buf[i + 1] != '\n')
+			return fail(err, 400, "A line of the request head has a bare CR.");
+		if (i == s->line) {
+			if (s->line == 0)
+				return fail(err, 400, "The request line is empty.");
+			return (long)(i + 2);
+		}
+		i++;
+		s->line = i + 1;
+	}
+	s->pos = len;
+	return 0;
+}
+
+/* The request line: method SP request-target SP HTTP-version. */
+static int parse_request_line(char *line, struct http_head *h, struct http_perror *err)
+{
+	char *p = line;
+
+	h->method = p;
+	while (is_tchar((unsigned char)*p))
+		p++;
+	if (p == line || *p != ' ' || p - line > 32)
+		return fail(err, 400, "The request line is malformed (method).");
+	*p++ = '\0';
+	h->target = p;
+	while ((unsigned char)*p > 0x20 && (unsigned char)*p < 0x7f)
+		p++;
+	if (p == h->target)
+		return fail(err, 400, "The request line is malformed (request target).");
+	if (*p != ' ')
+		return fail(err, 400, "The request target has a character that is not allowed "
+			    "(a control character, a space or a byte that is not ASCII).");
+	*p++ = '\0';
+	if (strncmp(p, "HTTP/", 5) || p[5] < '0' || p[5] > '9' || p[6] != '.' || p[7] < '0' ||
+	    p[7] > '9' || p[8])
+		return fail(err, 400, "The request line is malformed (HTTP version).");
+	if (p[5] != '1')
+		return fail(err, 505, "The HTTP version is not supported: use HTTP/1.1.");
+	h->minor = p[7] == '0' ? 0 : 1;
+	return 0;
+}
+
+/* One Content-Length value: "42" or a list of the same value ("42, 42"). */
+static int parse_content_length(const char *v, uint64_t *out, bool *seen,
+				struct http_perror *err)
+{
+	for (;;) {
+		uint64_t n = 0;
+		const char *start = v;
+		while (*v >= '0' && *v <= '9') {
+			n = n > UINT64_MAX / 10 - 1 ? UINT64_MAX : n * 10 + (uint64_t)(*v - '0');
+			v++;
+		}
+		if (v == start)
+			return fail(err, 400, "The Content-Length header is malformed.");
+		if (*seen && n != *out)
+			return fail(err, 400, "The request has conflicting Content-Length values.");
+		*out = n;
+		*seen = true;
+		while (is_ows(*v))
+			v++;
+		if (!*v)
+			return 0;
+		if (*v++ != ',')
+			return fail(err, 400, "The Content-Length header is malformed.");
+		while (is_ows(*v))
+			v++;
+	}
+}
+
+/* The transfer codings of a request, as far as framing cares. */
+struct codings {
+	int count;		/* codings named in all Transfer-Encoding fields */
+	int chunked;		/* how many of them are chunked */
+	bool last_chunked;	/* the final one is chunked */
+};
+
+static void add_codings(const char *v, struct codings *c)
+{
+	while (*v) {
+		while (is_ows(*v) || *v == ',')
+			v++;
+		if (!*v)
+			break;
+		const char *start = v;
+		while (*v && *v != ',')
+			v++;
+		const char *end = v;
+		while (end > start && is_ows(end[-1]))
+			end--;
+		size_t n = (size_t)(end - start);
+		bool chunked = n == 7 && !strncasecmp(start, "chunked", 7);
+		c->count++;
+		c->chunked += chunked;
+		c->last_chunked = chunked;
+	}
+}
+
+/* Whether a comma-separated field value lists token (without case). */
+static bool lists_token(const char *v, const char *token)
+{
+	size_t n = strlen(token);
+	while (*v) {
+		while (is_ows(*v) || *v == ',')
+			v++;
+		const char *start = v;
+		while (*v && *v != ',' && !is_ows(*v))
+			v++;
+		if ((size_t)(v - start) == n && !strncasecmp(start, token, n))
+			return true;
+		while (*v && *v != ',')
+			v++;
+	}
+	return false;
+}
+
+/* Decides the body's framing and the connection's fate from the fields. */
+static int check_framing(struct http_head *h, struct http_perror *err)
+{
+	struct codings tc = { 0 };
+	bool have_length = false, close = false, keep = false;
+	int hosts = 0;
+	const char *expect = NULL;
+
+	for (size_t i = 0; i < h->nfields; i++) {
+		const char *name = h->fields[i].name, *value = h->fields[i].value;
+		if (!strcasecmp(name, "content-length")) {
+			if (parse_content_length(value, &h->content_length, &have_length, err))
+				return -1;
+		} else if (!strcasecmp(name, "transfer-encoding")) {
+			if (!*value)
+				return fail(err, 400, "The Transfer-Encoding header is empty.");
+			add_codings(value, &tc);
+		} else if (!strcasecmp(name, "host")) {
+			hosts++;
+		} else if (!strcasecmp(name, "connection")) {
+			close |= lists_token(value, "close");
+			keep |= lists_token(value, "keep-alive");
+		} else if (!strcasecmp(name, "expect")) {
+			expect = value;
+		}
+	}
+	if (tc.count) {
+		if (h->minor == 0)
+			return fail(err, 400, "Transfer-Encoding is not allowed in an HTTP/1.0 request.");
+		if (have_length)
+			return fail(err, 400, "The request has both Content-Length and "
+				    "Transfer-Encoding.");
+		if (!tc.last_chunked || tc.chunked > 1)
+			return fail(err, 400, "The request's transfer coding is not supported: "
+				    "chunked must be the only one.");
+		if (tc.count > 1)
+			return fail(err, 501, "The request's transfer coding is not implemented: "
+				    "chunked must be the only one.");
+		h->body = HTTP_BODY_CHUNKED;
+	} else if (have_length && h->content_length > 0) {
+		h->body = HTTP_BODY_LENGTH;
+	} else {
+		h->body = HTTP_BODY_NONE;
+	}
+	if (hosts > 1 || (h->minor >= 1 && hosts != 1))
+		return fail(err, 400, "An HTTP/1.1 request needs exactly one Host header.");
+	h->keep_alive = h->minor >= 1 ? !close : keep && !close;
+	if (expect) {
+		if (strcasecmp(expect, "100-continue"))
+			return fail(err, 417, "The expectation in the Expect header is not supported.");
+		h->expect_continue = h->minor >= 1;
+	}
+	return 0;
+}
+
+int http_head_parse(char *head, size_t len, struct http_head *h, struct http_perror *err)
+{
+	char *end = head + len, *p = head, *eol;
+
+	memset(h, 0, sizeof(*h));
+	if (len < 4 || memcmp(end - 4, "\r\n\r\n", 4))
+		return fail(err, 400, "The request head is incomplete.");
+	eol = memchr(p, '\r', (size_t)(end - p));
+	if (eol[1] != '\n')
+		return fail(err, 400, "A line of the request head has a bare CR.");
+	*eol = '\0';
+	if (parse_request_line(p, h, err))
+		return -1;
+	p = eol + 2;
+	while (p < end - 2) {
+		eol = memchr(p, '\r', (size_t)(end - p));
+		if (eol[1] != '\n')
+			return fail(err, 400, "A line of the request head has a bare CR.");
+		*eol = '\0';
+		if (is_ows(*p))
+			return fail(err, 400, "The request head has a folded line (obs-fold).");
+		char *name = p;
+		while (is_tchar((unsigned char)*p))
+			p++;
+		if (p == name || *p != ':')
+			return fail(err, 400, "A header field of the request is malformed (its name, "
+				    "or whitespace before the colon).");
+		*p++ = '\0';
+		while (is_ows(*p))
+			p++;
+		char *value = p;
+		for (; p < eol; p++) {
+			unsigned char c = (unsigned char)*p;
+			if ((c < 0x20 && c != '\t') || c == 0x7f)
+				return fail(err, 400, "A header field value of the request has a control "
+					    "character.");
+		}
+		while (p > value && is_ows(p[-1]))
+			p--;
+		*p = '\0';
+		if (h->nfields == HTTP_MAX_HEADERS)
+			return fail(err, 431, "The request has too many header fields.");
+		h->fields[h->nfields].name = name;
+		h->fields[h->nfields].value = value;
+		h->nfields++;
+		p = eol + 2;
+	}
+	return check_framing(h, err);
+}
+
+const char *http_head_field(const struct http_head *h, const char *name)
+{
+	for (size_t i = 0; i < h->nfields; i++)
+		if (!strcasecmp(h->fields[i].name, name))
+			return h->fields[i].value;
+	return NULL;
+}
+
+/* --- chunked bodies ------------------------------------------------------ */
+
+enum {
+	CK_SIZE,		/* hex digits of the chunk size */
+	CK_SIZE_WS,		/* whitespace after the size: an extension must follow */
+	CK_EXT,			/* a chunk extension, skipped */
+	CK_SIZE_LF,		/* the LF of the size line */
+	CK_DATA,
+	CK_DATA_CR,
+	CK_DATA_LF,
+	CK_TRAILER,		/* the start of a trailer line, or the final CRLF */
+	CK_TRAILER_LINE,
+	CK_TRAILER_LF,
+	CK_END_LF,
+	CK_DONE,
+};
+
+#define CHUNK_LINE_MAX 4096
+#define TRAILER_MAX 8192
+
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	c = (char)(c | 0x20);
+	return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+int http_chunked_feed(struct http_chunked *c, const char *in, size_t len, size_t *used,
+		      struct strbuf *out, size_t max_body, struct http_perror *err)
+{
+	size_t i = 0;
+
+	while (i < len && c->state != CK_DONE) {
+		char ch = in[i];
+		switch (c->state) {
+		case CK_SIZE: {
+			int v = hexval(ch);
+			if (v >= 0) {
+				if (++c->digits > 16 || c->remaining > (max_body - out->len) >> 4)
+					return fail(err, 413, NULL);
+				c->remaining = c->remaining << 4 | (uint64_t)v;
+				i++;
+				break;
+			}
+			if (!c->digits)
+				return fail(err, 400, "The chunked request body is malformed (chunk size).");
+			if (ch == ';' || is_ows(ch)) {
+				c->state = ch == ';' ? CK_EXT : CK_SIZE_WS;
+			} else if (ch == '\r') {
+				c->state = CK_SIZE_LF;
+			} else {
+				return fail(err, 400, "The chunked request body is malformed (chunk size).");
+			}
+			c->line = c->digits;
+			i++;
+			break;
+		}
+		case CK_SIZE_WS:
+			if (ch == ';')
+				c->state = CK_EXT;
+			else if (!is_ows(ch))
+				return fail(err, 400, "The chunked request body is malformed (chunk size).");
+			if (++c->line > CHUNK_LINE_MAX)
+				return fail(err, 400, "A chunk extension of the request is too long.");
+			i++;
+			break;
+		case CK_EXT:
+			if (ch == '\r')
+				c->state = CK_SIZE_LF;
+			else if (((unsigned char)ch < 0x20 && ch != '\t') || ch == 0x7f)
+				return fail(err, 400, "The chunked request body is malformed (chunk "
+					    "extension).");
+			if (++c->line > CHUNK_LINE_MAX)
+				return fail(err, 400, "A chunk extension of the request is too long.");
+			i++;
+			break;
+		case CK_SIZE_LF:
+			if (ch != '\n')
+				return fail(err, 400, "The chunked request body is malformed (bare CR).");
+			i++;
+			if (c->remaining > max_body - out->len)
+				return fail(err, 413, NULL);
+			c->state = c->remaining ? CK_DATA : CK_TRAILER;
+			c->line = 0;
+			break;
+		case CK_DATA: {
+			size_t n = len - i < c->remaining ? len - i : (size_t)c->remaining;
+			sb_add(out, in + i, n);
+			c->remaining -= n;
+			i += n;
+			if (!c->remaining)
+				c->state = CK_DATA_CR;
+			break;
+		}
+		case CK_DATA_CR:
+		case CK_DATA_LF:
+			if (ch != (c->state == CK_DATA_CR ? '\r' : '\n'))
+				return fail(err, 400, "The chunked request body is malformed (a chunk is "
+					    "longer than its size).");
+			i++;
+			if (c->state == CK_DATA_LF) {
+				c->state = CK_SIZE;
+				c->digits = 0;
+				c->remaining = 0;
+			} else {
+				c->state = CK_DATA_LF;
+			}
+			break;
+		case CK_TRAILER:
+			c->state = ch == '\r' ? CK_END_LF : CK_TRAILER_LINE;
+			if (ch == '\r')
+				i++;
+			break;
+		case CK_TRAILER_LINE:
+			if (ch == '\r')
+				c->state = CK_TRAILER_LF;
+			else if (((unsigned char)ch < 0x20 && ch != '\t') || ch == 0x7f)
+				return fail(err, 400, "The chunked request body is malformed (trailer).");
+			if (++c->trailer > TRAILER_MAX)
+				return fail(err, 431, "The request's trailer fields are too large.");
+			i++;
+			break;
+		case CK_TRAILER_LF:
+		case CK_END_LF:
+			if (ch != '\n')
+				return fail(err, 400, "The chunked request body is malformed (bare CR).");
+			c->state = c->state == CK_END_LF ? CK_DONE : CK_TRAILER;
+			i++;
+			break;
+		}
+	}
+	*used = i;
+	return c->state == CK_DONE;
+}
+
+/* --- targets --------------------------------------------------------------- */
+
+int http_target_split(char *target, char **path, char **query)
+{
+	char *p = target;
+
+	if (!strncasecmp(p, "http://", 7) || !strncasecmp(p, "https://", 8)) {
+		p += p[4] == ':' ? 7 : 8;
+		p += strcspn(p, "/?");
+		if (*p != '/') {
+			/* "http://host" or "http://host?q": the path is "/". */
+			char *q = *p == '?' ? p + 1 : NULL;
+			size_t qlen = q ? strlen(q) : 0;
+			target[0] = '/';
+			if (q) {
+				memmove(target + 2, q, qlen + 1);
+				target[1] = '\0';
+				*query = target + 2;
+			} else {
+				target[1] = '\0';
+				*query = NULL;
+			}
+			*path = target;
+			return 0;
+		}
+	} else if (*p != '/' && strcmp(p, "*")) {
+		return -1;
+	}
+	*path = p;
+	char *q = strchr(p, '?');
+	if (q)
+		*q++ = '\0';
+	*query = q;
+	return 0;
+}
+
+size_t http_unescape(char *s, bool plus)
+{
+	char *r = s, *w = s;
+
+	while (*r) {
+		int h1, h2;
+		if (r[0] == '%' && (h1 = hexval(r[1])) >= 0 && (h2 = hexval(r[2])) >= 0 &&
+		    (h1 || h2)) {
+			*w++ = (char)(h1 << 4 | h2);
+			r += 3;
+		} else if (plus && *r == '+') {
+			*w++ = ' ';
+			r++;
+		} else {
+			*w++ = *r++;
+		}
+	}
+	*w = '\0';
+	return (size_t)(w - s);
+}

@@ -1,0 +1,114 @@
+/*
+ * reply.c - the replies every handler uses: JSON, text, Google's error
+ * envelope. They queue the reply on the request's connection
+ * (http_conn_respond), which sends it once the handler returns.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "http_internal.h"
+#include "log.h"
+
+#define JSON_TYPE "application/json; charset=UTF-8"
+
+static void send_text(struct request *req, int status, const char *content_type, char *text,
+		      size_t len)
+{
+	struct strbuf allow = STRBUF_INIT;
+
+	if (req->replied) {
+		free(text);
+		return;
+	}
+	req->replied = true;
+	req->status = status;
+	if (status == 405) {
+		/* Tell the client what this path does take. */
+		sb_addstr(&allow, "Allow: ");
+		size_t empty = allow.len;
+		for (size_t i = 0; i < routes_count; i++) {
+			char *params[ROUTE_MAX_PARAMS] = { 0 };
+			bool known;
+			const struct route *r = route_match(routes[i].method, req->path, params, &known);
+			for (int k = 0; k < ROUTE_MAX_PARAMS; k++)
+				free(params[k]);
+			if (r && !strstr(sb_str(&allow) + empty, r->method))
+				sb_addf(&allow, "%s%s", allow.len > empty ? ", " : "", r->method);
+		}
+		sb_addstr(&allow, "\r\n");
+	}
+	http_conn_respond(req, status, content_type, text, len, allow.len ? allow.buf : NULL);
+	sb_release(&allow);
+}
+
+void reply_json_text(struct request *req, int status, char *text, size_t len)
+{
+	send_text(req, status, JSON_TYPE, text, len);
+}
+
+void reply_text(struct request *req, int status, const char *content_type, char *text,
+		size_t len)
+{
+	send_text(req, status, content_type, text, len);
+}
+
+void reply_json(struct request *req, int status, json_t *body)
+{
+	char *text = json_dumps(body, JSON_COMPACT);
+	json_decref(body);
+	send_text(req, status, JSON_TYPE, text, strlen(text));
+}
+
+void reply_error_full(struct request *req, enum api_code code, int http, json_t *details,
+		      const char *message)
+{
+	if (!details)
+		details = json_array();
+	json_array_append_new(details, api_request_info_detail(req->request_id));
+	json_t *body = api_error_json(code, http, message, details);
+	int status = http ? http : api_code_http(code);
+
+	if (status >= 500)
+		log_error("%s %s -> %d %s: %s", req->method, req->path, status,
+			  api_code_name(code), message);
+	else
+		log_debug("%s %s -> %d %s: %s", req->method, req->path, status,
+			  api_code_name(code), message);
+	reply_json(req, status, body);
+}
+
+void reply_error(struct request *req, enum api_code code, const char *fmt, ...)
+{
+	va_list ap;
+	char *message;
+
+	va_start(ap, fmt);
+	if (vasprintf(&message, fmt, ap) < 0)
+		abort();
+	va_end(ap);
+	reply_error_full(req, code, 0, NULL, message);
+	free(message);
+}
+
+void reply_violations(struct request *req, const struct violations *vs, const char *message)
+{
+	reply_error_full(req, API_INVALID_ARGUMENT, 0, api_bad_request_details(vs), message);
+}
+
+void reply_store_error(struct request *req, enum store_rc rc)
+{
+	switch (rc) {
+	case STORE_UNAVAILABLE:
+		reply_error(req, API_UNAVAILABLE,
+			    "The service is currently unavailable: the database cannot be reached. "
+			    "Retry the request.");
+		break;
+	case STORE_NOT_FOUND:
+		reply_error(req, API_NOT_FOUND, "The requested resource was not found.");
+		break;
+	default:
+		reply_error(req, API_INTERNAL, "Internal error encountered.");
+	}
+}

@@ -1,0 +1,286 @@
+/*
+ * test_http_parse.c - HTTP/1.1 request framing (server/http_parse.c): heads
+ * found and parsed, framing decided, chunked bodies decoded, fed whole and
+ * a byte at a time.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "http_parse.h"
+
+/* Finds and parses a head given whole; returns 0 or the error's status. */
+static int parse(const char *text, struct http_head *h, char **keep)
+{
+	struct http_head_scan scan = { 0 };
+	struct http_perror err = { 0 };
+	size_t len = strlen(text);
+	long end = http_head_end(text, len, &scan, &err);
+
+	if (end < 0)
+		return err.status;
+	assert_true(end > 0);
+	*keep = strndup(text, (size_t)end);
+	if (http_head_parse(*keep, (size_t)end, h, &err))
+		return err.status;
+	return 0;
+}
+
+struct framing_case {
+	const char *head;
+	int status;		/* 0: accepted */
+	enum http_body_kind body;
+	uint64_t length;
+	bool keep_alive;
+};
+
+static void test_framing(void **state)
+{
+	(void)state;
+	static const struct framing_case cases[] = {
+		{ "GET / HTTP/1.1\r\nHost: x\r\n\r\n", 0, HTTP_BODY_NONE, 0, true },
+		{ "GET / HTTP/1.0\r\n\r\n", 0, HTTP_BODY_NONE, 0, false },
+		{ "GET / HTTP/1.0\r\nConnection: keep-alive\r\n\r\n", 0, HTTP_BODY_NONE, 0, true },
+		{ "GET / HTTP/1.1\r\nHost: x\r\nConnection: Close\r\n\r\n", 0, HTTP_BODY_NONE, 0, false },
+		{ "GET / HTTP/1.1\r\nHost: x\r\nConnection: keep-alive, close\r\n\r\n", 0,
+		  HTTP_BODY_NONE, 0, false },
+		{ "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 42\r\n\r\n", 0, HTTP_BODY_LENGTH, 42, true },
+		{ "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n", 0, HTTP_BODY_NONE, 0, true },
+		{ "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 7\r\ncontent-length: 7\r\n\r\n", 0,
+		  HTTP_BODY_LENGTH, 7, true },
+		{ "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 7, 7\r\n\r\n", 0, HTTP_BODY_LENGTH, 7, true },
+		{ "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 99999999999999999999999\r\n\r\n", 0,
+		  HTTP_BODY_LENGTH, UINT64_MAX, true },
+		{ "POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n", 0, HTTP_BODY_CHUNKED,
+		  0, true },
+		{ "POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: Chunked \r\n\r\n", 0,
+		  HTTP_BODY_CHUNKED, 0, true },
+		/* smuggling framings */
+		{ "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n",
+		  400 },
+		{ "POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nContent-Length: 5\r\n\r\n",
+		  400 },
+		{ "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\n", 400 },
+		{ "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 5, 6\r\n\r\n", 400 },
+		{ "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: -5\r\n\r\n", 400 },
+		{ "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 0x10\r\n\r\n", 400 },
+		{ "POST / HTTP/1.1\r\nHost: x\r\nContent-Length:\r\n\r\n", 400 },
+		{ "POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n\r\n", 400 },
+		{ "POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked, gzip\r\n\r\n", 400 },
+		{ "POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked, chunked\r\n\r\n", 400 },
+		{ "POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n",
+		  400 },
+		{ "POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip, chunked\r\n\r\n", 501 },
+		{ "POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding:\r\n\r\n", 400 },
+		{ "POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n", 400 },
+		{ "POST / HTTP/1.1\r\nHost: x\r\nContent-Length : 5\r\n\r\n", 400 },
+		{ "POST / HTTP/1.1\r\nHost: x\r\n Content-Length: 5\r\n\r\n", 400 },
+		{ "GET / HTTP/1.1\r\nHost: x\r\nX: a\r\n b\r\n\r\n", 400 },
+		{ "GET / HTTP/1.1\r\nHost: x\r\nX: a\x01" "b\r\n\r\n", 400 },
+		{ "GET / HTTP/1.1\r\nHost: x\r\nX\x7f: a\r\n\r\n", 400 },
+		/* request lines and versions */
+		{ "GET / HTTP/1.1\r\n\r\n", 400 },
+		{ "GET / HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n", 400 },
+		{ "GET / HTTP/2.0\r\nHost: x\r\n\r\n", 505 },
+		{ "GET / HTTP/1.2\r\nHost: x\r\n\r\n", 0, HTTP_BODY_NONE, 0, true },
+		{ "GET / HTTP/1.1 \r\nHost: x\r\n\r\n", 400 },
+		{ "GET /  HTTP/1.1\r\nHost: x\r\n\r\n", 400 },
+		{ "GET /a b HTTP/1.1\r\nHost: x\r\n\r\n", 400 },
+		{ "GET /\x80 HTTP/1.1\r\nHost: x\r\n\r\n", 400 },
+		{ "G(T / HTTP/1.1\r\nHost: x\r\n\r\n", 400 },
+		{ " GET / HTTP/1.1\r\nHost: x\r\n\r\n", 400 },
+		{ "GET / HTTPS/1.1\r\nHost: x\r\n\r\n", 400 },
+		{ "GET / HTTP/11\r\nHost: x\r\n\r\n", 400 },
+		{ "GET / HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\n\r\n", 0, HTTP_BODY_NONE, 0, true },
+		{ "GET / HTTP/1.1\r\nHost: x\r\nExpect: 200-ok\r\n\r\n", 417 },
+		/* line endings */
+		{ "GET / HTTP/1.1\nHost: x\r\n\r\n", 400 },
+		{ "GET / HTTP/1.1\r\nHost: x\n\r\n", 400 },
+		{ "GET / HTTP/1.1\r\nHost: x\rY: z\r\n\r\n", 400 },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct http_head h;
+		char *keep = NULL;
+		int st = parse(cases[i].head, &h, &keep);
+		if (st != cases[i].status)
+			fail_msg("case %zu (%s): status %d, expected %d", i, cases[i].head, st,
+				 cases[i].status);
+		if (!st) {
+			assert_int_equal(h.body, cases[i].body);
+			if (h.body == HTTP_BODY_LENGTH)
+				assert_true(h.content_length == cases[i].length);
+			assert_int_equal(h.keep_alive, cases[i].keep_alive);
+		}
+		free(keep);
+	}
+}
+
+static void test_raw_nul_in_target(void **state)
+{
+	(void)state;
+	static const char head[] = "GET /jobs/a\0b HTTP/1.1\r\nHost: x\r\n\r\n";
+	struct http_head_scan scan = { 0 };
+	struct http_perror err;
+	struct http_head h;
+	long end = http_head_end(head, sizeof(head) - 1, &scan, &err);
+	assert_int_equal(end, (long)sizeof(head) - 1);
+	char *copy = malloc((size_t)end);
+	memcpy(copy, head, (size_t)end);
+	assert_int_equal(http_head_parse(copy, (size_t)end, &h, &err), -1);
+	assert_int_equal(err.status, 400);
+	free(copy);
+}
+
+static void test_fields(void **state)
+{
+	(void)state;
+	struct http_head h;
+	char *keep;
+	assert_int_equal(parse("PATCH /v1/x?a=1 HTTP/1.1\r\nHost: x\r\nX-Request-Id:  abc \t\r\n"
+			       "Authorization: Bearer t\r\n\r\n", &h, &keep), 0);
+	assert_string_equal(h.method, "PATCH");
+	assert_string_equal(h.target, "/v1/x?a=1");
+	assert_string_equal(http_head_field(&h, "x-request-id"), "abc");
+	assert_string_equal(http_head_field(&h, "AUTHORIZATION"), "Bearer t");
+	assert_null(http_head_field(&h, "Cookie"));
+	free(keep);
+}
+
+/* The head's end found however the bytes arrive, each byte looked at once. */
+static void test_head_end_incremental(void **state)
+{
+	(void)state;
+	static const char text[] = "POST /a HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}";
+	size_t head_len = sizeof(text) - 1 - 2;
+	struct http_head_scan scan = { 0 };
+	struct http_perror err;
+	long end = 0;
+	for (size_t n = 1; n <= sizeof(text) - 1 && !end; n++)
+		end = http_head_end(text, n, &scan, &err);
+	assert_int_equal(end, (long)head_len);
+
+	/* limits: a long request line is 414, a long head 431, before its end */
+	char *big = malloc(HTTP_MAX_HEAD + 100);
+	memset(big, 'a', HTTP_MAX_HEAD + 100);
+	memcpy(big, "GET /", 5);
+	memset(&scan, 0, sizeof(scan));
+	assert_int_equal(http_head_end(big, HTTP_MAX_REQUEST_LINE + 10, &scan, &err), -1);
+	assert_int_equal(err.status, 414);
+	memcpy(big, "GET / HTTP/1.1\r\nX: ", 19);
+	memset(&scan, 0, sizeof(scan));
+	assert_int_equal(http_head_end(big, HTTP_MAX_HEAD + 100, &scan, &err), -1);
+	assert_int_equal(err.status, 431);
+	free(big);
+	memset(&scan, 0, sizeof(scan));
+	assert_int_equal(http_head_end("\r\n", 2, &scan, &err), -1);
+}
+
+/* Feeds a chunked body in pieces of step bytes; returns the decoder's end state. */
+static int feed(const char *in, size_t len, size_t step, struct strbuf *out, size_t max,
+		size_t *consumed, int *status)
+{
+	struct http_chunked c = { 0 };
+	struct http_perror err = { 0 };
+	size_t off = 0;
+	int rc = 0;
+	while (off < len && rc == 0) {
+		size_t n = len - off < step ? len - off : step, used = 0;
+		rc = http_chunked_feed(&c, in + off, n, &used, out, max, &err);
+		assert_true(used <= n);
+		off += used;
+		if (rc == 0)
+			assert_int_equal(used, n);
+	}
+	*consumed = off;
+	*status = rc < 0 ? err.status : 0;
+	return rc;
+}
+
+static void test_chunked(void **state)
+{
+	(void)state;
+	static const char body[] = "5;name=v\r\nhello\r\n7\r\n, world\r\n0\r\nX-T: 1\r\n\r\nGET / ";
+	size_t body_len = sizeof(body) - 1 - 6;
+	for (size_t step = 1; step <= sizeof(body); step++) {
+		struct strbuf out = STRBUF_INIT;
+		size_t used;
+		int status;
+		assert_int_equal(feed(body, sizeof(body) - 1, step, &out, 1024, &used, &status), 1);
+		assert_int_equal(used, body_len);
+		assert_string_equal(sb_str(&out), "hello, world");
+		sb_release(&out);
+	}
+	struct {
+		const char *in;
+		int status;
+	} bad[] = {
+		{ "x\r\n", 400 },
+		{ "5\r\nhello!\r\n", 400 },
+		{ "5\nhello\r\n", 400 },
+		{ "5 \r\nhello\r\n", 400 },
+		{ "5\r\nhello\r\n0\r\nX: \x01\r\n\r\n", 400 },
+		{ "ffffffffffffffffffff\r\n", 413 },
+		{ "401\r\n", 413 },	/* over the 1024 limit, refused before its data */
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct strbuf out = STRBUF_INIT;
+		size_t used;
+		int status;
+		assert_int_equal(feed(bad[i].in, strlen(bad[i].in), 1, &out, 1024, &used, &status), -1);
+		if (status != bad[i].status)
+			fail_msg("bad chunked case %zu: status %d", i, status);
+		sb_release(&out);
+	}
+}
+
+static void test_targets(void **state)
+{
+	(void)state;
+	struct {
+		const char *target, *path, *query;
+	} cases[] = {
+		{ "/v1/x?a=1&b", "/v1/x", "a=1&b" },
+		{ "/v1/x", "/v1/x", NULL },
+		{ "http://host:8080/v1/y?q", "/v1/y", "q" },
+		{ "HTTPS://host", "/", NULL },
+		{ "http://host?z=1", "/", "z=1" },
+		{ "*", "*", NULL },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *t = strdup(cases[i].target), *path, *query;
+		assert_int_equal(http_target_split(t, &path, &query), 0);
+		assert_string_equal(path, cases[i].path);
+		if (cases[i].query)
+			assert_string_equal(query, cases[i].query);
+		else
+			assert_null(query);
+		free(t);
+	}
+	char *t = strdup("nopath"), *p, *q;
+	assert_int_equal(http_target_split(t, &p, &q), -1);
+	free(t);
+
+	char s1[] = "a%41%00b%zz%4", s2[] = "a+b%2Bc";
+	http_unescape(s1, false);
+	assert_string_equal(s1, "aA%00b%zz%4");
+	http_unescape(s2, true);
+	assert_string_equal(s2, "a b+c");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_framing),
+		cmocka_unit_test(test_raw_nul_in_target),
+		cmocka_unit_test(test_fields),
+		cmocka_unit_test(test_head_end_incremental),
+		cmocka_unit_test(test_chunked),
+		cmocka_unit_test(test_targets),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

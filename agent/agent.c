@@ -86,6 +86,46 @@ static void load_incarnation(struct agent *a)
 		new_incarnation(a);
 }
 
+/* <work_dir>/cluster: the cluster the work dir is bound to (PROTOCOL.md, "Identity"). */
+static void load_cluster(struct agent *a)
+{
+	char *path = xasprintf("%s/cluster", a->cfg->work_dir);
+	FILE *f = fopen(path, "r");
+	char buf[SYNC_CLUSTER_ID_MAX + 2] = "";
+
+	a->cluster_id[0] = '\0';
+	if (f) {
+		if (fgets(buf, sizeof(buf), f))
+			buf[strcspn(buf, "\n")] = '\0';
+		if (sync_cluster_id_ok(buf))
+			snprintf(a->cluster_id, sizeof(a->cluster_id), "%.*s", SYNC_CLUSTER_ID_MAX, buf);
+		else
+			log_warn("%s does not hold a cluster id: the work dir is taken as unbound", path);
+		fclose(f);
+	}
+	free(path);
+}
+
+static void save_cluster(const struct agent *a)
+{
+	char *path = xasprintf("%s/cluster", a->cfg->work_dir);
+	char *tmp = xasprintf("%s.tmp", path);
+	FILE *f = fopen(tmp, "w");
+	if (!f || fprintf(f, "%s\n", a->cluster_id) < 0 || fclose(f) || rename(tmp, path))
+		log_warn("cannot save the cluster id in %s: %s", path, strerror(errno));
+	free(tmp);
+	free(path);
+}
+
+static void free_list(struct replica **list)
+{
+	while (*list) {
+		struct replica *r = *list;
+		*list = r->next;
+		replica_free(r);
+	}
+}
+
 static bool finished(const struct replica *r);
 
 /*
@@ -231,9 +271,21 @@ int agent_init(struct agent *a, const struct agent_config *cfg, char *err, size_
 	}
 	a->url_register = url_for(cfg->server, cfg->node, "register");
 	a->url_sync = url_for(cfg->server, cfg->node, "sync");
-	int n = runtime_adopt_all(cfg, &a->replicas);
+	load_cluster(a);
+	int n = runtime_adopt_all(cfg, a->cluster_id[0] ? a->cluster_id : NULL, &a->replicas,
+				  &a->foreign);
 	if (n)
 		log_info("adopted %d replica%s from %s", n, n == 1 ? "" : "s", cfg->work_dir);
+	for (struct replica *r = a->replicas; r; r = r->next)
+		if (!r->cluster && a->cluster_id[0])
+			r->cluster = xstrdup(a->cluster_id);	/* saved by an older agent */
+	int others = 0;
+	for (struct replica *r = a->foreign; r; r = r->next)
+		others++;
+	if (others)
+		log_warn("%s holds %d replica%s of clusters other than %s: not adopted; the "
+			 "server's cluster decides at registration", cfg->work_dir, others,
+			 others == 1 ? "" : "s", a->cluster_id);
 	return 0;
 }
 
@@ -250,11 +302,8 @@ void agent_release(struct agent *a)
 {
 	http_client_free(a->http);
 	a->http = NULL;
-	while (a->replicas) {
-		struct replica *r = a->replicas;
-		a->replicas = r->next;
-		replica_free(r);
-	}
+	free_list(&a->replicas);
+	free_list(&a->foreign);
 	desired_set_release(&a->desired);
 	sent_clear(a);
 	free(a->url_register);
@@ -290,6 +339,26 @@ static bool was_forgotten(const struct agent *a, const char *id, int attempt)
 	return false;
 }
 
+/*
+ * Whether another cluster's replica holds (id, attempt) here: ids are unique
+ * for all time, so only a broken server asks for one, but its folder is
+ * not this cluster's to reuse. Logged once.
+ */
+static bool held_by_foreign(struct agent *a, const char *id, int attempt)
+{
+	for (struct replica *r = a->foreign; r; r = r->next) {
+		if (r->attempt != attempt || strcmp(r->id, id))
+			continue;
+		if (!r->clash_logged)
+			log_error("the server asks for replica %s.%d, which names a replica of "
+				  "another cluster (%s) in this work dir: not started", id, attempt,
+				  r->cluster ? r->cluster : "?");
+		r->clash_logged = true;
+		return true;
+	}
+	return false;
+}
+
 static void remember_forgotten(struct agent *a, const struct replica *r)
 {
 	size_t i = a->forgotten_next++ % AGENT_FORGOTTEN_MAX;
@@ -319,7 +388,8 @@ bool agent_reconcile(struct agent *a)
 				runtime_stop(cfg, r);
 			continue;
 		}
-		if (r || was_forgotten(a, d->replica, d->attempt))
+		if (r || was_forgotten(a, d->replica, d->attempt) ||
+		    held_by_foreign(a, d->replica, d->attempt))
 			continue;	/* never start an attempt twice */
 		bool older_alive = false;
 		for (struct replica *o = a->replicas; o; o = o->next) {
@@ -333,6 +403,7 @@ bool agent_reconcile(struct agent *a)
 		if (agent_lease_expired(a))
 			continue;	/* past the lease the server may have moved it elsewhere */
 		r = replica_new(cfg->work_dir, d->replica, d->attempt, cfg->runtime);
+		r->cluster = a->cluster_id[0] ? xstrdup(a->cluster_id) : NULL;
 		r->next = a->replicas;
 		a->replicas = r;
 		runtime_start(cfg, r, d);
@@ -358,9 +429,109 @@ bool agent_reconcile(struct agent *a)
 	return changed;
 }
 
+/* Moves the replicas of list that match (of cluster, or not) to the front of *to. */
+static void move_replicas(struct replica **list, struct replica **to, const char *cluster,
+			  bool of_cluster)
+{
+	for (struct replica **pp = list; *pp;) {
+		struct replica *r = *pp;
+		if ((r->cluster && !strcmp(r->cluster, cluster)) != of_cluster) {
+			pp = &r->next;
+			continue;
+		}
+		*pp = r->next;
+		r->next = *to;
+		*to = r;
+	}
+}
+
+void agent_bind_cluster(struct agent *a, const char *cluster)
+{
+	const struct agent_config *cfg = a->cfg;
+	struct replica *back = NULL;
+	int others = 0;
+
+	if (!cluster || !*cluster)
+		return;	/* a server without cluster ids: everything as before */
+	if (strcmp(a->cluster_id, cluster)) {
+		if (a->cluster_id[0])
+			log_warn("work dir %s was bound to cluster %s; the server at %s is cluster %s: "
+				 "bound to it now, the other cluster's replicas are left to it",
+				 cfg->work_dir, a->cluster_id, cfg->server, cluster);
+		else
+			log_info("work dir %s bound to cluster %s", cfg->work_dir, cluster);
+		snprintf(a->cluster_id, sizeof(a->cluster_id), "%s", cluster);
+		save_cluster(a);
+		/* What another cluster wanted here is not this one's to run. */
+		desired_set_release(&a->desired);
+		a->have_desired = false;
+	}
+	a->cluster_known = true;
+	/* Replicas saved for no cluster were started before servers had ids. */
+	for (struct replica *r = a->replicas; r; r = r->next) {
+		if (!r->cluster) {
+			r->cluster = xstrdup(cluster);
+			if (replica_save(r))
+				log_warn("replica %s.%d: cluster not saved", r->id, r->attempt);
+		}
+	}
+	move_replicas(&a->replicas, &a->foreign, cluster, false);
+	move_replicas(&a->foreign, &back, cluster, true);
+	while (back) {
+		struct replica *r = back;
+		back = r->next;
+		r->next = a->replicas;
+		a->replicas = r;
+		r->foreign_logged = false;
+		runtime_adopt(cfg, r);
+	}
+	for (struct replica *r = a->foreign; r; r = r->next) {
+		others++;
+		if (r->foreign_logged)
+			continue;
+		r->foreign_logged = true;
+		log_warn("replica %s.%d belongs to another cluster (%s), not to this server's (%s): "
+			 "%s", r->id, r->attempt, r->cluster, cluster, cfg->remove_foreign ?
+			 "removing it (foreign_replicas: remove)" : "never adopted, left alone "
+			 "(foreign_replicas: leave)");
+	}
+	if (others)
+		log_warn("work dir %s: %d replica%s of other clusters %s", cfg->work_dir, others,
+			 others == 1 ? "" : "s", cfg->remove_foreign ? "to remove" : "left alone");
+}
+
+/*
+ * foreign_replicas: remove, once the server's cluster is known: stops the
+ * other clusters' replicas and deletes them when they ended.
+ */
+static void remove_foreign(struct agent *a)
+{
+	const struct agent_config *cfg = a->cfg;
+
+	if (!cfg->remove_foreign || !a->cluster_known)
+		return;
+	for (struct replica **pp = &a->foreign; *pp;) {
+		struct replica *r = *pp;
+		if (!finished(r)) {
+			runtime_poll(cfg, r);
+			runtime_stop(cfg, r);
+		}
+		if (!finished(r)) {
+			pp = &r->next;
+			continue;
+		}
+		*pp = r->next;
+		runtime_forget(cfg, r);
+		log_info("replica %s.%d of cluster %s: removed (foreign_replicas: remove)", r->id,
+			 r->attempt, r->cluster ? r->cluster : "?");
+		replica_free(r);
+	}
+}
+
 bool agent_tick(struct agent *a)
 {
 	bool changed = false;
+	remove_foreign(a);
 	for (struct replica *r = a->replicas; r; r = r->next)
 		changed |= runtime_poll(a->cfg, r);
 	changed |= fence_if_lapsed(a);
@@ -495,6 +666,7 @@ static void start_request(struct agent *a)
 
 	if (!a->registered) {
 		json_t *o = sync_register_body(a->cfg, a->incarnation, a->gpu_type, a->gpu_count);
+		sync_register_clusters(o, a->cluster_id, a->replicas, a->foreign);
 		body = json_dumps(o, JSON_COMPACT);
 		json_decref(o);
 		a->request_sent_usec = lease_clock_usec();	/* no later than the send */
@@ -533,14 +705,17 @@ static void request_done(struct agent *a, long status)
 		return;
 	}
 	if (!a->syncing) {
-		char err[512];
+		char err[512], cluster[SYNC_CLUSTER_ID_MAX + 1];
 		if (status == 200 &&
-		    !sync_parse_register(body, len, &a->sync_interval, &a->lease, err, sizeof(err))) {
+		    !sync_parse_register(body, len, &a->sync_interval, &a->lease, cluster,
+					 sizeof(cluster), err, sizeof(err))) {
 			log_info("registered node %s (incarnation %s, %s runtime, sync every %ds, "
-				 "lease %ds, disconnect_policy %s)", a->cfg->node, a->incarnation,
+				 "lease %ds, disconnect_policy %s%s%s)", a->cfg->node, a->incarnation,
 				 agent_runtime_name(a->cfg->runtime), a->sync_interval, a->lease,
-				 a->cfg->fence ? "fence" : "keep_running");
+				 a->cfg->fence ? "fence" : "keep_running", *cluster ? ", cluster " : "",
+				 cluster);
 			agent_lease_renewed(a, a->request_sent_usec, a->lease);
+			agent_bind_cluster(a, cluster);
 			a->registered = true;
 			a->backoff_ms = 0;
 			a->next_try_usec = 0;

@@ -72,12 +72,20 @@ struct agent {
 
 	char *forgotten[AGENT_FORGOTTEN_MAX];	/* "id.attempt" never to start again */
 	size_t forgotten_next;
+
+	/* The cluster (PROTOCOL.md, "Identity"): the one the work dir is bound
+	 * to, kept in <work_dir>/cluster; replicas are adopted only for it. */
+	char cluster_id[SYNC_CLUSTER_ID_MAX + 1];	/* "": not bound yet */
+	bool cluster_known;		/* a register answer of this life named it */
+	struct replica *foreign;	/* owned: other clusters' replicas, left alone
+					 * (or removed: foreign_replicas) */
 };
 
 /*
- * Prepares the work dir (lock, incarnation), discovers or takes the
- * declared accelerators, and re-adopts the replicas found there. 0, or -1
- * with a message in err. Release with agent_release() either way.
+ * Prepares the work dir (lock, incarnation, cluster), discovers or takes the
+ * declared accelerators, and re-adopts the replicas found there that are
+ * the work dir's cluster's (the others wait in a->foreign). 0, or -1 with
+ * a message in err. Release with agent_release() either way.
  */
 int agent_init(struct agent *a, const struct agent_config *cfg, char *err,
 	       size_t errlen) MUST_CHECK;
@@ -121,5 +129,15 @@ bool agent_lease_expired(const struct agent *a);
 
 /* Finds the replica for (id, attempt), or NULL. */
 struct replica *agent_find(struct agent *a, const char *id, int attempt);
+
+/*
+ * The register answer named the server's cluster (cluster; "" from a server
+ * without cluster ids: nothing changes). When the work dir was bound to
+ * another, it is bound to this one now (<work_dir>/cluster) and the old
+ * cluster's desired set is dropped. Replicas of other clusters leave the
+ * agent's list for a->foreign, untouched, each logged once; this cluster's
+ * found there are adopted.
+ */
+void agent_bind_cluster(struct agent *a, const char *cluster);
 
 #endif

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "config.h"
@@ -61,6 +62,17 @@ static const char *check_disconnect_policy(const char *v)
 		"expected fence or keep_running" : NULL;
 }
 
+static const char *check_foreign(const char *v)
+{
+	return strcmp(v, "leave") && strcmp(v, "remove") ? "expected leave or remove" : NULL;
+}
+
+static const char *check_dir(const char *v)
+{
+	struct stat st;
+	return stat(v, &st) || !S_ISDIR(st.st_mode) ? "not a directory" : NULL;
+}
+
 static const char *check_readable(const char *v)
 {
 	return access(v, R_OK) ? "cannot read this file" : NULL;
@@ -71,10 +83,12 @@ static const char *check_readable(const char *v)
 static const struct config_key agent_keys[] = {
 	K("address", CONFIG_STRING, address, "127.0.0.1", 0, 0, NULL),
 	K("allow_insecure_http", CONFIG_BOOL, allow_insecure_http, "false", 0, 0, NULL),
+	K("base_dir", CONFIG_STRING, base_dir, NULL, 0, 0, check_dir),
 	K("container_engine", CONFIG_STRING, container_engine, NULL, 0, 0, NULL),
 	K("container_extra_args", CONFIG_STRING, container_extra_args, NULL, 0, 0, NULL),
 	K("container_wrapper", CONFIG_STRING, container_wrapper, NULL, 0, 0, NULL),
 	K("disconnect_policy", CONFIG_STRING, disconnect_policy, "fence", 0, 0, check_disconnect_policy),
+	K("foreign_replicas", CONFIG_STRING, foreign_replicas, "leave", 0, 0, check_foreign),
 	K("gpu_count", CONFIG_INT, gpu_count, "0", 0, 64, NULL),
 	K("gpu_type", CONFIG_STRING, gpu_type, NULL, 0, 0, check_gpu_type),
 	K("log_backlog_mb", CONFIG_INT, log_backlog_mb, "64", 1, 65536, NULL),
@@ -156,6 +170,22 @@ static void set_default(char **field, const char *value)
 	}
 }
 
+/* A relative *path (not NULL, not empty) becomes <base>/<path>; NULL base: unchanged. */
+static void under_base_dir(const char *base, char **path)
+{
+	if (!base || !*base || !*path || !**path || **path == '/')
+		return;
+	size_t n = strlen(base);
+	while (n > 1 && base[n - 1] == '/')
+		n--;
+	const char *rel = *path;
+	while (rel[0] == '.' && rel[1] == '/')
+		rel += 2;
+	char *full = *rel ? xasprintf("%.*s/%s", (int)n, base, rel) : xstrndup(base, n);
+	free(*path);
+	*path = full;
+}
+
 /* server is http://: loopback, or allowed explicitly (then server_insecure). */
 static int check_plain_http(struct agent_config *cfg, char *err, size_t errlen)
 {
@@ -212,6 +242,10 @@ int agent_config_load(struct agent_config *cfg, const char *path, char *err, siz
 		free(cfg->work_dir);
 		cfg->work_dir = xasprintf("./var/agent-%s", cfg->node);
 	}
+	/* Relative paths are taken from base_dir (make run: its state dir). */
+	under_base_dir(cfg->base_dir, &cfg->work_dir);
+	under_base_dir(cfg->base_dir, &cfg->storage_root);
+	cfg->remove_foreign = !strcmp(cfg->foreign_replicas, "remove");
 	cfg->lease_file = xasprintf("%s/lease", cfg->work_dir);
 	cfg->fence = !cfg->disconnect_policy || strcmp(cfg->disconnect_policy, "keep_running");
 	if (agent_runtime_parse(cfg->runtime_name, &cfg->runtime) ||

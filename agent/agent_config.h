@@ -42,6 +42,8 @@ struct agent_config {
 	int tpu_cores;
 	char *storage_root;
 	char *work_dir;
+	char *base_dir;		/* relative work_dir and storage_root are under it; NULL: the cwd */
+	char *foreign_replicas;	/* "leave" or "remove": replicas of other clusters */
 	int stop_grace_seconds;
 	char *container_engine;
 	char *container_extra_args;
@@ -57,12 +59,14 @@ struct agent_config {
 	bool server_insecure;	/* plain HTTP off loopback, allowed: warn at start */
 	bool fence;		/* disconnect_policy is fence */
 	char *lease_file;	/* <work_dir>/lease; NULL: replicas are never fenced */
+	bool remove_foreign;	/* foreign_replicas: remove */
 };
 
 /*
  * Loads defaults, then path (NULL: none), then TRAINPLANE_AGENT_* variables,
  * fills the host-derived defaults (node name, vCPUs, memory, work dir,
- * engine) and checks the combination. A plain http:// server whose host is
+ * engine), puts relative work_dir and storage_root under base_dir, and
+ * checks the combination. A plain http:// server whose host is
  * not loopback (http_url_is_loopback()) is refused unless
  * allow_insecure_http: the token would cross the network in clear and
  * whoever answers would choose what runs on the node. On error writes a message naming the

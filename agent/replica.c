@@ -78,6 +78,7 @@ void replica_free(struct replica *r)
 		return;
 	free(r->id);
 	free(r->dir);
+	free(r->cluster);
 	free(r->message);
 	free(r->container);
 	json_decref(r->batch);
@@ -150,6 +151,8 @@ int replica_save(const struct replica *r)
 		json_object_set_new(o, "container", json_string(r->container));
 	if (r->fenced)
 		json_object_set_new(o, "fenced", json_true());
+	if (r->cluster)
+		json_object_set_new(o, "cluster", json_string(r->cluster));
 	json_object_set_new(o, "helperStart", json_integer((json_int_t)r->helper_start));
 	char *text = json_dumps(o, JSON_COMPACT);
 	char *path = replica_path(r, "status.json");
@@ -171,7 +174,7 @@ struct replica *replica_load(const char *dir)
 	json_error_t jerr;
 	json_t *o = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
 	struct replica *r = NULL;
-	const char *id = NULL, *rt = NULL, *st = NULL, *msg = NULL, *cont = NULL;
+	const char *id = NULL, *rt = NULL, *st = NULL, *msg = NULL, *cont = NULL, *cluster = NULL;
 	json_int_t start = 0, end = 0, seq = 0, acked = 0, off = 0, kill_at = 0;
 	json_int_t shim_start = 0, helper_start = 0;
 	int attempt = 0, code = 0, stopping = 0, killed = 0, shim = 0, pgid = 0, sim_exit = 0;
@@ -186,14 +189,14 @@ struct replica *replica_load(const char *dir)
 	}
 	if (json_unpack_ex(o, &jerr, 0,
 			   "{s:s, s:i, s:s, s:s, s:i, s:I, s:I, s:I, s:I, s:I, s:b, s:b, s:I,"
-			   " s:i, s:i, s:I, s:i, s:F, s?s, s?s, s?i, s?I}",
+			   " s:i, s:i, s:I, s:i, s:F, s?s, s?s, s?i, s?I, s?s}",
 			   "replica", &id, "attempt", &attempt, "runtime", &rt, "state", &st,
 			   "exitCode", &code, "startUsec", &start, "endUsec", &end, "seq", &seq,
 			   "ackedSeq", &acked, "logOffset", &off, "stopping", &stopping,
 			   "killed", &killed, "killUsec", &kill_at, "shimPid", &shim,
 			   "pgid", &pgid, "shimStart", &shim_start, "simExit", &sim_exit,
 			   "simSeconds", &sim_seconds, "message", &msg, "container", &cont,
-			   "helperPid", &helper, "helperStart", &helper_start) ||
+			   "helperPid", &helper, "helperStart", &helper_start, "cluster", &cluster) ||
 	    agent_runtime_parse(rt, &runtime) || replica_state_parse(st, &state)) {
 		log_warn("replica: ignoring %s: %s", path, jerr.text);
 		goto out;
@@ -202,6 +205,7 @@ struct replica *replica_load(const char *dir)
 	r->id = xstrdup(id);
 	r->attempt = attempt;
 	r->dir = xstrdup(dir);
+	r->cluster = cluster && *cluster ? xstrdup(cluster) : NULL;
 	r->runtime = runtime;
 	r->state = state;
 	r->exit_code = code;

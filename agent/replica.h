@@ -2,7 +2,8 @@
  * replica.h - what the agent knows of one replica attempt, and the files
  * that keep it across agent restarts.
  *
- * Each attempt has a directory <work_dir>/replicas/<replica>.<attempt>/:
+ * Each attempt has a directory <work_dir>/replicas/<replica>.<attempt>/
+ * (the replica id is unique for all time, agent/PROTOCOL.md "Identity"):
  *   status.json  this struct's durable fields, rewritten atomically (write
  *                status.json.tmp, rename) on every change
  *   output.log   the replica's stdout and stderr, one record a line:
@@ -63,6 +64,10 @@ struct replica {
 	int attempt;
 	char *dir;			/* owned; see above */
 	enum agent_runtime runtime;
+	char *cluster;			/* owned: the cluster id it was started for; NULL: not known
+					 * (started for a server without cluster ids) */
+	bool foreign_logged;		/* its being another cluster's was logged (not saved) */
+	bool clash_logged;		/* the server's asking for its id was logged (not saved) */
 
 	enum replica_state state;
 	int exit_code;			/* RS_EXITED only */

@@ -100,7 +100,24 @@ void runtime_forget(const struct agent_config *cfg, struct replica *r)
 	log_debug("replica %s.%d: forgotten", r->id, r->attempt);
 }
 
-int runtime_adopt_all(const struct agent_config *cfg, struct replica **list)
+void runtime_adopt(const struct agent_config *cfg, struct replica *r)
+{
+	runtime_poll(cfg, r);
+	log_info("replica %s.%d: adopted (%s%s)", r->id, r->attempt, replica_state_name(r->state),
+		 r->stopping ? ", stopping" : "");
+}
+
+/* Whether a status file names the folder it is in ("<replica>.<attempt>"). */
+static bool names_its_folder(const struct replica *r, const char *folder)
+{
+	size_t n = strlen(r->id);
+	char attempt[16];
+	snprintf(attempt, sizeof(attempt), "%d", r->attempt);
+	return !strncmp(folder, r->id, n) && folder[n] == '.' && !strcmp(folder + n + 1, attempt);
+}
+
+int runtime_adopt_all(const struct agent_config *cfg, const char *cluster,
+		      struct replica **list, struct replica **foreign)
 {
 	char *root = xasprintf("%s/replicas", cfg->work_dir);
 	DIR *d = opendir(root);
@@ -124,13 +141,22 @@ int runtime_adopt_all(const struct agent_config *cfg, struct replica **list)
 			replica_remove_files(&tmp);
 		} else {
 			struct replica *r = replica_load(dir);
-			if (r) {
+			if (r && !names_its_folder(r, e->d_name)) {
+				/* Copied or renamed by hand: not what any server assigned here. */
+				log_warn("%s holds the status of replica %s.%d: not adopted, left alone",
+					 dir, r->id, r->attempt);
+				replica_free(r);
+			} else if (r && cluster && r->cluster && strcmp(r->cluster, cluster)) {
+				if (foreign) {
+					r->next = *foreign;
+					*foreign = r;
+				} else {
+					replica_free(r);
+				}
+			} else if (r) {
 				r->next = *list;
 				*list = r;
-				runtime_poll(cfg, r);
-				log_info("replica %s.%d: adopted (%s%s)", r->id, r->attempt,
-					 replica_state_name(r->state),
-					 r->stopping ? ", stopping" : "");
+				runtime_adopt(cfg, r);
 				n++;
 			}
 		}

@@ -55,11 +55,20 @@ void runtime_forget(const struct agent_config *cfg, struct replica *r);
 
 /*
  * Loads every replica under <work_dir>/replicas (re-adoption after an agent
- * restart) and polls each once, so that one that ended while the agent was
- * down is EXITED with its recorded code. Prepends them to *list. Returns
- * how many were adopted.
+ * restart). Those of `cluster` (NULL: of any cluster), and those that name
+ * no cluster, are adopted: polled once (runtime_adopt()) and prepended to
+ * *list. The others belong to another cluster: prepended to *foreign
+ * untouched (not polled, nothing written), or, with foreign NULL, left on
+ * disk and not loaded. A folder without a status file is removed (nothing
+ * ever ran there); one whose status file does not name that very folder's
+ * replica and attempt is logged and left alone. Returns how many were
+ * adopted.
  */
-int runtime_adopt_all(const struct agent_config *cfg, struct replica **list);
+int runtime_adopt_all(const struct agent_config *cfg, const char *cluster,
+		      struct replica **list, struct replica **foreign);
+/* Polls a loaded replica once, so that one that ended while no agent
+ * watched is EXITED with its recorded code, and logs its adoption. */
+void runtime_adopt(const struct agent_config *cfg, struct replica *r);
 
 /*
  * Parses a simulate script: "run-<N>s-exit-<C>", "fail-<C>-after-<N>s" or

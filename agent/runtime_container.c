@@ -161,6 +161,8 @@ static void container_start(const struct agent_config *cfg, struct replica *r,
 	strvec_push(&sv, r->container);
 	strvec_pushf(&sv, "--label=trainplane.replica=%s", r->id);
 	strvec_pushf(&sv, "--label=trainplane.attempt=%d", r->attempt);
+	if (r->cluster)
+		strvec_pushf(&sv, "--label=trainplane.cluster=%s", r->cluster);
 	if (d->job)
 		strvec_pushf(&sv, "--label=trainplane.job=%s", d->job);
 	for (size_t i = 0; d->env && d->env[i]; i++) {

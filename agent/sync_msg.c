@@ -34,12 +34,50 @@ json_t *sync_register_body(const struct agent_config *cfg, const char *incarnati
 	return o;
 }
 
-int sync_parse_register(const char *body, size_t len, int *interval, int *lease, char *err,
-			size_t errlen)
+void sync_register_clusters(json_t *body, const char *bound, const struct replica *adopted,
+			    const struct replica *foreign)
+{
+	json_t *held = json_object();
+	const struct replica *lists[] = { adopted, foreign };
+
+	if (bound && *bound)
+		json_object_set_new(body, "clusterId", json_string(bound));
+	for (size_t k = 0; k < ARRAY_SIZE(lists); k++) {
+		for (const struct replica *r = lists[k]; r; r = r->next) {
+			if (!r->cluster || !sync_cluster_id_ok(r->cluster))
+				continue;
+			json_t *n = json_object_get(held, r->cluster);
+			if (n)
+				json_integer_set(n, json_integer_value(n) + 1);
+			else if (json_object_size(held) < SYNC_REPLICA_CLUSTERS_MAX)
+				json_object_set_new(held, r->cluster, json_integer(1));
+		}
+	}
+	if (json_object_size(held))
+		json_object_set_new(body, "replicaClusters", held);
+	else
+		json_decref(held);
+}
+
+bool sync_cluster_id_ok(const char *s)
+{
+	size_t n = s ? strlen(s) : 0;
+	if (n < 1 || n > SYNC_CLUSTER_ID_MAX)
+		return false;
+	for (; *s; s++)
+		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+		      (*s >= '0' && *s <= '9') || *s == '-' || *s == '_'))
+			return false;
+	return true;
+}
+
+int sync_parse_register(const char *body, size_t len, int *interval, int *lease,
+			char *cluster_id, size_t cluster_id_len, char *err, size_t errlen)
 {
 	json_error_t jerr;
 	json_t *o = json_loadb(body, len, 0, &jerr);
 	json_int_t i = *interval, l = *lease;
+	const char *cluster = NULL;
 	int rc = -1;
 
 	if (!o) {
@@ -47,9 +85,14 @@ int sync_parse_register(const char *body, size_t len, int *interval, int *lease,
 			 jerr.line, jerr.column, jerr.text);
 		return -1;
 	}
-	if (json_unpack_ex(o, &jerr, 0, "{s?I, s?I}", "syncIntervalSeconds", &i,
-			   "leaseSeconds", &l)) {
+	if (json_unpack_ex(o, &jerr, 0, "{s?I, s?I, s?s}", "syncIntervalSeconds", &i,
+			   "leaseSeconds", &l, "clusterId", &cluster)) {
 		snprintf(err, errlen, "register answer: %s", jerr.text);
+		goto out;
+	}
+	if (cluster && (!sync_cluster_id_ok(cluster) || strlen(cluster) >= cluster_id_len)) {
+		snprintf(err, errlen, "register answer: clusterId '%.80s' is not 1 to %d letters, "
+			 "digits, '-' or '_'", cluster, SYNC_CLUSTER_ID_MAX);
 		goto out;
 	}
 	if (i < 1 || i > 3600) {
@@ -65,6 +108,7 @@ int sync_parse_register(const char *body, size_t len, int *interval, int *lease,
 	}
 	*interval = (int)i;
 	*lease = (int)l;
+	snprintf(cluster_id, cluster_id_len, "%s", cluster ? cluster : "");
 	rc = 0;
 out:
 	json_decref(o);

@@ -20,9 +20,29 @@
 json_t *sync_register_body(const struct agent_config *cfg, const char *incarnation,
 			   const char *gpu_type, int gpu_count);
 
-/* Register answer: syncIntervalSeconds and leaseSeconds (kept when absent). 0 or -1. */
+#define SYNC_CLUSTER_ID_MAX 64		/* characters */
+#define SYNC_REPLICA_CLUSTERS_MAX 64	/* clusters named in one register body */
+
+/* Whether s can be a cluster id: 1 to SYNC_CLUSTER_ID_MAX of [A-Za-z0-9_-]
+ * (it names files and container labels). */
+bool sync_cluster_id_ok(const char *s);
+
+/*
+ * Adds to a register body what the agent's work dir holds: "clusterId", the
+ * cluster it was bound to (bound; NULL or "": none yet), and
+ * "replicaClusters", how many replicas of each cluster the two lists hold.
+ */
+void sync_register_clusters(json_t *body, const char *bound, const struct replica *adopted,
+			    const struct replica *foreign);
+
+/*
+ * Register answer: syncIntervalSeconds and leaseSeconds (kept when absent)
+ * and clusterId into cluster_id ("" when absent: a server without cluster
+ * ids). 0, or -1 with a message in err (also for a malformed clusterId).
+ */
 int sync_parse_register(const char *body, size_t len, int *interval, int *lease,
-			char *err, size_t errlen) MUST_CHECK;
+			char *cluster_id, size_t cluster_id_len, char *err,
+			size_t errlen) MUST_CHECK;
 
 /* One replica's report as it stands (state, seq, pinned log batch); a
  * fenced one that ended is reported LOST. New reference. */

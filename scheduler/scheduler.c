@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/random.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "job_plan.h"
@@ -188,6 +190,44 @@ static json_t *replica_spec(const json_t *run, const struct ml_cluster *cl, size
 	return spec;
 }
 
+/*
+ * 64 random bits as 16 hex digits: what makes a job's replica ids unique
+ * for all time. Job row ids repeat (a fresh database, a restored backup
+ * whose sequences rewound past jobs that agents still remember, a node
+ * moved to another installation); randomness does not.
+ */
+static void replica_id_nonce(char out[17])
+{
+	unsigned char raw[8];
+	size_t got = 0;
+
+	while (got < sizeof(raw)) {
+		ssize_t n = getrandom(raw + got, sizeof(raw) - got, 0);
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+	if (got < sizeof(raw)) {
+		/* No kernel randomness (cannot happen on Linux >= 3.17): the clock,
+		 * the pid and a counter, mixed, are unique enough on one host. */
+		static unsigned long long counter;
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		unsigned long long x = (unsigned long long)ts.tv_sec * 1000000000ULL +
+				       (unsigned long long)ts.tv_nsec +
+				       ((unsigned long long)getpid() << 40) + ++counter;
+		x ^= x >> 30;
+		x *= 0xbf58476d1ce4e5b9ULL;
+		x ^= x >> 27;
+		x *= 0x94d049bb133111ebULL;
+		x ^= x >> 31;
+		memcpy(raw, &x, sizeof(raw));
+		log_warn("getrandom failed: replica ids use the clock instead");
+	}
+	for (size_t i = 0; i < sizeof(raw); i++)
+		snprintf(out + 2 * i, 3, "%02x", raw[i]);
+}
+
 /* One placed job as a batch element {job, replicas}: ports, environment, rows. */
 static json_t *job_rows(const json_t *q, const struct job_plan *plan,
 			const struct place_assignment *as, struct node_work *work)
@@ -204,11 +244,15 @@ static json_t *job_rows(const json_t *q, const struct job_plan *plan,
 	}
 	struct ml_cluster cl = { addrs, plan->n, json_object_get(q, "spec"),
 				 json_string_value(json_object_get(q, "job_id")) };
+	char nonce[17];
+	replica_id_nonce(nonce);
 	for (size_t i = 0; i < plan->n; i++) {
 		const struct plan_replica *r = &plan->replicas[i];
+		/* "<job row id>-<role>-<index>-<nonce>": readable, a file and container
+		 * name, and never the id of another job's replica (agent/PROTOCOL.md). */
 		char uid[96];
-		snprintf(uid, sizeof(uid), "%lld-%s-%d", (long long)id, replica_role_name(r->role),
-			 r->index);
+		snprintf(uid, sizeof(uid), "%lld-%s-%d-%s", (long long)id, replica_role_name(r->role),
+			 r->index, nonce);
 		json_t *row = json_pack("{s:s, s:s, s:i, s:s, s:o, s:o, s:i, s:I, s:b}",
 					"uid", uid, "role", replica_role_name(r->role), "idx", r->index,
 					"node", work[as[i].node].name, "gpus", gpu_array(as[i].gpus),

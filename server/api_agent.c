@@ -22,6 +22,43 @@ static bool int_field(const json_t *o, const char *key, int64_t min, int64_t max
 	return v && !wire_int64_get(v, out) && *out >= min && *out <= max;
 }
 
+/* A cluster id as an agent may send it: 1-64 letters, digits, '-' or '_'. */
+static bool cluster_id_ok(const char *s)
+{
+	size_t n = s ? strlen(s) : 0;
+	if (n < 1 || n > 64)
+		return false;
+	for (; *s; s++)
+		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+		      (*s >= '0' && *s <= '9') || *s == '-' || *s == '_'))
+			return false;
+	return true;
+}
+
+#define REPLICA_CLUSTERS_MAX 64
+
+/*
+ * What the agent says of its work dir: the cluster it was last bound to
+ * (clusterId) and the replicas it holds per cluster (replicaClusters). Logs
+ * those of other clusters: the agent leaves them alone (PROTOCOL.md).
+ */
+static void log_other_clusters(const char *node, const json_t *body, const char *cluster)
+{
+	const char *bound = str_field(body, "clusterId"), *id;
+	const json_t *held = json_object_get(body, "replicaClusters"), *count;
+
+	if (bound && strcmp(bound, cluster))
+		log_warn("node %s: its agent was bound to cluster %s until now; this is cluster %s",
+			 node, bound, cluster);
+	json_object_foreach((json_t *)held, id, count) {
+		int64_t n;
+		if (!wire_int64_get(count, &n) && n > 0 && strcmp(id, cluster))
+			log_warn("node %s: its work dir holds %lld replica%s of cluster %s, not of "
+				 "this cluster (%s): the agent leaves %s alone", node, (long long)n,
+				 n == 1 ? "" : "s", id, cluster, n == 1 ? "it" : "them");
+	}
+}
+
 void api_agent_register(struct request *req)
 {
 	const json_t *b = req->json, *acc = json_object_get(b, "accelerators"),
@@ -74,6 +111,23 @@ void api_agent_register(struct request *req)
 	    (!n.disconnect_policy || (strcmp(n.disconnect_policy, "fence") &&
 				      strcmp(n.disconnect_policy, "keep_running"))))
 		violations_add(&vs, "disconnectPolicy", "must be fence or keep_running");
+	const json_t *bound = json_object_get(b, "clusterId"),
+		     *held = json_object_get(b, "replicaClusters");
+	if (bound && !json_is_null(bound) && !cluster_id_ok(json_string_value(bound)))
+		violations_add(&vs, "clusterId", "must be 1 to 64 letters, digits, '-' or '_'");
+	if (held && !json_is_null(held)) {
+		const char *id;
+		const json_t *held_n;
+		bool ok = json_is_object(held) && json_object_size(held) <= REPLICA_CLUSTERS_MAX;
+		json_object_foreach((json_t *)held, id, held_n) {
+			int64_t c;
+			ok = ok && cluster_id_ok(id) && !wire_int64_get(held_n, &c) && c >= 0 &&
+			     c <= 1000000;
+		}
+		if (!ok)
+			violations_add(&vs, "replicaClusters",
+				       "must map at most 64 cluster ids to counts of 0 to 1000000");
+	}
 	if (vs.n) {
 		char *msg = api_violations_message(&vs);
 		reply_violations(req, &vs, msg);
@@ -91,16 +145,19 @@ void api_agent_register(struct request *req)
 	n.stop_grace_s = (int)grace;
 	if (!n.disconnect_policy)
 		n.disconnect_policy = "keep_running";
-	enum store_rc rc = store_node_register(req->srv->store, &n);
+	char cluster[72];
+	enum store_rc rc = store_node_register(req->srv->store, &n, cluster, sizeof(cluster));
 	if (rc != STORE_OK) {
 		reply_store_error(req, rc);
 		return;
 	}
 	log_info("node %s registered (incarnation %s, %s/%s, %s, stop grace %ds, %s)", n.name,
 		 n.incarnation, n.region, n.zone, n.runtime, n.stop_grace_s, n.disconnect_policy);
+	log_other_clusters(n.name, b, cluster);
 	sched_wake(req->srv->sched);
-	reply_json(req, 200, json_pack("{s:s, s:i, s:i}", "node", n.name, "syncIntervalSeconds",
-				       req->srv->sync_interval_s, "leaseSeconds", req->srv->lease_s));
+	reply_json(req, 200, json_pack("{s:s, s:s, s:i, s:i}", "node", n.name, "clusterId", cluster,
+				       "syncIntervalSeconds", req->srv->sync_interval_s,
+				       "leaseSeconds", req->srv->lease_s));
 }
 
 /* The desired set, and the lease this server grants (what the sync renewed). */

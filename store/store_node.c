@@ -1,5 +1,7 @@
 #include "store_node.h"
 
+#include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,12 +25,14 @@ static const struct store_stmt stmt_register = {
 	"  accel_count = EXCLUDED.accel_count, tpu_type = EXCLUDED.tpu_type, "
 	"  tpu_cores = EXCLUDED.tpu_cores, agent_version = EXCLUDED.agent_version, "
 	"  state = 'READY', last_sync = now(), desired_version = nodes.desired_version + 1 "
-	" RETURNING name) "
+	" RETURNING name), "
 	/* Replicas of an older incarnation are gone with it. */
-	"UPDATE replicas SET state = 'LOST', end_time = now() "
-	"WHERE node = $1 AND state IN ('PENDING', 'STARTING', 'RUNNING') AND desired <> 'DONE' "
+	"lost AS (UPDATE replicas SET state = 'LOST', end_time = now() "
+	" WHERE node = $1 AND state IN ('PENDING', 'STARTING', 'RUNNING') AND desired <> 'DONE' "
 	"  AND EXISTS (SELECT 1 FROM old WHERE old.incarnation <> $2) "
-	"  AND EXISTS (SELECT 1 FROM up)",
+	"  AND EXISTS (SELECT 1 FROM up) RETURNING 1) "
+	/* (a data-modifying WITH runs whether or not its rows are read) */
+	"SELECT id FROM cluster",
 	false,
 };
 
@@ -40,7 +44,8 @@ static const struct store_stmt stmt_register_fencing = {
 	false,
 };
 
-enum store_rc store_node_register(struct store *st, const struct node_info *n)
+enum store_rc store_node_register(struct store *st, const struct node_info *n,
+				  char *cluster_id, size_t cluster_id_len)
 {
 	char vcpus[16], mem[24], lo[16], hi[16], accel[16], cores[16], lease[16], grace[16];
 	const char *params[] = { n->name, n->incarnation, n->region, n->zone,
@@ -63,7 +68,14 @@ enum store_rc store_node_register(struct store *st, const struct node_info *n)
 	c = store_acquire(st);
 	if ((rc = store_begin(c)) != STORE_OK)
 		goto out;
-	PQclear(store_exec(c, &stmt_register, 16, params, &rc));
+	PGresult *res = store_exec(c, &stmt_register, 16, params, &rc);
+	if (rc == STORE_OK) {
+		if (PQntuples(res) == 1)
+			snprintf(cluster_id, cluster_id_len, "%s", PQgetvalue(res, 0, 0));
+		else
+			rc = STORE_ERROR;	/* migration 011 makes exactly one */
+	}
+	PQclear(res);
 	if (rc == STORE_OK)
 		PQclear(store_exec(c, &stmt_register_fencing, 4, fencing, &rc));
 	if (rc == STORE_OK)
@@ -156,6 +168,126 @@ static const struct store_stmt stmt_desired = {
 	true,
 };
 
+/* ---- replicas an agent claims that this cluster never assigned --------- */
+
+/*
+ * A report for a replica id the replicas table has never held is ignored by
+ * the sync (it matches no row); it is logged once per node and replica id.
+ * To keep that off the sync's cost, each (node, replica id) pair is looked
+ * up at most once per server process: pairs in a desired set this server
+ * sent, and pairs looked up, are remembered as 64-bit hashes in a fixed
+ * table (cleared when three quarters full, so a pair may be looked up again
+ * after very many others). A steady sync costs a hash per replica and no
+ * statement; a sync that reports a pair not seen before adds one indexed
+ * lookup for all of them, after its commit.
+ */
+#define CLAIMED_SLOTS 65536	/* a power of two */
+
+static struct {
+	pthread_mutex_t lock;
+	size_t used;
+	uint64_t slot[CLAIMED_SLOTS];	/* 0: empty */
+} claimed = { PTHREAD_MUTEX_INITIALIZER, 0, { 0 } };
+
+static uint64_t claim_hash(const char *node, const char *replica)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;	/* FNV-1a over "node\0replica" */
+	for (const char *p = node;; p++) {
+		h = (h ^ (unsigned char)*p) * 0x100000001b3ULL;
+		if (!*p)
+			break;
+	}
+	for (const char *p = replica; *p; p++)
+		h = (h ^ (unsigned char)*p) * 0x100000001b3ULL;
+	h ^= h >> 33;
+	return h ? h : 1;
+}
+
+/* Whether h is in the table; adds it when add. Called with the lock held. */
+static bool claim_seen(uint64_t h, bool add)
+{
+	size_t i = (size_t)h & (CLAIMED_SLOTS - 1);
+	for (; claimed.slot[i]; i = (i + 1) & (CLAIMED_SLOTS - 1))
+		if (claimed.slot[i] == h)
+			return true;
+	if (add) {
+		if (claimed.used >= CLAIMED_SLOTS / 4 * 3) {
+			memset(claimed.slot, 0, sizeof(claimed.slot));
+			claimed.used = 0;
+			i = (size_t)h & (CLAIMED_SLOTS - 1);
+		}
+		claimed.slot[i] = h;
+		claimed.used++;
+	}
+	return false;
+}
+
+/* s for a log line: letters, digits and "._-" kept, anything else '?', cut at 200. */
+static void log_safe(char *out, size_t len, const char *s)
+{
+	size_t n = 0;
+	for (; *s && n + 1 < len && n < 200; s++)
+		out[n++] = (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+			   (*s >= '0' && *s <= '9') || *s == '.' || *s == '_' || *s == '-' ? *s : '?';
+	out[n] = '\0';
+}
+
+static const struct store_stmt stmt_unknown_replicas = {
+	18, "node_unknown_replicas",
+	"SELECT x FROM jsonb_array_elements_text($1::jsonb) AS x "
+	"WHERE NOT EXISTS (SELECT 1 FROM replicas WHERE uid = x)",
+	true,
+};
+
+static void log_unknown_replicas(struct store_conn *c, const char *node, const json_t *reports,
+				 const json_t *desired)
+{
+	json_t *check = json_array(), *v;
+	size_t i;
+
+	pthread_mutex_lock(&claimed.lock);
+	json_array_foreach(desired, i, v) {
+		const char *id = json_string_value(json_object_get(v, "replica"));
+		if (id)
+			claim_seen(claim_hash(node, id), true);
+	}
+	json_array_foreach(reports, i, v) {
+		const char *id = json_string_value(json_object_get(v, "replica"));
+		bool listed = false;
+		for (size_t k = 0; id && k < json_array_size(check); k++)
+			listed |= !strcmp(json_string_value(json_array_get(check, k)), id);
+		if (id && !listed && !claim_seen(claim_hash(node, id), false))
+			json_array_append_new(check, json_string(id));
+	}
+	pthread_mutex_unlock(&claimed.lock);
+	if (!json_array_size(check))
+		goto out;
+
+	char *text = json_dumps(check, JSON_COMPACT);
+	const char *p[] = { text };
+	enum store_rc rc;
+	PGresult *res = store_exec(c, &stmt_unknown_replicas, 1, p, &rc);
+	free(text);
+	if (rc != STORE_OK) {
+		PQclear(res);
+		goto out;	/* looked up again at the next sync */
+	}
+	char safe_node[256], safe_id[256];
+	log_safe(safe_node, sizeof(safe_node), node);
+	for (int r = 0; r < PQntuples(res); r++) {
+		log_safe(safe_id, sizeof(safe_id), PQgetvalue(res, r, 0));
+		log_warn("node %s claims replica %s, which this cluster never assigned: its "
+			 "reports are ignored", safe_node, safe_id);
+	}
+	PQclear(res);
+	pthread_mutex_lock(&claimed.lock);
+	json_array_foreach(check, i, v)
+		claim_seen(claim_hash(node, json_string_value(v)), true);
+	pthread_mutex_unlock(&claimed.lock);
+out:
+	json_decref(check);
+}
+
 enum store_rc store_node_sync(struct store *st, const char *node, const char *incarnation,
 			      int lease_s, const json_t *reports, json_t **desired,
 			      int64_t *version, bool *changed)
@@ -220,6 +352,8 @@ enum store_rc store_node_sync(struct store *st, const char *node, const char *in
 	*desired = json_loads(PQgetvalue(res, 0, 1), 0, NULL);
 	if (!*desired)
 		rc = STORE_ERROR;
+	else if (json_array_size(reports))
+		log_unknown_replicas(c, node, reports, *desired);
 out:
 	store_rollback(c);	/* no-op after a commit */
 	PQclear(res);

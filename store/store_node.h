@@ -34,9 +34,11 @@ struct node_info {
  * stop grace and policy its agent declared, in one transaction. A new
  * incarnation (agent restarted) marks the replicas the node ran under the
  * old one as LOST, for the scheduler to restart elsewhere with attempt + 1;
- * the same incarnation is a no-op.
+ * the same incarnation is a no-op. Writes the cluster's id (schema/011)
+ * into cluster_id.
  */
-enum store_rc store_node_register(struct store *st, const struct node_info *n) MUST_CHECK;
+enum store_rc store_node_register(struct store *st, const struct node_info *n,
+				  char *cluster_id, size_t cluster_id_len) MUST_CHECK;
 
 /*
  * One sync in one transaction: checks the incarnation (STORE_NOT_FOUND: no
@@ -47,7 +49,8 @@ enum store_rc store_node_register(struct store *st, const struct node_info *n) M
  * stale attempts are ignored; LOST: the agent fenced the replica), stores
  * their logs, reconciles the jobs they touched, and returns the desired set
  * as a new JSON array plus its version. *changed tells whether the reports
- * changed anything.
+ * changed anything. A report of a replica id this cluster never assigned is
+ * logged, once per node and id.
  */
 enum store_rc store_node_sync(struct store *st, const char *node, const char *incarnation,
 			      int lease_s, const json_t *reports, json_t **desired,

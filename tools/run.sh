@@ -1,17 +1,46 @@
 #!/usr/bin/env bash
-# make run: the server on its embedded PostgreSQL (state in ./var) and a
-# small local node pool (deploy/local/: a 4 x T4 GPU node and a TPU_V2 host,
-# both running replicas as host processes), in the foreground. Ctrl-C stops
-# everything: agents, server, database.
+# make run: the server on its embedded PostgreSQL and a small local node pool
+# (deploy/local/: a 4 x T4 GPU node and a TPU_V2 host, both running replicas
+# as host processes), in the foreground. Ctrl-C stops everything: agents,
+# server, database.
+#
+# Everything it writes is under its state directory (TRAINPLANE_STATE_DIR,
+# default ./var): the database (postgres/, run/, postgres.log), the agents'
+# work dirs (agent-<node>/), the local storage root (gcs/) and the logs
+# (logs/). Relative paths in deploy/local/*.yaml are taken from there (the
+# agents' base_dir). Runs side by side need their own state dir and port
+# (TRAINPLANE_LISTEN); each takes a block of 200 replica ports derived from
+# its listen port (TRAINPLANE_RUN_PORTS=LOW sets the block's first port).
 set -euo pipefail
 server=${1:-build/trainplane-server}
 agent=${2:-build/trainplane-agent}
 listen=${TRAINPLANE_LISTEN:-127.0.0.1:8080}
-export TRAINPLANE_LISTEN=$listen
+port=${listen##*:}
+if ! [[ $port =~ ^[0-9]+$ ]] || ((port < 1 || port > 65535)); then
+	echo "run.sh: TRAINPLANE_LISTEN=$listen: expected HOST:PORT with a port of 1-65535" >&2
+	exit 2
+fi
+state=${TRAINPLANE_STATE_DIR:-./var}
+mkdir -p "$state"
+state=$(cd "$state" && pwd)
+mkdir -p "$state/logs" "$state/gcs"
+export TRAINPLANE_LISTEN=$listen TRAINPLANE_STATE_DIR=$state
 base="http://$listen"
-mkdir -p var
 
-"$server" &
+# Replica ports: 200 a run, split among its agents. Runs on consecutive
+# listen ports (8080, 8081, ...) get disjoint blocks; all stay below the
+# kernel's ephemeral ports (32768).
+nodes=(deploy/local/*.yaml)
+first=${TRAINPLANE_RUN_PORTS:-$((21000 + ((port - 8080) % 55 + 55) % 55 * 200))}
+if ! [[ $first =~ ^[0-9]+$ ]] || ((first < 1024 || first + 199 > 65535)); then
+	echo "run.sh: TRAINPLANE_RUN_PORTS=$first: expected a port of 1024-65336" >&2
+	exit 2
+fi
+width=$((200 / ${#nodes[@]}))
+
+# Output goes to the terminal and to logs/ (tee ignores Ctrl-C, so that the
+# last lines of a stopping server still arrive).
+"$server" > >(tee -ia "$state/logs/server.log") 2>&1 &
 pids=($!)
 stop() {
 	for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
@@ -24,16 +53,26 @@ for _ in $(seq 1 300); do
 	kill -0 "${pids[0]}" 2>/dev/null || exit 1
 	sleep 0.2
 done
-for node in deploy/local/*.yaml; do
+ranges=()
+for i in "${!nodes[@]}"; do
+	node=$(basename "${nodes[$i]}" .yaml)
+	name=$(sed -n 's/^node: *//p' "${nodes[$i]}")
+	lo=$((first + i * width))
+	ranges+=("${name:-$node} (ports $lo-$((lo + width - 1)))")
 	# The agents stop their replicas when make run ends.
-	TRAINPLANE_AGENT_SERVER="$base/" "$agent" --config "$node" --stop-replicas-on-exit &
+	TRAINPLANE_AGENT_SERVER="$base/" TRAINPLANE_AGENT_BASE_DIR="$state" \
+		TRAINPLANE_AGENT_PORT_RANGE="$lo-$((lo + width - 1))" \
+		"$agent" --config "${nodes[$i]}" --stop-replicas-on-exit \
+		> >(tee -ia "$state/logs/agent-${name:-$node}.log") 2>&1 &
 	pids+=($!)
 done
 
 cat <<MSG
 
   trainplane is up at $base/ with nodes local-gpu-1 (4 x NVIDIA_TESLA_T4) and
-  local-tpu-1 (TPU_V2), embedded PostgreSQL in ./var. Ctrl-C stops everything.
+  local-tpu-1 (TPU_V2). State (database, agents' work dirs, gcs/, logs/) in
+  $state. Ctrl-C stops everything.
+  Agents: ${ranges[*]}
 
   Submit a job (1 master + 2 workers, one T4 each) that prints its TF_CONFIG:
     curl -s -X POST $base/v1/projects/demo/jobs -H 'Content-Type: application/json' -d '{

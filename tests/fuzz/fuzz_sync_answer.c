@@ -84,10 +84,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	desired_set_release(&ds);
 
 	err[0] = '\0';
-	if (sync_parse_register((const char *)data, size, &interval, &lease, err, sizeof(err))) {
-		if (interval != 10 || lease != 30 || !err[0])
+	char cluster[SYNC_CLUSTER_ID_MAX + 1] = "unchanged";
+	if (sync_parse_register((const char *)data, size, &interval, &lease, cluster,
+				sizeof(cluster), err, sizeof(err))) {
+		if (interval != 10 || lease != 30 || !err[0] || strcmp(cluster, "unchanged"))
 			abort();
-	} else if (interval < 1 || interval > 3600 || lease < 1) {
+	} else if (interval < 1 || interval > 3600 || lease < 1 || lease > 86400 ||
+		   (cluster[0] && !sync_cluster_id_ok(cluster))) {
 		abort();
 	}
 	return 0;

@@ -271,9 +271,12 @@ enum store_rc store_metrics_snapshot(struct store *st, char **json_text)
 	return stub_store_rc;
 }
 
-enum store_rc store_node_register(struct store *st, const struct node_info *n)
+enum store_rc store_node_register(struct store *st, const struct node_info *n,
+				  char *cluster_id, size_t cluster_id_len)
 {
 	(void)st, (void)n;
+	if (cluster_id_len)
+		cluster_id[0] = '\0';
 	return stub_store_rc;
 }
 

@@ -202,6 +202,38 @@ static void config__bad_values_name_file_line_and_key(void **state)
 	unsetenv("TRAINPLANE_AGENT_STOP_GRACE_SECONDS");
 }
 
+static void config__relative_paths_are_under_base_dir(void **state)
+{
+	struct agent_config cfg;
+	char err[512] = "";
+	(void)state;
+	write_yaml("node: gpu-1\nwork_dir: agent-gpu-1\nstorage_root: ./gcs\n");
+	setenv("TRAINPLANE_AGENT_BASE_DIR", "/tmp/", 1);
+	assert_int_equal(agent_config_load(&cfg, path, err, sizeof(err)), 0);
+	assert_string_equal(cfg.work_dir, "/tmp/agent-gpu-1");
+	assert_string_equal(cfg.storage_root, "/tmp/gcs");
+	assert_string_equal(cfg.foreign_replicas, "leave");
+	assert_false(cfg.remove_foreign);
+	agent_config_free(&cfg);
+	/* Absolute paths stay; the default work dir goes under base_dir too. */
+	setenv("TRAINPLANE_AGENT_STORAGE_ROOT", "/srv/gcs", 1);
+	setenv("TRAINPLANE_AGENT_FOREIGN_REPLICAS", "remove", 1);
+	assert_int_equal(agent_config_load(&cfg, NULL, err, sizeof(err)), 0);
+	assert_string_equal(cfg.storage_root, "/srv/gcs");
+	assert_non_null(strstr(cfg.work_dir, "/tmp/var/agent-"));
+	assert_true(cfg.remove_foreign);
+	agent_config_free(&cfg);
+	/* Without base_dir, relative paths are the working directory's. */
+	unsetenv("TRAINPLANE_AGENT_BASE_DIR");
+	assert_int_equal(agent_config_load(&cfg, path, err, sizeof(err)), 0);
+	assert_string_equal(cfg.work_dir, "agent-gpu-1");
+	agent_config_free(&cfg);
+	expect_error("base_dir: /nonexistent/state\n",
+		     (const char *[]){ "'base_dir'", "not a directory", NULL });
+	expect_error("foreign_replicas: adopt\n",
+		     (const char *[]){ "'foreign_replicas'", "leave or remove", NULL });
+}
+
 /* Loads with server: url (and allow_insecure_http when allow); 0 or -1 with err. */
 static int load_server(const char *url, bool allow, struct agent_config *cfg, char *err, size_t len)
 {
@@ -348,6 +380,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(config__file_then_environment, clean_env, remove_file),
 		cmocka_unit_test_setup_teardown(config__tpu_host, clean_env, remove_file),
 		cmocka_unit_test_setup_teardown(config__bad_values_name_file_line_and_key, clean_env, remove_file),
+		cmocka_unit_test_setup_teardown(config__relative_paths_are_under_base_dir, clean_env, remove_file),
 		cmocka_unit_test_setup_teardown(config__missing_file_is_an_error, clean_env, remove_file),
 		cmocka_unit_test_setup_teardown(config__plain_http_only_to_loopback_unless_allowed, clean_env,
 						remove_file),

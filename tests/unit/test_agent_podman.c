@@ -377,7 +377,7 @@ static void podman__exit_code_and_logs_survive_an_agent_restart(void **state)
 	test_sleep_ms(1800);
 
 	struct replica *list = NULL;
-	assert_int_equal(runtime_adopt_all(&f->cfg, &list), 1);
+	assert_int_equal(runtime_adopt_all(&f->cfg, NULL, &list, NULL), 1);
 	assert_true(test_wait_end(&f->cfg, list, 10000));
 	assert_int_equal(list->state, RS_EXITED);
 	assert_int_equal(list->exit_code, 5);
@@ -630,7 +630,7 @@ static void podman__the_log_follower_fences_the_container_when_the_lease_passes(
 	assert_true(gone - l.deadline_usec < 6000000);	/* grace 1 s plus the engine's own time */
 
 	struct replica *list = NULL;
-	assert_int_equal(runtime_adopt_all(&f->cfg, &list), 1);
+	assert_int_equal(runtime_adopt_all(&f->cfg, NULL, &list, NULL), 1);
 	assert_true(test_wait_end(&f->cfg, list, 20000));
 	assert_int_equal(list->state, RS_EXITED);
 	assert_true(list->fenced);

@@ -318,7 +318,7 @@ static void process__exit_code_survives_an_agent_restart(void **state)
 	assert_false(test_group_alive(pgid));
 
 	struct replica *list = NULL;
-	assert_int_equal(runtime_adopt_all(&f->cfg, &list), 1);
+	assert_int_equal(runtime_adopt_all(&f->cfg, NULL, &list, NULL), 1);
 	assert_non_null(list);
 	assert_string_equal(list->id, "j-restart");
 	assert_int_equal(list->attempt, 1);
@@ -339,7 +339,7 @@ static void process__adopted_running_replica_can_be_stopped(void **state)
 	replica_free(r);
 
 	struct replica *list = NULL;
-	assert_int_equal(runtime_adopt_all(&f->cfg, &list), 1);
+	assert_int_equal(runtime_adopt_all(&f->cfg, NULL, &list, NULL), 1);
 	assert_int_equal(list->state, RS_RUNNING);
 	assert_int_equal(list->pgid, pgid);
 	assert_true(test_group_alive(pgid));
@@ -350,7 +350,7 @@ static void process__adopted_running_replica_can_be_stopped(void **state)
 	forget(f, list);
 	/* Forgotten: nothing left to adopt. */
 	list = NULL;
-	assert_int_equal(runtime_adopt_all(&f->cfg, &list), 0);
+	assert_int_equal(runtime_adopt_all(&f->cfg, NULL, &list, NULL), 0);
 }
 
 static void process__supervisor_killed_means_exit_status_lost_not_hang(void **state)

@@ -119,7 +119,7 @@ static void simulate__readopted_replica_keeps_its_script(void **state)
 	replica_free(r);	/* agent restart */
 	test_sleep_ms(250);
 	struct replica *list = NULL;
-	assert_int_equal(runtime_adopt_all(&f->cfg, &list), 1);
+	assert_int_equal(runtime_adopt_all(&f->cfg, NULL, &list, NULL), 1);
 	assert_int_equal(list->state, RS_EXITED);
 	assert_int_equal(list->exit_code, 4);
 	runtime_forget(&f->cfg, list);

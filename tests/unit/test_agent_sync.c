@@ -49,21 +49,48 @@ static void register_body__declared_gpus_and_tpu(void **state)
 	agent_config_free(&cfg);
 }
 
+static int parse_register(const char *body, int *interval, int *lease, char *cluster,
+			  size_t cluster_len, char *err, size_t errlen)
+{
+	return sync_parse_register(body, strlen(body), interval, lease, cluster, cluster_len, err,
+				   errlen);
+}
+
 static void register_answer__parsed_and_checked(void **state)
 {
 	int interval = 10, lease = 30;
-	char err[256];
+	char err[256], cluster[SYNC_CLUSTER_ID_MAX + 1] = "x";
 	(void)state;
 	const char *ok = "{\"node\":\"gpu-1\",\"syncIntervalSeconds\":5,\"leaseSeconds\":15}";
-	assert_int_equal(sync_parse_register(ok, strlen(ok), &interval, &lease, err, sizeof(err)), 0);
+	assert_int_equal(sync_parse_register(ok, strlen(ok), &interval, &lease, cluster,
+					     sizeof(cluster), err, sizeof(err)), 0);
 	assert_int_equal(interval, 5);
 	assert_int_equal(lease, 15);
-	assert_int_equal(sync_parse_register("{}", 2, &interval, &lease, err, sizeof(err)), 0);
+	assert_string_equal(cluster, "");	/* a server without cluster ids */
+	assert_int_equal(sync_parse_register("{}", 2, &interval, &lease, cluster, sizeof(cluster),
+					     err, sizeof(err)), 0);
 	assert_int_equal(interval, 5);
-	assert_int_equal(sync_parse_register("{", 1, &interval, &lease, err, sizeof(err)), -1);
+	assert_int_equal(sync_parse_register("{", 1, &interval, &lease, cluster, sizeof(cluster),
+					     err, sizeof(err)), -1);
 	assert_non_null(strstr(err, "invalid JSON"));
 	const char *bad = "{\"syncIntervalSeconds\":0}";
-	assert_int_equal(sync_parse_register(bad, strlen(bad), &interval, &lease, err, sizeof(err)), -1);
+	assert_int_equal(sync_parse_register(bad, strlen(bad), &interval, &lease, cluster,
+					     sizeof(cluster), err, sizeof(err)), -1);
+
+	assert_int_equal(parse_register("{\"clusterId\":\"0123abcdef0123abcdef0123abcdef01\"}",
+					&interval, &lease, cluster, sizeof(cluster), err,
+					sizeof(err)), 0);
+	assert_string_equal(cluster, "0123abcdef0123abcdef0123abcdef01");
+	/* It names files and labels: anything else refuses the answer. */
+	const char *refused[] = { "{\"clusterId\":\"../x\"}", "{\"clusterId\":\"\"}",
+				  "{\"clusterId\":\"a b\"}", "{\"clusterId\":7}" };
+	for (size_t i = 0; i < ARRAY_SIZE(refused); i++)
+		assert_int_equal(parse_register(refused[i], &interval, &lease, cluster,
+						sizeof(cluster), err, sizeof(err)), -1);
+	char *long_id = xasprintf("{\"clusterId\":\"%065d\"}", 0);
+	assert_int_equal(parse_register(long_id, &interval, &lease, cluster, sizeof(cluster), err,
+					sizeof(err)), -1);
+	free(long_id);
 }
 
 static void report__states_times_and_logs(void **state)
@@ -582,6 +609,161 @@ static void agent__one_agent_per_work_dir(void **state)
 	agent_release(&other);
 }
 
+/* ---- clusters (PROTOCOL.md, "Identity") ------------------------------ */
+
+#define CLUSTER_A "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+#define CLUSTER_B "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"
+
+static char *read_file(const char *dir, const char *name)
+{
+	char *path = xasprintf("%s/%s", dir, name);
+	FILE *f = fopen(path, "r");
+	char buf[256] = "";
+	free(path);
+	if (!f)
+		return NULL;
+	if (!fgets(buf, sizeof(buf), f))
+		buf[0] = '\0';
+	fclose(f);
+	buf[strcspn(buf, "\n")] = '\0';
+	return xstrdup(buf);
+}
+
+static void restart(struct fx *f)
+{
+	char err[256];
+	agent_release(&f->a);
+	assert_int_equal(agent_init(&f->a, &f->cfg, err, sizeof(err)), 0);
+}
+
+static void agent__replicas_of_another_cluster_are_left_alone(void **state)
+{
+	struct fx *f = *state;
+	agent_bind_cluster(&f->a, CLUSTER_A);
+	char *bound = read_file(f->dir, "cluster");
+	assert_string_equal(bound, CLUSTER_A);
+	free(bound);
+	answer(f, "{\"desiredVersion\": \"1\", \"replicas\": [{\"replica\": \"1-master-0-00000000000000aa\","
+		  " \"attempt\": 1, \"desired\": \"RUN\", \"simulate\": \"run-100s-exit-0\"}]}");
+	struct replica *r = agent_find(&f->a, "1-master-0-00000000000000aa", 1);
+	assert_non_null(r);
+	assert_string_equal(r->cluster, CLUSTER_A);
+	char *dir = xstrdup(r->dir);
+
+	/* The agent comes back bound to A, and its server turns out to be B. */
+	restart(f);
+	assert_non_null(agent_find(&f->a, "1-master-0-00000000000000aa", 1));
+	json_t *reg = sync_register_body(&f->cfg, f->a.incarnation, NULL, 0);
+	sync_register_clusters(reg, f->a.cluster_id, f->a.replicas, f->a.foreign);
+	assert_string_equal(json_string_value(json_object_get(reg, "clusterId")), CLUSTER_A);
+	assert_int_equal(jint(json_object_get(reg, "replicaClusters"), CLUSTER_A), 1);
+	json_decref(reg);
+	answer(f, "{\"desiredVersion\": \"1\", \"replicas\": [{\"replica\": \"1-master-0-00000000000000aa\","
+		  " \"attempt\": 1, \"desired\": \"RUN\"}]}");
+	agent_bind_cluster(&f->a, CLUSTER_B);
+	assert_false(f->a.have_desired);	/* A's set is not B's */
+	assert_null(agent_find(&f->a, "1-master-0-00000000000000aa", 1));
+	assert_non_null(f->a.foreign);
+	bound = read_file(f->dir, "cluster");
+	assert_string_equal(bound, CLUSTER_B);
+	free(bound);
+	/* Not reported to B, not stopped, not forgotten by B's (empty) set. */
+	assert_null(sync_report_of(f, "1-master-0-00000000000000aa", NULL));
+	answer(f, "{\"desiredVersion\": \"1\", \"replicas\": []}");
+	agent_tick(&f->a);
+	assert_int_equal(f->a.foreign->state, RS_RUNNING);
+	struct stat st;
+	assert_int_equal(stat(dir, &st), 0);
+	/* B's own replica with the same row id starts beside it. */
+	answer(f, "{\"desiredVersion\": \"2\", \"replicas\": [{\"replica\": \"1-master-0-00000000000000bb\","
+		  " \"attempt\": 1, \"desired\": \"RUN\", \"simulate\": \"run-100s-exit-0\"}]}");
+	r = agent_find(&f->a, "1-master-0-00000000000000bb", 1);
+	assert_non_null(r);
+	assert_int_equal(r->state, RS_RUNNING);
+	assert_string_equal(r->cluster, CLUSTER_B);
+	/* Even B naming A's very id starts nothing over A's replica. */
+	answer(f, "{\"desiredVersion\": \"3\", \"replicas\": [{\"replica\": \"1-master-0-00000000000000aa\","
+		  " \"attempt\": 1, \"desired\": \"RUN\", \"simulate\": \"run-100s-exit-0\"}]}");
+	assert_null(agent_find(&f->a, "1-master-0-00000000000000aa", 1));
+	assert_int_equal(stat(dir, &st), 0);
+
+	/* A restart bound to B finds A's replica and leaves it aside at once. */
+	restart(f);
+	assert_null(agent_find(&f->a, "1-master-0-00000000000000aa", 1));
+	assert_non_null(f->a.foreign);
+	reg = sync_register_body(&f->cfg, f->a.incarnation, NULL, 0);
+	sync_register_clusters(reg, f->a.cluster_id, f->a.replicas, f->a.foreign);
+	assert_string_equal(json_string_value(json_object_get(reg, "clusterId")), CLUSTER_B);
+	assert_int_equal(jint(json_object_get(reg, "replicaClusters"), CLUSTER_A), 1);
+	json_decref(reg);
+
+	/* Back to A (say, the node returned): A's replica is adopted again. */
+	agent_bind_cluster(&f->a, CLUSTER_A);
+	assert_non_null(agent_find(&f->a, "1-master-0-00000000000000aa", 1));
+	assert_null(agent_find(&f->a, "1-master-0-00000000000000bb", 1));
+	free(dir);
+}
+
+static void agent__a_server_without_cluster_ids_changes_nothing(void **state)
+{
+	struct fx *f = *state;
+	answer(f, "{\"desiredVersion\": \"1\", \"replicas\": [{\"replica\": \"old\", \"attempt\": 1,"
+		  " \"desired\": \"RUN\", \"simulate\": \"run-100s-exit-0\"}]}");
+	agent_bind_cluster(&f->a, "");
+	assert_true(f->a.have_desired);
+	struct replica *r = agent_find(&f->a, "old", 1);
+	assert_non_null(r);
+	assert_null(r->cluster);
+	/* The server is upgraded: what ran for no cluster is its own. */
+	restart(f);
+	agent_bind_cluster(&f->a, CLUSTER_A);
+	r = agent_find(&f->a, "old", 1);
+	assert_non_null(r);
+	assert_string_equal(r->cluster, CLUSTER_A);
+	assert_null(f->a.foreign);
+}
+
+static void agent__foreign_replicas_removed_when_configured(void **state)
+{
+	struct fx *f = *state;
+	agent_bind_cluster(&f->a, CLUSTER_A);
+	answer(f, "{\"desiredVersion\": \"1\", \"replicas\": [{\"replica\": \"a-run\", \"attempt\": 1,"
+		  " \"desired\": \"RUN\", \"simulate\": \"run-100s-exit-0\"}]}");
+	char *dir = xstrdup(agent_find(&f->a, "a-run", 1)->dir);
+	agent_bind_cluster(&f->a, CLUSTER_B);	/* bound to B, A's replica left alone */
+	f->cfg.remove_foreign = true;
+	restart(f);
+	assert_non_null(f->a.foreign);
+	agent_tick(&f->a);	/* the server's cluster is not known yet: nothing removed */
+	struct stat st;
+	assert_int_equal(stat(dir, &st), 0);
+	assert_non_null(f->a.foreign);
+	agent_bind_cluster(&f->a, CLUSTER_B);
+	agent_tick(&f->a);	/* simulate stops at once; then the files go */
+	assert_null(f->a.foreign);
+	assert_int_equal(stat(dir, &st), -1);
+	free(dir);
+}
+
+static void agent__a_folder_not_named_for_its_status_is_not_adopted(void **state)
+{
+	struct fx *f = *state;
+	answer(f, "{\"desiredVersion\": \"1\", \"replicas\": [{\"replica\": \"6-master-0\", \"attempt\": 1,"
+		  " \"desired\": \"RUN\", \"simulate\": \"run-0s-exit-0\"}]}");
+	char *from = xstrdup(agent_find(&f->a, "6-master-0", 1)->dir);
+	char *to = xasprintf("%s/replicas/6-master-0-00000000000000aa.1", f->dir);
+	agent_release(&f->a);
+	assert_int_equal(rename(from, to), 0);
+	char err[256];
+	assert_int_equal(agent_init(&f->a, &f->cfg, err, sizeof(err)), 0);
+	assert_null(f->a.replicas);
+	assert_null(agent_find(&f->a, "6-master-0", 1));
+	struct stat st;
+	assert_int_equal(stat(to, &st), 0);	/* left alone */
+	free(from);
+	free(to);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -602,6 +784,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(agent__past_the_lease_it_starts_nothing_and_fences_reported_lost, setup, teardown),
 		cmocka_unit_test_setup_teardown(agent__keep_running_past_the_lease_keeps_replicas_but_starts_nothing, setup, teardown),
 		cmocka_unit_test_setup_teardown(agent__a_restart_keeps_the_deadline_and_never_a_longer_grace, setup, teardown),
+		cmocka_unit_test_setup_teardown(agent__replicas_of_another_cluster_are_left_alone, setup, teardown),
+		cmocka_unit_test_setup_teardown(agent__a_server_without_cluster_ids_changes_nothing, setup, teardown),
+		cmocka_unit_test_setup_teardown(agent__foreign_replicas_removed_when_configured, setup, teardown),
+		cmocka_unit_test_setup_teardown(agent__a_folder_not_named_for_its_status_is_not_adopted, setup, teardown),
 	};
 	log_set_level(LOG_ERROR);
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -29,7 +29,7 @@ LDFLAGS  += $(LDSAN)
 LDLIBS   += $(PKG_LIBS) -lpthread -lm
 
 LIB_SRC    := $(wildcard lib/*.c) $(wildcard spec/*.c) $(wildcard store/*.c) $(wildcard scheduler/*.c) $(filter-out server/main.c,$(wildcard server/*.c))
-LIB_OBJ    := $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/schema_sql.o
+LIB_OBJ    := $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/schema_sql.o $(BUILD)/gen/catalog_builtin.o
 SERVER_OBJ := $(BUILD)/server/main.o
 AGENT_SRC  := $(filter-out agent/main.c,$(wildcard agent/*.c))
 AGENT_OBJ  := $(AGENT_SRC:%.c=$(BUILD)/%.o)
@@ -54,6 +54,14 @@ $(BUILD)/gen/schema_sql.c: $(sort $(wildcard schema/*.sql)) tools/embed_sql.sh
 	sh tools/embed_sql.sh $(sort $(wildcard schema/*.sql)) > $@.tmp && mv $@.tmp $@
 
 $(BUILD)/gen/schema_sql.o: $(BUILD)/gen/schema_sql.c
+	$(CC) $(CFLAGS) -c -o $@ $<
+
+# The default catalog, compiled in: the server needs no file to start.
+$(BUILD)/gen/catalog_builtin.c: deploy/catalog.yaml tools/embed_text.sh
+	@mkdir -p $(dir $@)
+	sh tools/embed_text.sh catalog_builtin_yaml deploy/catalog.yaml > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/gen/catalog_builtin.o: $(BUILD)/gen/catalog_builtin.c
 	$(CC) $(CFLAGS) -c -o $@ $<
 
 $(BUILD)/libtrainplane.a: $(LIB_OBJ)

@@ -981,7 +981,10 @@ static void conn_step(struct http_conn *c)
 				}
 				pthread_mutex_unlock(&h->park_mu);
 				if (unparked) {
-					/* A long-poll whose client left: nothing to answer. */
+					/* A long-poll whose client left: nothing to answer,
+					 * and no resume will come (it left the park list). */
+					uncount_suspended(c->req);
+					c->req->suspended = false;
 					conn_close(c);
 					return;
 				}

@@ -468,19 +468,25 @@ double auth_secret_bits(const char *s)
 			other = true;
 	}
 	bool any_lower = lower || lower_hex, any_upper = upper || upper_hex;
+	bool digits = strpbrk(s, "0123456789") != NULL;
 	double alphabet;
-	if (other || (b64 && b64url))
-		alphabet = 94;
-	else if (b64 || b64url)
-		alphabet = 64;
-	else if (any_lower && any_upper)
-		alphabet = 62;
-	else if (lower || upper)
-		alphabet = 36;
-	else if (lower_hex || upper_hex)
-		alphabet = 16;
-	else
-		alphabet = 10;
+	if (any_lower && any_upper) {
+		/* Mixed case: base64 and friends draw from the whole set. */
+		if (other || (b64 && b64url))
+			alphabet = 94;
+		else if (b64 || b64url)
+			alphabet = 64;
+		else
+			alphabet = 62;
+	} else if (!lower && !upper && !b64 && !b64url && !other) {
+		alphabet = lower_hex || upper_hex ? 16 : 10;	/* hex, or digits */
+	} else {
+		/* One case: a random string of base64's alphabet would hold both
+		 * (all but about 1 in 10^9 of them), so count only the classes
+		 * used: "a-lowercase-phrase" is 27 symbols, not 64. */
+		alphabet = (digits ? 10 : 0) + 26 + (b64 ? 2 : 0) + (b64url ? 2 : 0) +
+			   (other ? 32 : 0);
+	}
 	return (double)n * log2(alphabet);
 }
 
@@ -506,9 +512,9 @@ bool auth_secret_strong(const char *s, char *why, size_t len)
 	size_t n = strlen(s), counts[256] = { 0 }, max = 0, steps = 0;
 
 	for (size_t i = 0; i < ARRAY_SIZE(known_weak); i++)
-		if (!strcasecmp(s, known_weak[i]))
-			return weak(why, len, "it is the public default, known to anyone who read the "
-				    "README");
+		if (strcasestr(s, known_weak[i]))
+			return weak(why, len, "it holds the public default of open mode, known to "
+				    "anyone who read the README");
 	for (size_t i = 0; i < ARRAY_SIZE(placeholder_marks); i++)
 		if (strcasestr(s, placeholder_marks[i]))
 			return weak(why, len, "it is a placeholder (it holds \"%s\")",

@@ -123,8 +123,9 @@ struct request {
 	bool late;		/* it arrived after the server began to stop: refused */
 	bool close;		/* the reply closes the connection */
 	bool resumed;		/* the handler runs again after http_park() */
-	bool parked;
-	bool awaiting;		/* suspended by http_suspend() until http_resume() */
+	bool parked;		/* in the park list (under the server's park lock) */
+	bool suspended;		/* parked, or awaiting http_resume(): until its worker runs it
+				 * again (read and written by that worker only) */
 	bool suspend_counted;	/* counted in the server's suspended connections */
 	int64_t park_deadline;
 	char *park_key;

@@ -304,7 +304,7 @@ static bool query_utf8_valid(const struct request *req)
 /* The handler ran: it replied, or it waits for its resume. */
 static void handler_done(struct request *req)
 {
-	if (!req->replied && !req->parked && !req->awaiting) {
+	if (!req->replied && !req->suspended) {
 		log_error("handler for %s %s sent no reply", req->method, req->path);
 		reply_error(req, API_INTERNAL, "Internal error encountered.");
 	}

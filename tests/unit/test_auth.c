@@ -140,13 +140,21 @@ static void secrets_estimate_entropy_by_alphabet(void **state)
 	assert_float_equal(auth_secret_bits("0123456789"), 10 * 3.321928, 1e-4);
 	assert_float_equal(auth_secret_bits("deadbeef"), 8 * 4.0, 1e-9);
 	assert_float_equal(auth_secret_bits("DEADBEEF"), 8 * 4.0, 1e-9);
-	assert_float_equal(auth_secret_bits("deadbeefg"), 9 * log2(36), 1e-9);
+	assert_float_equal(auth_secret_bits("deadbeefg"), 9 * log2(26), 1e-9);
+	assert_float_equal(auth_secret_bits("deadbeefg1"), 10 * log2(36), 1e-9);
 	assert_float_equal(auth_secret_bits("deadBEEF"), 8 * log2(62), 1e-9);
-	assert_float_equal(auth_secret_bits("ab+/"), 4 * 6.0, 1e-9);
-	assert_float_equal(auth_secret_bits("ab-_"), 4 * 6.0, 1e-9);
+	/* Mixed case: base64's alphabets; one case: only the classes used
+	 * (a lowercase phrase with hyphens is not base64url). */
+	assert_float_equal(auth_secret_bits("aB+/"), 4 * 6.0, 1e-9);
+	assert_float_equal(auth_secret_bits("aB-_"), 4 * 6.0, 1e-9);
+	assert_float_equal(auth_secret_bits("aB+-"), 4 * log2(94), 1e-9);
+	assert_float_equal(auth_secret_bits("aB!"), 3 * log2(94), 1e-9);
+	assert_float_equal(auth_secret_bits("ab+/"), 4 * log2(28), 1e-9);
+	assert_float_equal(auth_secret_bits("ab-_"), 4 * log2(28), 1e-9);
+	assert_float_equal(auth_secret_bits("a1-b"), 4 * log2(38), 1e-9);
 	assert_float_equal(auth_secret_bits("ab=="), 2 * 4.0, 1e-9);	/* padding is no data */
-	assert_float_equal(auth_secret_bits("a+b-"), 4 * log2(94), 1e-9);
-	assert_float_equal(auth_secret_bits("a!b"), 3 * log2(94), 1e-9);
+	assert_float_equal(auth_secret_bits("a+b-"), 4 * log2(30), 1e-9);
+	assert_float_equal(auth_secret_bits("a!b"), 3 * log2(58), 1e-9);
 	assert_float_equal(auth_secret_bits("a b"), 0, 0);
 	assert_float_equal(auth_secret_bits("caf\xc3\xa9"), 0, 0);
 	assert_float_equal(auth_secret_bits(""), 0, 0);
@@ -162,6 +170,12 @@ static void secrets_refuse_defaults_placeholders_short_and_degenerate(void **sta
 	(void)state;
 	expect_weak("trainplane-dev-token", "public default");
 	expect_weak("TRAINPLANE-DEV-TOKEN", "public default");
+	/* The default padded out, and a lowercase phrase long enough for 256 bits
+	 * at base64url's 6 bits a character (it is not base64url). */
+	expect_weak("trainplane-dev-token-trainplane-dev-token-padded-out-to-60-char",
+		    "public default");
+	expect_weak("correct-horse-battery-staple-and-some-more-words-here",
+		    "characters from an alphabet of 28");
 	expect_weak("CHANGE-ME-openssl-rand-hex-32", "placeholder");
 	random_hex(hex, 40);
 	snprintf(s, sizeof(s), "changeme%s", hex);

@@ -60,7 +60,7 @@
 #include "http_internal.h"
 #include "http_parse.h"
 #include "log.h"
-#include "metrics.h"
+#include "api_metrics.h"
 
 /* How long a graceful stop waits for the requests in flight. */
 #define DRAIN_SECONDS 10

@@ -1,6 +1,6 @@
 /* Unit tests: permissions, roles, policies, the tokens file, the strength of
- * the cluster token and the agents' credentials (server/auth.c), and the
- * reloadable snapshot (lib/snapshot.c). */
+ * the cluster token and the agents' credentials, the decisions on requests
+ * (server/auth.c, without HTTP), and the reloadable snapshot (lib/snapshot.c). */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -283,6 +283,153 @@ static void agent_routes_take_the_cluster_token_or_the_nodes_own(void **state)
 	assert_false(auth_is_cluster_token("", ""));
 }
 
+/* Sets t's hash to that of secret, as the tokens file holds it. */
+static void set_secret(struct auth_token *t, const char *secret)
+{
+	char hex[65];
+
+	auth_sha256_hex(secret, hex);
+	for (int b = 0; b < 32; b++) {
+		unsigned int x;
+		sscanf(hex + 2 * b, "%2x", &x);
+		t->sha256[b] = (unsigned char)x;
+	}
+}
+
+/* The "reason" of a refusal's ErrorInfo detail, or NULL. */
+static const char *reason_of(const struct auth_decision *d)
+{
+	return json_string_value(json_object_get(json_array_get(d->details, 0), "reason"));
+}
+
+/* Checks a refusal's code and that its message holds want; releases it. */
+static void assert_refused(struct auth_decision d, enum api_code code, const char *want)
+{
+	assert_false(d.allowed);
+	assert_int_equal(d.store_rc, STORE_OK);
+	assert_int_equal(d.code, code);
+	assert_non_null(d.message);
+	if (!strstr(d.message, want))
+		fail_msg("message \"%s\" lacks \"%s\"", d.message, want);
+	auth_decision_release(&d);
+	assert_null(d.message);
+}
+
+static void assert_allowed(struct auth_decision d)
+{
+	if (!d.allowed)
+		fail_msg("refused: %s", d.message);
+	assert_null(d.details);
+	auth_decision_release(&d);
+}
+
+static void requests_get_decisions_without_http(void **state)
+{
+	char *projects_a[] = { "a" }, *nodes_a[] = { "gpu-a" };
+	struct auth_token v[3] = {
+		{ .name = "dev", .member = "user:dev", .kind = TOKEN_USER, .role = ROLE_DEVELOPER,
+		  .projects = projects_a, .nprojects = 1 },
+		{ .name = "node-a", .kind = TOKEN_AGENT, .nodes = nodes_a, .nnodes = 1 },
+		{ .name = "scraper", .kind = TOKEN_METRICS },
+	};
+	struct auth_tokens t = { v, 3 };
+	struct snapshot *snap = snapshot_new(&t, NULL);
+	struct snap_ref *ref = NULL;
+	const char *cluster = "3c1e4a4f0a6b2c9d8e7f60514233241506f7e8d9cab0b1c2d3e4f5a6b7c8d9e0";
+	char *agent_params[4] = { "gpu-a" }, *list_b[4] = { "b" }, *list_a[4] = { "a" };
+	struct auth_request sync = {
+		.mode = AUTH_TOKENS, .tokens = snap, .tokens_ref = &ref, .cluster_token = cluster,
+		.operation_id = "agent.nodes.sync", .pattern = "/agent/v1/nodes/{nodesId}:sync",
+		.agent_route = true, .params = agent_params, .nparams = 4,
+		.path = "/agent/v1/nodes/gpu-a:sync",
+	};
+	struct auth_request list = {
+		.mode = AUTH_TOKENS, .tokens = snap, .tokens_ref = &ref, .cluster_token = cluster,
+		.operation_id = "ml.projects.jobs.list", .pattern = "/v1/projects/{projectsId}/jobs",
+		.params = list_b, .nparams = 4, .path = "/v1/projects/b/jobs",
+	};
+	struct auth_request logs = {
+		.mode = AUTH_TOKENS, .tokens = snap, .tokens_ref = &ref, .cluster_token = cluster,
+		.operation_id = "logging.entries.list", .pattern = "/v2/entries:list",
+		.path = "/v2/entries:list",
+	};
+	struct auth_request health = list;
+
+	(void)state;
+	set_secret(&v[0], "token-of-dev");
+	set_secret(&v[1], "token-of-node-a");
+	set_secret(&v[2], "token-of-scraper");
+
+	/* agent routes: the cluster token or the node's own */
+	assert_refused(auth_check_agent(&sync), API_UNAUTHENTICATED, "agent routes need the cluster token");
+	sync.authorization = "Bearer token-of-node-a";
+	assert_allowed(auth_check_agent(&sync));
+	assert_non_null(ref);	/* the tokens file version is held for the request */
+	sync.params = list_b;	/* another node's route */
+	assert_refused(auth_check_agent(&sync), API_PERMISSION_DENIED, "not bound to node b");
+	sync.authorization = "bearer 3c1e4a4f0a6b2c9d8e7f60514233241506f7e8d9cab0b1c2d3e4f5a6b7c8d9e0";
+	assert_allowed(auth_check_agent(&sync));	/* "Bearer" in any case */
+	sync.authorization = "Bearer token-of-dev";
+	assert_refused(auth_check_agent(&sync), API_UNAUTHENTICATED, "agent routes");
+	/* ... and the cluster token opens no user route */
+	list.authorization = "Bearer 3c1e4a4f0a6b2c9d8e7f60514233241506f7e8d9cab0b1c2d3e4f5a6b7c8d9e0";
+	assert_refused(auth_check_agent(&list), API_PERMISSION_DENIED, "cluster token cannot call");
+
+	/* who calls */
+	list.authorization = NULL;
+	struct auth_decision d = auth_authenticate(&list);
+	assert_string_equal(reason_of(&d), "CREDENTIALS_MISSING");
+	assert_refused(d, API_UNAUTHENTICATED, "missing required authentication credential");
+	list.authorization = "Bearer token-of-nobody";
+	d = auth_authenticate(&list);
+	assert_string_equal(reason_of(&d), "ACCESS_TOKEN_TYPE_UNSUPPORTED");
+	assert_refused(d, API_UNAUTHENTICATED, "invalid authentication credentials");
+	assert_null(list.caller);
+	list.authorization = "Bearer token-of-scraper";
+	assert_refused(auth_authenticate(&list), API_PERMISSION_DENIED, "metrics tokens open /metrics only");
+	list.authorization = "Bearer token-of-node-a";
+	assert_refused(auth_authenticate(&list), API_PERMISSION_DENIED, "agent tokens open the agent routes");
+	list.authorization = NULL;
+	list.key = "token-of-dev";	/* ?key= */
+	list.caller = NULL;
+	assert_allowed(auth_authenticate(&list));
+	assert_ptr_equal(list.caller, &v[0]);
+	health.operation_id = "healthz";
+	health.authorization = NULL;
+	health.key = NULL;
+	assert_allowed(auth_authenticate(&health));	/* public */
+	assert_null(health.caller);
+
+	/* whether they may: project b is not the developer's, a is */
+	d = auth_authorize(&list);
+	assert_string_equal(reason_of(&d), "IAM_PERMISSION_DENIED");
+	assert_refused(d, API_PERMISSION_DENIED,
+		       "Permission 'ml.jobs.list' denied on resource 'projects/b'");
+	list.params = list_a;
+	list.path = "/v1/projects/a/jobs";
+	assert_allowed(auth_authorize(&list));
+	/* logging names its projects in the body */
+	logs.caller = &v[0];
+	json_t *body = json_pack("{s:[s,s]}", "resourceNames", "projects/a", "projects/b");
+	logs.body = body;
+	assert_refused(auth_authorize(&logs), API_PERMISSION_DENIED, "on resource 'projects/b'");
+	json_array_remove(json_object_get(body, "resourceNames"), 1);
+	assert_allowed(auth_authorize(&logs));
+	json_decref(body);
+
+	/* open mode: everyone may do everything, the cluster token still no user's */
+	list.mode = AUTH_OPEN;
+	list.caller = NULL;
+	list.params = list_b;
+	assert_allowed(auth_authenticate(&list));
+	assert_allowed(auth_authorize(&list));
+	list.authorization = "Bearer 3c1e4a4f0a6b2c9d8e7f60514233241506f7e8d9cab0b1c2d3e4f5a6b7c8d9e0";
+	assert_refused(auth_check_agent(&list), API_PERMISSION_DENIED, "cluster token");
+
+	snapshot_release(ref);
+	snapshot_free(snap);
+}
+
 static void policies_grant_by_role_and_member(void **state)
 {
 	json_t *p = json_loads("{\"bindings\":["
@@ -463,6 +610,7 @@ int main(void)
 		cmocka_unit_test(secrets_refuse_defaults_placeholders_short_and_degenerate),
 		cmocka_unit_test(secrets_of_32_random_bytes_pass),
 		cmocka_unit_test(agent_routes_take_the_cluster_token_or_the_nodes_own),
+		cmocka_unit_test(requests_get_decisions_without_http),
 		cmocka_unit_test_teardown(tokens_file_loads_and_finds, teardown),
 		cmocka_unit_test_teardown(tokens_file_errors_name_line_and_column, teardown),
 		cmocka_unit_test(snapshot_frees_a_replaced_version_after_its_last_reader),

@@ -303,7 +303,7 @@ static void process_start(const struct agent_config *cfg, struct replica *r,
 		strvec_pushf(&envp, "HOME=%s", getenv("HOME") ? getenv("HOME") : cwd);
 
 	struct shim_spec spec = { r->dir, strvec_get(&argv), strvec_get(&envp), cwd,
-				  cfg->lease_file, NULL, NULL };
+				  cfg->lease_file };
 	if (shim_spawn(&spec, &shim, &child, err, sizeof(err))) {
 		replica_set_final(r, RS_FAILED_TO_START, 0, 0, err);
 		goto out;

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -217,12 +218,42 @@ int shim_signal_tree(pid_t root, int sig)
 	return signal_tree(root, sig, &all);
 }
 
+void shim_signal_replica(pid_t shim_pid, pid_t pgid, int sig)
+{
+	if (pgid > 0)
+		kill(-pgid, sig);
+	if (shim_pid > 0)
+		shim_signal_tree(shim_pid, sig);
+}
+
 void shim_kill_supervisor(pid_t pid)
 {
 	if (pid <= 0)
 		return;
 	shim_signal_tree(pid, SIGKILL);
 	kill(pid, SIGKILL);
+}
+
+/*
+ * The main process has ended: SIGKILL what is left of its group and every
+ * other descendant, reaping them as they come to us (the subreaper), until
+ * none is left, or 5 s passed (a process stuck in the kernel).
+ */
+static void end_descendants(pid_t child)
+{
+	int64_t until = mono_usec() + 5000000;
+	size_t all;
+
+	kill(-child, SIGKILL);
+	for (;;) {
+		while (waitpid(-1, NULL, WNOHANG) > 0)
+			;
+		signal_tree(getpid(), SIGKILL, &all);
+		if (!all || mono_usec() >= until)
+			break;
+		struct timespec ts = { 0, 5 * 1000 * 1000 };
+		nanosleep(&ts, NULL);
+	}
 }
 
 struct stream {
@@ -307,9 +338,9 @@ static void fence_act(const struct shim_spec *s, enum fence_action act, pid_t ch
 {
 	if (act == FENCE_TERM) {
 		mark_fenced(s->dir);
-		kill(-child, SIGTERM);
+		shim_signal_replica(getpid(), child, SIGTERM);
 	} else if (act == FENCE_KILL) {
-		kill(-child, SIGKILL);
+		shim_signal_replica(getpid(), child, SIGKILL);
 	}
 }
 
@@ -354,6 +385,9 @@ static void shim_main(const struct shim_spec *s, int rep)
 	bool exited;
 
 	rep = detach(rep);
+	/* Orphans of the replica come to us, not to init: none escapes the
+	 * stop, the fence or the end by leaving its group or session. */
+	prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
 	snprintf(path, sizeof(path), "%s/output.log", s->dir);
 	logfd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
 	if (logfd < 0 || pipe2(outp, O_CLOEXEC) || pipe2(errp, O_CLOEXEC) ||
@@ -404,10 +438,18 @@ static void shim_main(const struct shim_spec *s, int rep)
 	bool open_o = true, open_e = true;
 	struct lease_fence fence = { .path = s->lease_path };
 	for (;;) {
-		/* The exit first: a replica that ended by itself is never fenced. */
-		pid_t w = waitpid(child, &status, WNOHANG);
-		exited = w == child || (w < 0 && errno == ECHILD);
-		if (exited)
+		/* The exit first: a replica that ended by itself is never fenced.
+		 * Orphans that came to us are reaped on the way. */
+		pid_t w;
+		int st;
+		exited = false;
+		while ((w = waitpid(-1, &st, WNOHANG)) > 0) {
+			if (w == child) {
+				status = st;
+				exited = true;
+			}
+		}
+		if (exited || (w < 0 && errno == ECHILD))
 			break;
 		int64_t now = lease_clock_usec(), next;
 		enum fence_action act = lease_fence_step(&fence, now, &next);
@@ -434,9 +476,10 @@ static void shim_main(const struct shim_spec *s, int rep)
 			nanosleep(&ts, NULL);
 		}
 	}
-	/* The leader is gone: end its group, then take what the pipes still hold
-	 * (a killed straggler may have held them open). */
-	kill(-child, SIGKILL);
+	/* The leader is gone: end its group and every other descendant, then
+	 * take what the pipes still hold (a killed straggler may have held them
+	 * open). */
+	end_descendants(child);
 	for (int i = 0; i < 50 && (open_o || open_e); i++) {
 		if (open_o)
 			open_o = stream_read(&so, logfd);

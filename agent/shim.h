@@ -1,26 +1,30 @@
 /*
  * shim.h - the per-replica supervisors.
  *
- * shim_spawn() forks a supervisor (a copy of the agent that never execs):
- * it leaves the agent's session (setsid), ignores SIGTERM/SIGINT/SIGHUP,
- * and forks the replica's main process in a process group of its own with
- * stdout and stderr on pipes. It then
+ * shim_spawn() forks a process replica's supervisor (a copy of the agent
+ * that never execs): it leaves the agent's session (setsid), becomes a
+ * child subreaper (PR_SET_CHILD_SUBREAPER: every orphaned descendant of the
+ * replica is re-parented to it, whatever session or group it moved to),
+ * ignores SIGTERM/SIGINT/SIGHUP, and forks the replica's main process in a
+ * process group of its own with stdout and stderr on pipes. It then
  *   - appends every line of both pipes to <dir>/output.log as
  *     "<usec> <O|E> <text>\n" (lines over 16 KiB are cut into pieces),
- *   - waits for the main process; when it ends, kills whatever is left in
- *     its process group (container semantics: the group ends with its
- *     leader), drains the pipes, and writes <dir>/exit ("<code> <usec>",
- *     code 128+N for signal N) atomically before exiting itself.
+ *   - reaps whatever orphans come to it,
+ *   - waits for the main process; when it ends, SIGKILLs every descendant
+ *     left (its group, and those that left it with setsid() or setpgid():
+ *     container semantics, everything ends with the main process), reaps
+ *     them, drains the pipes, and writes <dir>/exit ("<code> <usec>", code
+ *     128+N for signal N) atomically before exiting itself.
  * The supervisor does not depend on the agent: an agent that dies or
  * restarts loses neither output nor the exit code, and the new agent finds
- * both in the files. Stopping a replica is kill(-pgid, SIGTERM/SIGKILL);
- * the supervisor survives it and records the resulting status.
+ * both in the files. Stopping a replica is shim_signal_replica() with
+ * SIGTERM, then SIGKILL; the supervisor survives it and records the result.
  *
  * It is also the node's fence (lease.h): with a lease file, when the
  * deadline there passes unrenewed it writes <dir>/fenced, then sends
- * SIGTERM to the main process's group, and SIGKILL when the grace is
- * over; it goes on recording output and the exit as usual. This works when
- * the agent cannot: killed, stopped, or cut off from the server.
+ * SIGTERM to every descendant, and SIGKILL when the grace is over; it goes
+ * on recording output and the exit as usual. This works when the agent
+ * cannot: killed, stopped, or cut off from the server.
  *
  * shim_spawn_container() forks a container's supervisor, the container's
  * fence from the moment it is created (see there).
@@ -51,6 +55,14 @@ struct shim_spec {
  */
 int shim_spawn(const struct shim_spec *s, pid_t *shim_pid, pid_t *child_pid,
 	       char *err, size_t errlen) MUST_CHECK;
+
+/*
+ * Sends sig to a process replica: to its main process's group (pgid) and to
+ * every other descendant of its supervisor shim_pid (which, a subreaper,
+ * holds them all). Call it only while the supervisor is known alive (pid
+ * and start time): the pids are then not recycled.
+ */
+void shim_signal_replica(pid_t shim_pid, pid_t pgid, int sig);
 
 /*
  * Sends sig to every process whose parent chain leads to root (root

@@ -572,6 +572,7 @@ struct cs {
 	int logfd;
 	struct stream out, err;
 	bool out_open, err_open;
+	int inspect_fd;			/* `inspect`'s stdout and stderr (a pipe), or -1 */
 };
 
 /* <dir>/<name>, in a static buffer (one at a time). */
@@ -691,17 +692,44 @@ static void cs_drain(struct cs *c)
 }
 
 /*
- * What `inspect` said: 1 running (or paused, or on its way), 0 never
- * started, 2 ended (*code), 3 no such container; -1 the engine failed.
+ * Starts `inspect` with its output on a pipe (a few bytes: the call ends
+ * before the pipe could fill). Not a file in the replica's directory: the
+ * supervisor must see "no such container" and end even when that is gone.
  */
-static int cs_inspected(const struct cs *c, int rc, int *code)
+static void cs_inspect(struct cs *c)
+{
+	int p[2];
+	if (pipe2(p, O_CLOEXEC))
+		return;
+	cs_call(c, CS_INSPECT, "inspect", "--type=container",
+		"--format={{.State.Status}} {{.State.ExitCode}}", p[1], p[1]);
+	close(p[1]);
+	if (c->pid[CS_INSPECT]) {
+		fcntl(p[0], F_SETFL, O_NONBLOCK);
+		c->inspect_fd = p[0];
+	} else {
+		close(p[0]);
+	}
+}
+
+/*
+ * What the `inspect` that ended with rc said: 1 running (or paused, or on
+ * its way), 0 never started, 2 ended (*code), 3 no such container; -1 the
+ * engine failed.
+ */
+static int cs_inspected(struct cs *c, int rc, int *code)
 {
 	char buf[4096], status[32];
-	int fd = open(cs_path(c, "inspect.out"), O_RDONLY | O_CLOEXEC);
-	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
-	if (fd >= 0)
-		close(fd);
-	buf[n > 0 ? n : 0] = '\0';
+	size_t n = 0;
+	ssize_t got;
+	while (c->inspect_fd >= 0 && n < sizeof(buf) - 1 &&
+	       ((got = read(c->inspect_fd, buf + n, sizeof(buf) - 1 - n)) > 0 ||
+		(got < 0 && errno == EINTR)))
+		n += got > 0 ? (size_t)got : 0;
+	if (c->inspect_fd >= 0)
+		close(c->inspect_fd);
+	c->inspect_fd = -1;
+	buf[n] = '\0';
 	if (rc != 0)
 		return strcasestr(buf, "no such") ? 3 : -1;
 	if (sscanf(buf, "%31s %d", status, code) != 2)
@@ -728,7 +756,7 @@ static void container_main(const struct shim_container_spec *s, int rep)
 
 	rep = detach(rep);
 	c.s = s;
-	c.out.fd = c.err.fd = -1;
+	c.out.fd = c.err.fd = c.inspect_fd = -1;
 	c.logfd = open(cs_path(&c, "output.log"), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
 	if (c.logfd < 0) {
 		report(rep, "E %ld\n", errno);
@@ -772,6 +800,7 @@ static void container_main(const struct shim_container_spec *s, int rep)
 					logs_since = now_usec();
 					inspect_due = true;
 				} else if (i == CS_INSPECT) {
+					kill(-w, SIGKILL);	/* none of it lingers on the pipe */
 					int got = cs_inspected(&c, c.code[i], &code);
 					if (got == 2 || got == 3) {
 						over = true;
@@ -858,12 +887,7 @@ static void container_main(const struct shim_container_spec *s, int rep)
 			want_logs = false;
 		}
 		if (inspect_due && !c.pid[CS_INSPECT] && now >= inspect_at) {
-			int fd = open(cs_path(&c, "inspect.out"), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
-				      0644);
-			cs_call(&c, CS_INSPECT, "inspect", "--type=container",
-				"--format={{.State.Status}} {{.State.ExitCode}}", fd, fd);
-			if (fd >= 0)
-				close(fd);
+			cs_inspect(&c);
 			inspect_due = !c.pid[CS_INSPECT];
 			inspect_at = now + CS_RETRY_USEC;
 		}

@@ -839,7 +839,8 @@ static void podman__the_fence_outlives_a_killed_log_follower(void **state)
 		runtime_poll(&f->cfg, r);
 		test_sleep_ms(50);
 	}
-	assert_int_equal(r->state, RS_RUNNING);
+	if (r->state != RS_RUNNING)
+		fail_msg("state %s: %s", replica_state_name(r->state), r->message ? r->message : "-");
 	char *logpath = replica_path(r, "output.log");
 	struct stat sb;
 	for (int i = 0; i < 200 && (stat(logpath, &sb) || sb.st_size == 0); i++)
@@ -931,6 +932,41 @@ static void podman__a_container_created_while_the_agent_restarted_is_started(voi
 	forget(f, list);
 }
 
+/*
+ * A supervisor whose container was removed ends, even when its replica's
+ * directory went first (a work dir wiped by hand): it must not follow and
+ * inspect a container that is gone for good.
+ */
+static void podman__the_supervisor_ends_when_its_container_is_removed(void **state)
+{
+	struct fx *f = *state;
+	NEED_PODMAN();
+	const char *cmd[] = { "sleep", "1000", NULL };
+	struct replica *r = start(f, "pod-removed", IMAGE, cmd, NULL, NULL);
+	for (int i = 0; i < 600 && r->state == RS_STARTING; i++) {
+		runtime_poll(&f->cfg, r);
+		test_sleep_ms(50);
+	}
+	if (r->state != RS_RUNNING)
+		fail_msg("state %s: %s", replica_state_name(r->state), r->message ? r->message : "-");
+	pid_t shim = r->shim_pid;
+	char *rm = xasprintf("podman rm -f %s", r->container);
+	test_rm_rf(r->dir);
+	replica_free(r);	/* the agent is gone too */
+	assert_int_equal(sh(rm), 0);
+	int waited = 0;
+	while (waitpid(shim, NULL, WNOHANG) == 0 && waited < 20000) {
+		test_sleep_ms(50);
+		waited += 50;
+	}
+	if (waited >= 20000) {
+		kill(shim, SIGKILL);
+		waitpid(shim, NULL, 0);
+		fail_msg("the supervisor outlived its container by 20 s");
+	}
+	free(rm);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -949,6 +985,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(podman__a_start_in_flight_at_the_deadline_is_abandoned, setup, teardown),
 		cmocka_unit_test_setup_teardown(podman__the_fence_outlives_a_killed_log_follower, setup, teardown),
 		cmocka_unit_test_setup_teardown(podman__a_container_created_while_the_agent_restarted_is_started, setup, teardown),
+		cmocka_unit_test_setup_teardown(podman__the_supervisor_ends_when_its_container_is_removed, setup, teardown),
 	};
 	log_set_level(LOG_ERROR);
 	return cmocka_run_group_tests(tests, group_setup, NULL);

@@ -449,6 +449,8 @@ static void poll_starting(const struct agent_config *cfg, struct replica *r)
 			return;		/* adopted: not our child, still running */
 		r->helper_pid = 0;
 	}
+	if (rc == -1 && !r->stopping && now_usec() < r->next_inspect_usec)
+		return;		/* waiting for a renewal: ask the engine once a second */
 	int found = inspect(cfg, r, status, sizeof(status), &code);
 	if (found < 0)
 		return;
@@ -457,8 +459,9 @@ static void poll_starting(const struct agent_config *cfg, struct replica *r)
 			end_unstarted(r);
 		else if (lease_allows_start(cfg->lease_file, lease_clock_usec()))
 			spawn_supervisor(cfg, r, true, 0);
-		/* else past the lease: start nothing (the agent's fence stops
-		 * it, or a renewal lets it start) */
+		else	/* past the lease: start nothing (the agent's fence stops
+			 * it, or a renewal lets it start) */
+			r->next_inspect_usec = now_usec() + 1000000;
 		return;
 	}
 	if (found == 1 && (rc == 0 || rc == -1)) {

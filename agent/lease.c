@@ -94,6 +94,13 @@ int lease_read(const char *path, struct lease *out)
 	return 1;
 }
 
+bool lease_allows_start(const char *path, int64_t now)
+{
+	struct lease l;
+	int rc = path ? lease_read(path, &l) : 0;
+	return rc == 0 || (rc == 1 && !lease_expired(&l, now));
+}
+
 enum fence_action lease_fence_step(struct lease_fence *f, int64_t now, int64_t *next_usec)
 {
 	*next_usec = INT64_MAX;

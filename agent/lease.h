@@ -54,6 +54,15 @@ int lease_write(const char *path, const struct lease *l) MUST_CHECK;
 int lease_read(const char *path, struct lease *out);
 
 /*
+ * Whether a replica may be started at now by the lease file at path: there
+ * is none (path NULL, or no file: no lease to keep), or its deadline has not
+ * passed, whatever the policy (past the lease the server may have moved the
+ * replica elsewhere). An unreadable file or one from an earlier boot allows
+ * nothing.
+ */
+bool lease_allows_start(const char *path, int64_t now);
+
+/*
  * The supervisor's fence, a pure state machine over the lease file so that
  * it can be tested without processes. Zero-initialise it and set path
  * (NULL: never fence). Call lease_fence_step() whenever convenient and at

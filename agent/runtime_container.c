@@ -9,18 +9,26 @@
  *     unshare -m sh -c 'umount /sys/fs/cgroup/unified 2>/dev/null; exec "$0" "$@"'
  *
  * Life of an attempt:
- *   STARTING  `run -d --name tp-<replica>-<attempt> ...` runs in the
- *             background (an image pull must not stall the sync loop)
- *   RUNNING   `inspect` saw the container; a supervisor (shim.h) runs
- *             `logs -f <name>` into output.log
+ *   STARTING  `create --name tp-<replica>-<attempt> ...` runs in the
+ *             background (an image pull must not stall the sync loop). A
+ *             created container never runs by itself: an agent killed
+ *             meanwhile leaves nothing running that would need a fence.
+ *             Then, if the lease holds, the container's supervisor
+ *             (shim_spawn_container()) checks the lease again and runs
+ *             `start`; it is the container's fence from then on, and says
+ *             how the start went in <dir>/started.
+ *   RUNNING   started; the supervisor runs `logs -f <name>` into
+ *             output.log, follows again when that ends while the container
+ *             runs, and ends (writing <dir>/exit) once it does not
  *   EXITED    `inspect` says exited; the code is .State.ExitCode. The
  *             container is kept until the server recorded the end, so the
  *             code survives any agent restart; runtime_forget() removes it.
  * Stopping is `stop -t <grace> <name>` in the background (the engine sends
- * SIGKILL after the grace period itself).
+ * SIGKILL after the grace period itself); one that has not started yet is
+ * not started.
  *
  * Nothing the server sends is ever read as an engine option (issue 12: an
- * image "--volume=/:/host" mounted the node's root). In `run`, every value
+ * image "--volume=/:/host" mounted the node's root). In `create`, every value
  * before the image is glued to its option (`--env=K=V`, `--label=k=v`,
  * `--entrypoint=...`), a `--` ends the options, and then come the image,
  * the command and the args, which both engines pass to the container as they
@@ -43,6 +51,7 @@
 #include <jansson.h>
 
 #include "imageref.h"
+#include "lease.h"
 #include "log.h"
 #include "proc.h"
 #include "shim.h"
@@ -156,8 +165,7 @@ static void container_start(const struct agent_config *cfg, struct replica *r,
 	}
 
 	engine_argv(cfg, &sv);
-	strvec_push(&sv, "run");
-	strvec_push(&sv, "-d");
+	strvec_push(&sv, "create");
 	strvec_push(&sv, "--name");
 	strvec_push(&sv, r->container);
 	strvec_pushf(&sv, "--label=trainplane.replica=%s", r->id);
@@ -284,49 +292,46 @@ static int engine_simple(const struct agent_config *cfg, const struct replica *r
 	return rc;
 }
 
-/* Starts the supervisor that follows the container's output. */
-static void follow_logs(const struct agent_config *cfg, struct replica *r, int64_t since_usec)
+/*
+ * Starts the container's supervisor (shim.h): with start, it starts the
+ * container (if the lease still holds); without, it follows a container
+ * that runs already, its logs from since_usec (0: all). Either way it is
+ * the container's fence.
+ */
+static void spawn_supervisor(const struct agent_config *cfg, struct replica *r, bool start,
+			     int64_t since_usec)
 {
-	struct strvec sv = STRVEC_INIT, env = STRVEC_INIT, fence = STRVEC_INIT, kill_cmd = STRVEC_INIT;
-	char err[256], ts[48];
-	pid_t shim, child;
+	struct strvec engine = STRVEC_INIT;
+	char err[256];
+	pid_t shim;
 
-	engine_argv(cfg, &sv);
-	strvec_push(&sv, "logs");
-	strvec_push(&sv, "-f");
-	if (since_usec) {
-		wire_time_format(since_usec, ts, sizeof(ts));
-		strvec_pushf(&sv, "--since=%s", ts);
+	engine_argv(cfg, &engine);
+	const char *stale[] = { "exit", start ? "started" : NULL, start ? "start.err" : NULL };
+	for (size_t i = 0; i < ARRAY_SIZE(stale) && stale[i]; i++) {
+		char *path = replica_path(r, stale[i]);
+		unlink(path);	/* a former supervisor's word */
+		free(path);
 	}
-	strvec_push(&sv, r->container);
-	for (char **e = environ; e && *e; e++)
-		strvec_push(&env, *e);
-	char *exit_file = replica_path(r, "exit");
-	unlink(exit_file);	/* for containers: "the log follower ended" */
-	free(exit_file);
-	/* The follower is the container's fence (lease.h): `stop` when the
-	 * lease passes, `kill` when the grace is over. */
-	engine_argv(cfg, &fence);
-	strvec_push(&fence, "stop");
-	strvec_pushf(&fence, "--time=%d", cfg->stop_grace_seconds);
-	strvec_push(&fence, r->container);
-	engine_argv(cfg, &kill_cmd);
-	strvec_push(&kill_cmd, "kill");
-	strvec_push(&kill_cmd, r->container);
-	struct shim_spec spec = { r->dir, strvec_get(&sv), strvec_get(&env), r->dir,
-				  cfg->lease_file, strvec_get(&fence), strvec_get(&kill_cmd) };
-	if (shim_spawn(&spec, &shim, &child, err, sizeof(err))) {
-		log_warn("replica %s.%d: cannot follow its logs: %s", r->id, r->attempt, err);
+	struct shim_container_spec spec = {
+		.dir = r->dir, .engine = strvec_get(&engine), .name = r->container,
+		.lease_path = cfg->lease_file, .stop_grace_s = cfg->stop_grace_seconds,
+		.start = start, .logs_since_usec = since_usec,
+	};
+	if (shim_spawn_container(&spec, &shim, err, sizeof(err))) {
+		log_warn("replica %s.%d: %s", r->id, r->attempt, err);
 		r->shim_pid = 0;
 	} else {
 		r->shim_pid = shim;
 		r->shim_start = proc_start_ticks(shim);
-		r->pgid = child;
 	}
-	strvec_clear(&sv);
-	strvec_clear(&env);
-	strvec_clear(&fence);
-	strvec_clear(&kill_cmd);
+	r->pgid = 0;	/* the supervisor's engine calls have groups of their own */
+	strvec_clear(&engine);
+}
+
+/* Whether r's supervisor runs (the same process as started it). */
+static bool supervisor_alive(const struct replica *r)
+{
+	return r->shim_pid > 0 && proc_alive(r->shim_pid, r->shim_start);
 }
 
 static void reap(pid_t *pid)
@@ -335,12 +340,106 @@ static void reap(pid_t *pid)
 		*pid = 0;
 }
 
-/* STARTING: has `run` finished, and with what? */
+/* The last line of r's file name (engine.err, start.err), for a message. */
+static char *last_line_of(const struct replica *r, const char *name)
+{
+	char *path = replica_path(r, name);
+	FILE *f = fopen(path, "r");
+	struct strbuf sb = STRBUF_INIT;
+	char buf[4096];
+	size_t got;
+	while (f && (got = fread(buf, 1, sizeof(buf), f)) > 0 && sb.len < 65536)
+		sb_add(&sb, buf, got);
+	if (f)
+		fclose(f);
+	char *line = last_line(sb_str(&sb));
+	sb_release(&sb);
+	free(path);
+	return line;
+}
+
+/* What the start supervisor wrote to <dir>/started (shim.h), or "" (none yet). */
+static void read_started(const struct replica *r, char *word, size_t len, int *code)
+{
+	char *path = replica_path(r, "started");
+	FILE *f = fopen(path, "r");
+	char fmt[32];
+	*word = '\0';
+	*code = 0;
+	snprintf(fmt, sizeof(fmt), "%%%zus %%d", len - 1);
+	if (f && fscanf(f, fmt, word, code) < 1)
+		*word = '\0';
+	if (f)
+		fclose(f);
+	free(path);
+}
+
+/* A stop (or the fence) came before the container was started: it never runs. */
+static void end_unstarted(struct replica *r)
+{
+	char *marker = replica_path(r, "fenced");
+	bool fenced = r->fenced || access(marker, F_OK) == 0;
+	free(marker);
+	/* Fenced: the fence's own message (reported LOST). */
+	replica_set_final(r, RS_EXITED, 128 + SIGTERM, 0,
+			  fenced ? NULL : "stopped before the container was started");
+}
+
+static void fail_to_start(const struct agent_config *cfg, struct replica *r, const char *step,
+			  const char *errfile)
+{
+	char *line = last_line_of(r, errfile);
+	char *msg = xasprintf("%s run failed (%s)%s%s", agent_runtime_name(cfg->runtime), step,
+			      *line ? ": " : ", no message", line);
+	replica_set_final(r, RS_FAILED_TO_START, 0, 0, msg);
+	free(msg);
+	free(line);
+}
+
+static bool not_started_status(const char *status)
+{
+	return !strcmp(status, "created") || !strcmp(status, "configured") ||
+	       !strcmp(status, "initialized");
+}
+
+/* STARTING: the container is created, then started by its supervisor. */
 static void poll_starting(const struct agent_config *cfg, struct replica *r)
 {
-	char status[32];
+	char status[32], said[32];
 	int code = 0, rc = -1, st;
 
+	/* The supervisor's word on the start, once it has one. */
+	read_started(r, said, sizeof(said), &code);
+	if (!strcmp(said, SHIM_STARTED)) {
+		r->state = RS_RUNNING;
+		r->next_inspect_usec = now_usec() + 200000;
+		if (r->stopping) {
+			r->stopping = false;	/* a stop asked while starting: do it now */
+			runtime_container_ops.stop(cfg, r);
+		}
+		return;
+	}
+	if (!strcmp(said, SHIM_START_FAILED)) {
+		fail_to_start(cfg, r, "start", "start.err");
+		return;
+	}
+	if (!strcmp(said, SHIM_START_LEASE)) {
+		/* The lease had passed: fenced, or (keep_running) waiting for
+		 * a renewal, unless a stop came meanwhile. */
+		char *marker = replica_path(r, "fenced");
+		bool fenced = access(marker, F_OK) == 0;
+		free(marker);
+		if (fenced || r->stopping)
+			end_unstarted(r);
+		else if (!supervisor_alive(r) && lease_allows_start(cfg->lease_file, lease_clock_usec()))
+			spawn_supervisor(cfg, r, true, 0);
+		return;
+	}
+	if (supervisor_alive(r))
+		return;		/* starting it */
+
+	/* No supervisor: `create` is running, or it ended (and then a
+	 * supervisor that died before it said anything, or none yet). */
 	if (r->helper_pid > 0) {
 		pid_t w = waitpid(r->helper_pid, &st, WNOHANG);
 		if (w == 0)
@@ -351,39 +450,36 @@ static void poll_starting(const struct agent_config *cfg, struct replica *r)
 			return;		/* adopted: not our child, still running */
 		r->helper_pid = 0;
 	}
+	if (rc == -1 && !r->stopping && now_usec() < r->next_inspect_usec)
+		return;		/* waiting for a renewal: ask the engine once a second */
 	int found = inspect(cfg, r, status, sizeof(status), &code);
 	if (found < 0)
 		return;
-	if (found == 1 && (rc == 0 || rc == -1) && strcmp(status, "created") &&
-	    strcmp(status, "configured")) {
+	if (found == 1 && (rc == 0 || rc == -1) && not_started_status(status)) {
+		if (r->stopping)
+			end_unstarted(r);
+		else if (lease_allows_start(cfg->lease_file, lease_clock_usec()))
+			spawn_supervisor(cfg, r, true, 0);
+		else	/* past the lease: start nothing (the agent's fence stops
+			 * it, or a renewal lets it start) */
+			r->next_inspect_usec = now_usec() + 1000000;
+		return;
+	}
+	if (found == 1 && (rc == 0 || rc == -1)) {
+		/* Started already (by a supervisor that died before it said so,
+		 * or by an agent of before `create`): follow it, fence it. */
 		r->state = RS_RUNNING;
-		follow_logs(cfg, r, 0);
+		spawn_supervisor(cfg, r, false, 0);
 		r->next_inspect_usec = now_usec() + 200000;
 		if (r->stopping) {
-			r->stopping = false;	/* a stop asked while starting: do it now */
+			r->stopping = false;
 			runtime_container_ops.stop(cfg, r);
 		}
 		return;
 	}
-	char *errpath = replica_path(r, "engine.err");
-	FILE *f = fopen(errpath, "r");
-	struct strbuf sb = STRBUF_INIT;
-	char buf[4096];
-	size_t got;
-	while (f && (got = fread(buf, 1, sizeof(buf), f)) > 0 && sb.len < 65536)
-		sb_add(&sb, buf, got);
-	if (f)
-		fclose(f);
-	char *line = last_line(sb_str(&sb));
-	char *msg = xasprintf("%s run failed%s%s", agent_runtime_name(cfg->runtime),
-			      *line ? ": " : " (no message)", line);
-	replica_set_final(r, RS_FAILED_TO_START, 0, 0, msg);
+	fail_to_start(cfg, r, "create", "engine.err");
 	if (found == 1)
 		(void)engine_simple(cfg, r, "rm", "-f");	/* a half-created container */
-	free(msg);
-	free(line);
-	sb_release(&sb);
-	free(errpath);
 }
 
 static void container_poll(const struct agent_config *cfg, struct replica *r)
@@ -401,8 +497,7 @@ static void container_poll(const struct agent_config *cfg, struct replica *r)
 		return;
 	if (r->helper_pid > 0 && waitpid(r->helper_pid, NULL, WNOHANG) == r->helper_pid)
 		r->helper_pid = 0;	/* `stop` finished */
-	bool follower_done = replica_read_exit(r, &ecode, &eend) == 1 ||
-			     !proc_alive(r->shim_pid, r->shim_start);
+	bool follower_done = replica_read_exit(r, &ecode, &eend) == 1 || !supervisor_alive(r);
 	if (!follower_done && now < r->next_inspect_usec)
 		return;
 	int found = inspect(cfg, r, status, sizeof(status), &code);
@@ -424,16 +519,15 @@ static void container_poll(const struct agent_config *cfg, struct replica *r)
 				r->next_inspect_usec = now + 200000;
 				return;
 			}
-			if (r->pgid > 0)
-				kill(-r->pgid, SIGKILL);
+			shim_kill_supervisor(r->shim_pid);	/* alive: not follower_done */
 		}
 		replica_set_final(r, RS_EXITED, code, 0, NULL);
 		return;
 	}
 	if (follower_done && (!strcmp(status, "running") || !strcmp(status, "paused"))) {
-		/* The follower died (killed?) while the container runs: follow again
-		 * from when it ended. */
-		follow_logs(cfg, r, replica_read_exit(r, &ecode, &eend) == 1 ? eend : now);
+		/* The supervisor died (killed?) while the container runs: a new
+		 * one follows it from when the last ended, and fences it. */
+		spawn_supervisor(cfg, r, false, replica_read_exit(r, &ecode, &eend) == 1 ? eend : now);
 		r->next_inspect_usec = now + INSPECT_EVERY_USEC;
 	}
 	if (r->stopping && !r->killed && now >= r->kill_usec) {
@@ -468,8 +562,8 @@ static void container_stop(const struct agent_config *cfg, struct replica *r)
 
 static void container_release(const struct agent_config *cfg, struct replica *r)
 {
-	if (r->shim_pid > 0 && proc_alive(r->shim_pid, r->shim_start) && r->pgid > 0)
-		kill(-r->pgid, SIGKILL);
+	if (supervisor_alive(r))
+		shim_kill_supervisor(r->shim_pid);	/* and its engine calls */
 	reap(&r->shim_pid);
 	if (r->helper_pid > 0) {
 		if (proc_alive(r->helper_pid, r->helper_start))

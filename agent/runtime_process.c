@@ -53,7 +53,7 @@ static void process_start(const struct agent_config *cfg, struct replica *r,
 		strvec_pushf(&envp, "HOME=%s", getenv("HOME") ? getenv("HOME") : cwd);
 
 	struct shim_spec spec = { r->dir, strvec_get(&argv), strvec_get(&envp), cwd,
-				  cfg->lease_file, NULL, NULL };
+				  cfg->lease_file };
 	if (shim_spawn(&spec, &shim, &child, err, sizeof(err))) {
 		replica_set_final(r, RS_FAILED_TO_START, 0, 0, err);
 		goto out;
@@ -107,7 +107,7 @@ static void process_poll(const struct agent_config *cfg, struct replica *r)
 	if (r->stopping && !r->killed && now_usec() >= r->kill_usec) {
 		log_warn("replica %s.%d: still running after the grace period; SIGKILL",
 			 r->id, r->attempt);
-		kill(-r->pgid, SIGKILL);
+		shim_signal_replica(r->shim_pid, r->pgid, SIGKILL);
 		r->killed = true;
 		if (replica_save(r))
 			log_warn("replica %s.%d: status not saved", r->id, r->attempt);
@@ -120,11 +120,12 @@ static void process_stop(const struct agent_config *cfg, struct replica *r)
 	r->kill_usec = now_usec() + (int64_t)cfg->stop_grace_seconds * 1000000;
 	if (r->state != RS_RUNNING || !proc_alive(r->shim_pid, r->shim_start))
 		return;
-	/* The supervisor is alive, so the group id has not been recycled. */
+	/* The supervisor is alive, so neither its descendants' pids nor the
+	 * group id have been recycled. */
 	if (cfg->stop_grace_seconds > 0) {
-		kill(-r->pgid, SIGTERM);
+		shim_signal_replica(r->shim_pid, r->pgid, SIGTERM);
 	} else {
-		kill(-r->pgid, SIGKILL);
+		shim_signal_replica(r->shim_pid, r->pgid, SIGKILL);
 		r->killed = true;
 	}
 }

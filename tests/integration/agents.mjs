@@ -104,6 +104,33 @@ function killLeftovers(agent) {
   }
 }
 
+// --- podman ------------------------------------------------------------------------
+
+/** The test image: a busybox rootfs imported as a local image (ENVIRONMENT.md). */
+export const PODMAN_IMAGE = 'localhost/trainer:test';
+/** What podman needs on the build machines (agent/README.md, "podman on the build machines"). */
+export const PODMAN_WRAPPER = "unshare -m sh -c 'umount /sys/fs/cgroup/unified 2>/dev/null; exec \"$0\" \"$@\"'";
+export const PODMAN_EXTRA = '--cgroups=disabled --network=host --ulimit nofile=20000:20000 --ulimit nproc=4096:4096';
+
+/** Why podman cannot run a container here (null when it can); builds the test image when missing. */
+export function podmanUnusable(wrapper = PODMAN_WRAPPER, extra = PODMAN_EXTRA) {
+  const IMAGE = PODMAN_IMAGE;
+  const sh = (cmd) => spawnSync('sh', ['-c', cmd], { encoding: 'utf8', timeout: 60_000 });
+  if (sh('command -v podman').status !== 0) return 'podman is not installed';
+  if (sh(`podman image exists ${IMAGE}`).status !== 0) {
+    if (!fs.existsSync('/bin/busybox')) return `no ${IMAGE} and no /bin/busybox to build it`;
+    const d = makeTempDir('tp-img-');
+    const r = sh(`set -e; mkdir -p ${d}/rootfs/bin; cp /bin/busybox ${d}/rootfs/bin/; ` +
+      `for c in sh echo sleep cat env; do ln -sf busybox ${d}/rootfs/bin/$c; done; ` +
+      `tar -C ${d}/rootfs -cf ${d}/rootfs.tar .; podman import ${d}/rootfs.tar ${IMAGE}`);
+    fs.rmSync(path.join(d, 'rootfs.tar'), { force: true });
+    if (r.status !== 0) return `cannot build ${IMAGE}: ${r.stderr.slice(-500)}`;
+  }
+  const r = sh(`${wrapper} podman run --rm ${extra} ${IMAGE} sh -c :`);
+  if (r.status !== 0) return `podman cannot run a container here: ${r.stderr.slice(-500)}`;
+  return null;
+}
+
 // --- ports -------------------------------------------------------------------------
 
 /** A TCP port that was free on 127.0.0.1 a moment ago (for a server restarted on the same port). */

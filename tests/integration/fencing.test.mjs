@@ -12,12 +12,14 @@
 
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 
 import { makeTempDir, startPostgres, startServer, waitFor } from './harness.mjs';
 import {
-  AGENT_BIN, cancelJob, createJob, getJob, getNode, killMarked, startAgent, waitJobState, waitNodeState,
+  AGENT_BIN, PODMAN_EXTRA, PODMAN_IMAGE, PODMAN_WRAPPER, cancelJob, createJob, getJob, getNode, killMarked,
+  podmanUnusable, startAgent, waitJobState, waitNodeState,
 } from './agents.mjs';
 
 const PROJECT = 'fence';
@@ -263,5 +265,115 @@ describe('fencing of lost nodes', { skip: !AGENT_BIN && 'TRAINPLANE_AGENT_BIN is
     await waitJobState(w.server.base, PROJECT, id, 'CANCELLED', 20_000, w.logs);
     for (const a of w.agents) if (a.alive()) await a.stop();
     await w.server.stop();
+  });
+});
+
+/** podman's view of the containers of a job: [{ name, attempt, status, started }], started in s (<= 0: never). */
+function containersOf(job) {
+  const ids = spawnSync('podman', ['ps', '-a', '-q', '--filter', `label=trainplane.job=${job}`], { encoding: 'utf8' });
+  return ids.stdout.split('\n').filter(Boolean).map((cid) => {
+    const r = spawnSync('podman', ['inspect', '--type=container', '--format',
+      '{{.Name}} {{index .Config.Labels "trainplane.attempt"}} {{.State.Status}} {{.State.StartedAt.Unix}}', cid],
+    { encoding: 'utf8' });
+    const [name, attempt, status, started] = r.stdout.trim().split(' ');
+    return { name, attempt: Number(attempt), status, started: Number(started) };
+  });
+}
+
+describe('fencing of containers being created', { skip: !AGENT_BIN && 'TRAINPLANE_AGENT_BIN is not set' }, () => {
+  it('kill -9 of the agent while its container is still being created: that container never runs', async (t) => {
+    const why = podmanUnusable();
+    if (why) {
+      t.skip(why);
+      return;
+    }
+    const dir = makeTempDir('tp-fence-pod-');
+    const gcs = path.join(dir, 'gcs');
+    fs.mkdirSync(gcs);
+    const signsFile = path.join(gcs, 'signs.txt');
+    fs.writeFileSync(signsFile, '');
+    const id = `podcreate_${Date.now()}`;
+    const job = `projects/${PROJECT}/jobs/${id}`;
+    const agents = [];
+    let server;
+    t.after(async () => {
+      for (const a of agents) a.cleanup();
+      spawnSync('sh', ['-c', `podman ps -a -q --filter label=trainplane.job=${job} | xargs -r podman rm -f`]);
+      if (server) await server.stop().catch(() => server.kill());
+    });
+    server = await startServer({
+      pg: pg.newDatabase('fencepod'),
+      env: { TRAINPLANE_SCHEDULER_TICK_MS: '200', TRAINPLANE_SYNC_INTERVAL_SECONDS: '1', TRAINPLANE_LEASE_SECONDS: String(LEASE_S) },
+    });
+    // The first node's `create` (the pull; `run -d` before the fix) takes 9 s:
+    // longer than lease + grace + 2 s.
+    const slow = path.join(dir, 'slow-create.sh');
+    fs.writeFileSync(slow, '#!/bin/sh\n# $1 is the engine, $2 its verb\n' +
+      `case "$2" in create|run) touch ${dir}/create-began; sleep 9 ;; esac\n` +
+      `${PODMAN_WRAPPER} "$@"\nrc=$?\ncase "$2" in create|run) touch ${dir}/create-ended ;; esac\nexit $rc\n`);
+    fs.chmodSync(slow, 0o755);
+    const podman = (node, wrapper) => startAgent(server, {
+      node, dir, gpuType: T4, gpuCount: 1, stopGraceSeconds: GRACE_S, runtime: 'podman',
+      config: { container_wrapper: wrapper, container_extra_args: PODMAN_EXTRA, storage_root: gcs },
+    });
+    const victim = await podman('c1', slow);
+    agents.push(victim);
+    // Each copy of the master names itself (a fresh uuid) and writes the host's
+    // uptime (0.01 s) every 50 ms to the shared storage.
+    const master = 'id=$(cat /proc/sys/kernel/random/uuid); while :; do read up rest < /proc/uptime; ' +
+      'echo "$up $id alive" >> /gcs/signs.txt; sleep 0.05; done';
+    await createJob(server.base, PROJECT, id, {
+      scaleTier: 'CUSTOM', region: 'us-central1', masterType: 'n1-standard-4',
+      masterConfig: { imageUri: PODMAN_IMAGE, containerCommand: ['sh', '-c', master],
+        acceleratorConfig: { count: '1', type: T4 } },
+    });
+    await waitFor(() => fs.existsSync(path.join(dir, 'create-began')), 20_000, 'the first create began');
+    agents.push(await podman('c2', PODMAN_WRAPPER));
+    await victim.kill('SIGKILL');
+
+    const uptimeOffset = () => Date.now() - Number(fs.readFileSync('/proc/uptime', 'utf8').split(' ')[0]) * 1000;
+    const copies = () => {
+      const off = uptimeOffset();
+      const by = new Map();
+      for (const line of fs.readFileSync(signsFile, 'utf8').split('\n').filter(Boolean)) {
+        const [up, uuid] = line.split(' ');
+        const at = Number(up) * 1000 + off;
+        const c = by.get(uuid) ?? { uuid, first: at, last: at };
+        c.last = Math.max(c.last, at);
+        by.set(uuid, c);
+      }
+      return [...by.values()].sort((a, b) => a.first - b.first);
+    };
+    const logs = () => agents.map((a) => `== agent ${a.node}\n${a.stderr().slice(-2500)}`).join('\n');
+    await waitFor(() => copies().length >= 1, 60_000, 'a copy of the master runs').catch((e) => {
+      throw new Error(`${e.message}\n${logs()}`);
+    });
+    // The old create ends (9 s after it began); watch 3 s more.
+    const ended = path.join(dir, 'create-ended');
+    await waitFor(() => fs.existsSync(ended), 30_000, 'the first create ended');
+    const createEnded = fs.statSync(ended).mtimeMs;
+    await waitFor(() => Date.now() > createEnded + 3000, 10_000, 'three seconds past it', 100);
+
+    const node = await getNode(server.base, 'c1');
+    assert.equal(node.state, 'LOST');
+    const leaseEnd = Date.parse(node.lastSyncTime) + LEASE_S * 1000;
+    const seen = copies();
+    const containers = containersOf(job);
+    const old = containers.find((c) => c.attempt === 1);
+    const fresh = containers.find((c) => c.attempt === 2);
+    console.log(`# container being created: the lease of c1 passed at ${new Date(leaseEnd).toISOString()}; ` +
+      `the old create ended ${((createEnded - leaseEnd) / 1000).toFixed(2)} s after it, leaving the container ` +
+      `${old?.status}; the new master first alive ${((seen[0].first - leaseEnd) / 1000).toFixed(2)} s after it; ` +
+      `copies that ever ran: ${seen.length}`);
+    assert.ok(createEnded > leaseEnd + (GRACE_S + 2) * 1000, 'the create outlasted lease + grace + 2 s');
+    assert.equal(seen.length, 1, `one copy of the master ever ran: ${JSON.stringify(seen)} ${JSON.stringify(containers)}\n${logs()}`);
+    assert.ok(old, `the old attempt's container exists: ${JSON.stringify(containers)}`);
+    assert.ok(old.status === 'created' && old.started <= 0, `the old container never started: ${JSON.stringify(old)}`);
+    assert.ok(fresh && fresh.status === 'running', `the new attempt runs: ${JSON.stringify(containers)}`);
+    assert.ok(seen[0].first > leaseEnd + GRACE_S * 1000, 'the new master started after lease + grace');
+
+    await cancelJob(server.base, PROJECT, id);
+    await waitJobState(server.base, PROJECT, id, 'CANCELLED', 30_000, logs);
+    for (const a of agents) if (a.alive()) await a.stop();
   });
 });

@@ -391,14 +391,14 @@ static void podman__exit_code_and_logs_survive_an_agent_restart(void **state)
 
 #define HEX64 "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 
-/* A stand-in engine that writes the argv of `run` (without argv[0]) to
+/* A stand-in engine that writes the argv of `create` (without argv[0]) to
  * <dir>/argv, one word a line. */
 static char *fake_engine(const char *dir)
 {
 	char *path = xasprintf("%s/engine.sh", dir);
 	FILE *fp = fopen(path, "w");
 	assert_non_null(fp);
-	fprintf(fp, "#!/bin/sh\n[ \"$1\" = run ] || exit 0\n"
+	fprintf(fp, "#!/bin/sh\n[ \"$1\" = create ] || exit 0\n"
 		    "for a in \"$@\"; do printf '%%s\\n' \"$a\"; done >'%s/argv.tmp'\n"
 		    "mv '%s/argv.tmp' '%s/argv'\necho fake-container-id\n", dir, dir, dir);
 	fclose(fp);
@@ -440,7 +440,7 @@ static void dump_argv(char **argv)
 }
 
 /*
- * `run`'s argv for both engines: before `--` only options, each user value
+ * `create`'s argv for both engines: before `--` only options, each user value
  * glued to its option; `--` right before the image; after it the command's
  * words (but the first) and the args, exactly as given.
  */
@@ -475,7 +475,7 @@ static void engine_argv__user_values_never_become_options(void **state)
 		for (size_t i = 0; i < n && !dd; i++)
 			if (!strcmp(argv[i], "--"))
 				dd = i;
-		bool ok = n > 3 && !strcmp(argv[0], "run") && dd && dd + 1 < n &&
+		bool ok = n > 3 && !strcmp(argv[0], "create") && dd && dd + 1 < n &&
 			  !strcmp(argv[dd + 1], image);
 		/* Before "--": options only; "--name" is the one taking the next word. */
 		for (size_t i = 1; ok && i < dd; i++) {
@@ -638,6 +638,335 @@ static void podman__the_log_follower_fences_the_container_when_the_lease_passes(
 	free(name);
 }
 
+/* ---- the fence of containers still being started (issue 12) --------- */
+
+/*
+ * A wrapper that sleeps `seconds` before the engine commands named in verbs
+ * (a slow pull or a slow start), then runs the engine as WRAPPER does.
+ */
+static char *slow_wrapper(struct fx *f, const char *verbs, int seconds)
+{
+	char *path = xasprintf("%s/slow-wrapper.sh", f->dir);
+	FILE *fp = fopen(path, "w");
+	assert_non_null(fp);
+	fprintf(fp, "#!/bin/sh\n# $1 is the engine, $2 its verb\ncase \"$2\" in %s) sleep %d ;; esac\n"
+		    "exec unshare -m sh -c 'umount /sys/fs/cgroup/unified 2>/dev/null; "
+		    "exec \"$0\" \"$@\"' \"$@\"\n", verbs, seconds);
+	fclose(fp);
+	assert_int_equal(chmod(path, 0755), 0);
+	free(f->cfg.container_wrapper);
+	f->cfg.container_wrapper = xstrdup(path);
+	return path;
+}
+
+/* `podman inspect --format <fmt> <name>`, trimmed; NULL when it failed. */
+static char *inspect_field(const char *name, const char *fmt)
+{
+	struct strbuf out = STRBUF_INIT;
+	char *argv[] = { "podman", "inspect", "--type=container", "--format", (char *)fmt,
+			 (char *)name, NULL };
+	if (run_command(argv, &out, NULL, 20000) != 0) {
+		sb_release(&out);
+		return NULL;
+	}
+	char *s = sb_detach(&out);
+	s[strcspn(s, "\n")] = '\0';
+	return s;
+}
+
+/* What the container wrote, as `podman logs` has it (the agent aside). */
+static char *container_output(const char *name)
+{
+	struct strbuf out = STRBUF_INIT;
+	char *argv[] = { "podman", "logs", (char *)name, NULL };
+	(void)run_command(argv, &out, &out, 20000);
+	return sb_detach(&out);
+}
+
+/* Sets the lease file's deadline ms from now; returns it on the lease clock. */
+static int64_t set_lease(struct fx *f, int ms, int grace_s)
+{
+	struct lease l = { lease_clock_usec() + (int64_t)ms * 1000, grace_s, true };
+	if (!f->cfg.lease_file)
+		f->cfg.lease_file = xasprintf("%s/lease", f->dir);
+	assert_int_equal(lease_write(f->cfg.lease_file, &l), 0);
+	return l.deadline_usec;
+}
+
+/* A lease clock time as wall-clock usec since the epoch (podman's clock). */
+static int64_t lease_to_wall(int64_t lease_usec)
+{
+	return now_usec() + (lease_usec - lease_clock_usec());
+}
+
+/*
+ * Asserts from podman's state and the container's own output that the
+ * container never ran: still created, never started, nothing written.
+ */
+static void assert_never_ran(const char *name)
+{
+	char *st = inspect_field(name, "{{.State.Status}} {{.State.StartedAt.Unix}}");
+	char *out = container_output(name);
+	long long started = 0;
+	char status[32] = "";
+	if (!st || sscanf(st, "%31s %lld", status, &started) != 2 || started > 0 ||
+	    (strcmp(status, "created") && strcmp(status, "configured")) || strstr(out, "ran"))
+		fail_msg("container %s: state \"%s\", output \"%s\"", name, st ? st : "(none)", out);
+	free(st);
+	free(out);
+}
+
+/*
+ * Issue 12: the agent is killed while `create` (standing in for a pull)
+ * runs, and the lease passes before it ends. Before the fix `run -d` went
+ * on and the container ran with no fence at all: two masters. Now nothing
+ * starts it: the container stays created, and a restarted agent past its
+ * lease starts nothing either.
+ */
+static void podman__a_container_created_after_the_agent_died_never_runs(void **state)
+{
+	struct fx *f = *state;
+	NEED_PODMAN();
+	f->cfg.stop_grace_seconds = 1;
+	free(slow_wrapper(f, "create|run", 4));
+	int64_t deadline = set_lease(f, 1000, 1);
+	const char *cmd[] = { "sh", "-c", "echo ran; sleep 1000", NULL };
+	struct replica *r = start(f, "pod-slow-create", IMAGE, cmd, NULL, NULL);
+	assert_int_equal(r->state, RS_STARTING);
+	char *name = xstrdup(r->container);
+	pid_t engine = r->helper_pid;
+	replica_free(r);	/* kill -9 of the agent: nobody polls */
+
+	int st;
+	for (int i = 0; i < 600 && waitpid(engine, &st, WNOHANG) == 0; i++)
+		test_sleep_ms(50);
+	int64_t created = lease_clock_usec();
+	assert_true(created > deadline + 1000000);	/* the create ended past lease + grace */
+	/* Watch it for a while: it must never be running. */
+	while (lease_clock_usec() < created + 3000000) {
+		char *status = inspect_field(name, "{{.State.Status}}");
+		if (status && !strcmp(status, "running"))
+			fail_msg("container %s runs %.1f s after the lease passed with no agent",
+				 name, (double)(lease_clock_usec() - deadline) / 1e6);
+		free(status);
+		test_sleep_ms(100);
+	}
+	assert_never_ran(name);
+
+	/* The agent comes back with its lease long gone: it starts nothing;
+	 * the server's STOP (its replica moved elsewhere) ends it unstarted. */
+	struct replica *list = NULL;
+	assert_int_equal(runtime_adopt_all(&f->cfg, NULL, &list, NULL), 1);
+	for (int i = 0; i < 10; i++) {
+		runtime_poll(&f->cfg, list);
+		test_sleep_ms(50);
+	}
+	assert_int_equal(list->state, RS_STARTING);
+	assert_never_ran(name);
+	runtime_stop(&f->cfg, list);
+	assert_true(test_wait_end(&f->cfg, list, 20000));
+	assert_int_equal(list->state, RS_EXITED);
+	assert_never_ran(name);
+	forget(f, list);
+	free(name);
+}
+
+/*
+ * `start` itself is slow (a slow storage driver, a loaded host) and the
+ * lease passes while it is in flight with no agent: the supervisor that
+ * runs it abandons it at the deadline, so the container never runs, and
+ * the attempt is LOST.
+ */
+static void podman__a_start_in_flight_at_the_deadline_is_abandoned(void **state)
+{
+	struct fx *f = *state;
+	NEED_PODMAN();
+	f->cfg.stop_grace_seconds = 1;
+	free(slow_wrapper(f, "start", 6));
+	set_lease(f, 3600 * 1000, 1);
+	const char *cmd[] = { "sh", "-c", "echo ran; sleep 1000", NULL };
+	struct replica *r = start(f, "pod-slow-start", IMAGE, cmd, NULL, NULL);
+	for (int i = 0; i < 600 && r->state == RS_STARTING && !r->shim_pid; i++) {
+		runtime_poll(&f->cfg, r);
+		test_sleep_ms(50);
+	}
+	/* Created; its supervisor is starting it (and sleeping in the wrapper). */
+	assert_int_equal(r->state, RS_STARTING);
+	assert_true(r->shim_pid > 0);
+	int64_t spawned = lease_clock_usec();
+	char *name = xstrdup(r->container);
+	pid_t shim = r->shim_pid;
+	int64_t deadline = set_lease(f, 500, 1);
+	replica_free(r);	/* the agent dies */
+	for (int i = 0; i < 400 && waitpid(shim, NULL, WNOHANG) == 0; i++)
+		test_sleep_ms(50);
+	int64_t done = lease_clock_usec();
+	fprintf(stderr, "the supervisor gave the start up and ended %.2f s after the deadline "
+		"(grace 1 s)\n", (double)(done - deadline) / 1e6);
+	/* Past the wrapper's 6 s: had the start not been abandoned, the engine
+	 * would have started it by now. */
+	while (lease_clock_usec() < spawned + 7000000)
+		test_sleep_ms(100);
+	assert_never_ran(name);
+
+	struct replica *list = NULL;
+	assert_int_equal(runtime_adopt_all(&f->cfg, NULL, &list, NULL), 1);
+	assert_true(test_wait_end(&f->cfg, list, 20000));
+	assert_int_equal(list->state, RS_EXITED);
+	assert_true(list->fenced);	/* reported LOST: restarted elsewhere */
+	assert_never_ran(name);
+	forget(f, list);
+	free(name);
+}
+
+/*
+ * The agent is gone and the container's log follower (`logs -f`) dies (an
+ * engine restart does that): before the fix the fence went with it and the
+ * container ran on past the lease. Now the supervisor follows the logs
+ * again and still stops the container when the lease passes.
+ */
+static void podman__the_fence_outlives_a_killed_log_follower(void **state)
+{
+	struct fx *f = *state;
+	NEED_PODMAN();
+	f->cfg.stop_grace_seconds = 1;
+	set_lease(f, 3600 * 1000, 1);
+	/* PID 1 in the container: SIGTERM does nothing, only the kill ends it. */
+	const char *cmd[] = { "sh", "-c", "i=0; while :; do echo tick $i; i=$((i+1)); sleep 0.2; done",
+			      NULL };
+	struct replica *r = start(f, "pod-follower", IMAGE, cmd, NULL, NULL);
+	for (int i = 0; i < 600 && r->state == RS_STARTING; i++) {
+		runtime_poll(&f->cfg, r);
+		test_sleep_ms(50);
+	}
+	if (r->state != RS_RUNNING)
+		fail_msg("state %s: %s", replica_state_name(r->state), r->message ? r->message : "-");
+	char *logpath = replica_path(r, "output.log");
+	struct stat sb;
+	for (int i = 0; i < 200 && (stat(logpath, &sb) || sb.st_size == 0); i++)
+		test_sleep_ms(50);
+	assert_true(sb.st_size > 0);
+	char *name = xstrdup(r->container);
+	pid_t shim = r->shim_pid;
+	replica_free(r);	/* the agent dies */
+
+	assert_true(test_signal_descendants(shim, SIGKILL) > 0);	/* and so does `logs -f` */
+	stat(logpath, &sb);
+	off_t at_kill = sb.st_size;
+	test_sleep_ms(1000);
+	int64_t deadline = set_lease(f, 1000, 1);
+	int64_t deadline_wall = lease_to_wall(deadline);
+	char *status = NULL;
+	while (lease_clock_usec() < deadline + 15000000) {
+		free(status);
+		status = inspect_field(name, "{{.State.Status}}");
+		if (status && strcmp(status, "running"))
+			break;
+		test_sleep_ms(100);
+	}
+	if (!status || !strcmp(status, "running"))
+		fail_msg("container %s still runs %.1f s after the lease passed", name,
+			 (double)(lease_clock_usec() - deadline) / 1e6);
+	free(status);
+	/* When it ended, by podman's own record. */
+	char *fin = NULL;
+	for (int i = 0; i < 100; i++) {
+		free(fin);
+		fin = inspect_field(name, "{{.State.Status}} {{.State.FinishedAt.UnixNano}}");
+		if (fin && !strncmp(fin, "exited ", 7))
+			break;
+		test_sleep_ms(100);
+	}
+	long long fin_ns = 0;
+	if (!fin || sscanf(fin, "exited %lld", &fin_ns) != 1 || fin_ns <= 0)
+		fail_msg("container %s: %s", name, fin ? fin : "(no such container)");
+	double after = (double)(fin_ns / 1000 - deadline_wall) / 1e6;
+	fprintf(stderr, "follower killed, lease passed: the container ended %.2f s after the "
+		"deadline (grace 1 s; the server waits 3 s)\n", after);
+	assert_true(after > 0);		/* the fence, not something else, ended it */
+	assert_true(after < 1 + 2);	/* within the grace and the server's 2 s margin */
+	free(fin);
+	/* The supervisor followed the logs again after the follower died. */
+	stat(logpath, &sb);
+	assert_true(sb.st_size > at_kill);
+
+	struct replica *list = NULL;
+	assert_int_equal(runtime_adopt_all(&f->cfg, NULL, &list, NULL), 1);
+	assert_true(test_wait_end(&f->cfg, list, 20000));
+	assert_int_equal(list->state, RS_EXITED);
+	assert_true(list->fenced);
+	forget(f, list);
+	free(name);
+	free(logpath);
+}
+
+/*
+ * The agent is restarted while `create` runs, within its lease: the new
+ * agent finds the created container and starts it (through a supervisor
+ * that checks the lease first); its output and exit code arrive.
+ */
+static void podman__a_container_created_while_the_agent_restarted_is_started(void **state)
+{
+	struct fx *f = *state;
+	NEED_PODMAN();
+	free(slow_wrapper(f, "create", 2));
+	set_lease(f, 3600 * 1000, 10);
+	const char *cmd[] = { "sh", "-c", "echo started-late; exit 6", NULL };
+	struct replica *r = start(f, "pod-adopt-create", IMAGE, cmd, NULL, NULL);
+	pid_t engine = r->helper_pid;
+	replica_free(r);	/* the agent restarts... */
+	struct replica *list = NULL;
+	assert_int_equal(runtime_adopt_all(&f->cfg, NULL, &list, NULL), 1);
+	assert_int_equal(list->state, RS_STARTING);	/* ...while create runs */
+	for (int i = 0; i < 600 && waitpid(engine, NULL, WNOHANG) == 0; i++) {
+		runtime_poll(&f->cfg, list);
+		test_sleep_ms(50);
+	}
+	assert_true(test_wait_end(&f->cfg, list, 30000));
+	assert_int_equal(list->state, RS_EXITED);
+	assert_int_equal(list->exit_code, 6);
+	assert_false(list->fenced);
+	char *logs = test_logs(list);
+	assert_non_null(strstr(logs, "stdout:started-late\n"));
+	free(logs);
+	forget(f, list);
+}
+
+/*
+ * A supervisor whose container was removed ends, even when its replica's
+ * directory went first (a work dir wiped by hand): it must not follow and
+ * inspect a container that is gone for good.
+ */
+static void podman__the_supervisor_ends_when_its_container_is_removed(void **state)
+{
+	struct fx *f = *state;
+	NEED_PODMAN();
+	const char *cmd[] = { "sleep", "1000", NULL };
+	struct replica *r = start(f, "pod-removed", IMAGE, cmd, NULL, NULL);
+	for (int i = 0; i < 600 && r->state == RS_STARTING; i++) {
+		runtime_poll(&f->cfg, r);
+		test_sleep_ms(50);
+	}
+	if (r->state != RS_RUNNING)
+		fail_msg("state %s: %s", replica_state_name(r->state), r->message ? r->message : "-");
+	pid_t shim = r->shim_pid;
+	char *rm = xasprintf("podman rm -f %s", r->container);
+	test_rm_rf(r->dir);
+	replica_free(r);	/* the agent is gone too */
+	assert_int_equal(sh(rm), 0);
+	int waited = 0;
+	while (waitpid(shim, NULL, WNOHANG) == 0 && waited < 20000) {
+		test_sleep_ms(50);
+		waited += 50;
+	}
+	if (waited >= 20000) {
+		kill(shim, SIGKILL);
+		waitpid(shim, NULL, 0);
+		fail_msg("the supervisor outlived its container by 20 s");
+	}
+	free(rm);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -652,6 +981,11 @@ int main(void)
 		cmocka_unit_test_setup_teardown(engine_argv__user_values_never_become_options, setup, teardown),
 		cmocka_unit_test_setup_teardown(docker_client__reads_the_agent_argv_as_meant, setup, teardown),
 		cmocka_unit_test_setup_teardown(podman__the_log_follower_fences_the_container_when_the_lease_passes, setup, teardown),
+		cmocka_unit_test_setup_teardown(podman__a_container_created_after_the_agent_died_never_runs, setup, teardown),
+		cmocka_unit_test_setup_teardown(podman__a_start_in_flight_at_the_deadline_is_abandoned, setup, teardown),
+		cmocka_unit_test_setup_teardown(podman__the_fence_outlives_a_killed_log_follower, setup, teardown),
+		cmocka_unit_test_setup_teardown(podman__a_container_created_while_the_agent_restarted_is_started, setup, teardown),
+		cmocka_unit_test_setup_teardown(podman__the_supervisor_ends_when_its_container_is_removed, setup, teardown),
 	};
 	log_set_level(LOG_ERROR);
 	return cmocka_run_group_tests(tests, group_setup, NULL);

@@ -304,6 +304,103 @@ static void process__leftover_children_die_with_the_main_process(void **state)
 	forget(f, r);
 }
 
+/*
+ * Two descendants that leave the replica's process group (issue 12): one
+ * in a session of its own (setsid), one in a group of its own (setpgid),
+ * each writing its pid to a file in the work dir, then sleeping for good.
+ */
+#define ESCAPEES \
+	"setsid sh -c 'echo $$ > setsid.pid.tmp; mv setsid.pid.tmp setsid.pid; exec sleep 1000' & " \
+	"perl -e 'setpgrp(0, 0); open(my $f, \">\", \"setpgid.pid.tmp\") or die; " \
+	"print $f \"$$\\n\"; close $f; rename(\"setpgid.pid.tmp\", \"setpgid.pid\"); " \
+	"exec \"sleep\", \"1000\"' & "
+#define ESCAPEES_WRITTEN "while [ ! -s setsid.pid ] || [ ! -s setpgid.pid ]; do sleep 0.02; done; "
+
+struct escapees {
+	pid_t pid[2];
+	unsigned long long start[2];
+};
+
+/* Waits for both escapees' pid files; checks they did leave r's group. */
+static void find_escapees(const struct replica *r, struct escapees *e)
+{
+	const char *files[2] = { "work/setsid.pid", "work/setpgid.pid" };
+	for (int i = 0; i < 2; i++) {
+		char *path = replica_path(r, files[i]);
+		e->pid[i] = test_read_pid_file(path, 5000);
+		free(path);
+		if (!e->pid[i])
+			fail_msg("%s was never written", files[i]);
+		e->start[i] = proc_start_ticks(e->pid[i]);
+		assert_true(e->start[i] > 0);
+		assert_int_not_equal(getpgid(e->pid[i]), r->pgid);
+	}
+	assert_int_not_equal(getsid(e->pid[0]), getsid(r->pgid));
+}
+
+/* Neither escapee is left in /proc, not even as a zombie. */
+static void assert_escapees_gone(const struct escapees *e, const char *when)
+{
+	for (int i = 0; i < 2; i++)
+		if (test_proc_present(e->pid[i], e->start[i]))
+			fail_msg("%s: the %s descendant (pid %d) is still there", when,
+				 i ? "setpgid" : "setsid", (int)e->pid[i]);
+}
+
+static void process__stop_ends_descendants_that_left_its_group(void **state)
+{
+	struct fx *f = *state;
+	const char *cmd[] = { "sh", "-c", ESCAPEES "echo started; while :; do sleep 0.05; done",
+			      NULL };
+	struct escapees e;
+	f->cfg.stop_grace_seconds = 1;
+	struct replica *r = start(f, "j-escape-stop", cmd, NULL, NULL);
+	find_escapees(r, &e);
+	runtime_stop(&f->cfg, r);
+	assert_true(test_wait_end(&f->cfg, r, 6000));
+	assert_int_equal(r->exit_code, 128 + SIGTERM);
+	assert_escapees_gone(&e, "after a stop");
+	forget(f, r);
+}
+
+static void process__descendants_that_left_its_group_end_with_the_main_process(void **state)
+{
+	struct fx *f = *state;
+	const char *cmd[] = { "sh", "-c", ESCAPEES ESCAPEES_WRITTEN "exit 3", NULL };
+	struct escapees e;
+	struct replica *r = start(f, "j-escape-exit", cmd, NULL, NULL);
+	find_escapees(r, &e);
+	assert_true(test_wait_end(&f->cfg, r, 6000));
+	assert_int_equal(r->exit_code, 3);
+	assert_escapees_gone(&e, "after the main process exited");
+	forget(f, r);
+}
+
+static void fence__ends_descendants_that_left_the_group_by_deadline_plus_grace(void **state)
+{
+	struct fx *f = *state;
+	/* All of them ignore SIGTERM (inherited): only the SIGKILL ends them. */
+	const char *cmd[] = { "sh", "-c", "trap '' TERM; " ESCAPEES
+			      "while :; do sleep 0.05; done", NULL };
+	struct escapees e;
+	int64_t deadline = lease_in(f, 1500, 1, true);
+	struct replica *r = start(f, "j-escape-fence", cmd, NULL, NULL);
+	find_escapees(r, &e);
+	while ((test_proc_present(e.pid[0], e.start[0]) || test_proc_present(e.pid[1], e.start[1])) &&
+	       lease_clock_usec() < deadline + 6000000)
+		test_sleep_ms(10);
+	int64_t gone = lease_clock_usec();
+	assert_escapees_gone(&e, "after the fence");
+	fprintf(stderr, "fence: the lease passed; its descendants outside the group were gone "
+		"%.2f s later (grace 1 s)\n", (double)(gone - deadline) / 1e6);
+	assert_true(gone >= deadline + 1000000);	/* SIGTERM ignored: the grace was given */
+	assert_true(gone < deadline + 1800000);		/* and no more */
+	assert_true(test_wait_end(&f->cfg, r, 3000));
+	assert_true(r->fenced);
+	assert_int_equal(r->exit_code, 128 + SIGKILL);
+	forget(f, r);
+}
+
 static void process__exit_code_survives_an_agent_restart(void **state)
 {
 	struct fx *f = *state;
@@ -455,6 +552,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(process__stop_sends_sigterm, setup, teardown),
 		cmocka_unit_test_setup_teardown(process__ignoring_sigterm_gets_sigkill_after_grace_and_leaves_no_orphan, setup, teardown),
 		cmocka_unit_test_setup_teardown(process__leftover_children_die_with_the_main_process, setup, teardown),
+		cmocka_unit_test_setup_teardown(process__stop_ends_descendants_that_left_its_group, setup, teardown),
+		cmocka_unit_test_setup_teardown(process__descendants_that_left_its_group_end_with_the_main_process, setup, teardown),
+		cmocka_unit_test_setup_teardown(fence__ends_descendants_that_left_the_group_by_deadline_plus_grace, setup, teardown),
 		cmocka_unit_test_setup_teardown(process__exit_code_survives_an_agent_restart, setup, teardown),
 		cmocka_unit_test_setup_teardown(process__adopted_running_replica_can_be_stopped, setup, teardown),
 		cmocka_unit_test_setup_teardown(process__supervisor_killed_means_exit_status_lost_not_hang, setup, teardown),

@@ -38,16 +38,12 @@ static const struct store_stmt stmt_get = {
 };
 /*
  * Transitions by key, through the state machine's entry point (schema/013):
- * the moved job, or (moved = false) the job as it is when the cause does
- * not lead from its state to $4. $4 NULL: wherever the cause leads.
+ * the moved job, or no row when the cause does not lead from its state to
+ * `to` (NULL: wherever the cause leads) or the job is absent.
  */
 #define TRANSITION_BY_KEY(to, cause, message) \
-	"WITH k AS MATERIALIZED (SELECT id FROM jobs WHERE " KEY_MATCH "), " \
-	"t AS (SELECT * FROM tp_job_transition(ARRAY(SELECT id FROM k), " to ", " cause ", " \
-	"  ARRAY[" message "]::text[])) " \
-	"SELECT " JOB_COLS ", true FROM t " \
-	"UNION ALL SELECT " JOB_COLS ", false FROM jobs " \
-	"WHERE id = (SELECT id FROM k) AND NOT EXISTS (SELECT 1 FROM t)"
+	"SELECT " JOB_COLS " FROM tp_job_transition(ARRAY(SELECT id FROM jobs WHERE " KEY_MATCH \
+	"), " to ", " cause ", ARRAY[" message "]::text[])"
 
 static const struct store_stmt stmt_transition = {
 	7, "job_transition", TRANSITION_BY_KEY("$4", "$5", "$6"), false,
@@ -268,13 +264,19 @@ enum store_rc store_job_list(struct store *st, const char *api, const char *proj
 	return rc;
 }
 
-/* A transition's rows (see TRANSITION_BY_KEY): STORE_STALE when not moved. */
+/*
+ * A transition by key: STORE_OK with the moved job; STORE_STALE with the job
+ * as it is now when it did not move. (Read again, by a statement of its own:
+ * the transition's statement sees the job as it was when it began, and the
+ * job may have moved since, which is why it did not move.)
+ */
 static enum store_rc exec_transition(struct store *st, const struct store_stmt *stmt, int n,
-				     const char *const *params, struct job_rows **out)
+				     const char *const *params, const struct job_key *key,
+				     struct job_rows **out)
 {
 	enum store_rc rc = exec_rows(st, stmt, n, params, out);
 
-	if (rc == STORE_OK && PQgetvalue((*out)->res, 0, 16)[0] != 't')
+	if (rc == STORE_NOT_FOUND && (rc = store_job_get(st, key, out)) == STORE_OK)
 		rc = STORE_STALE;
 	return rc;
 }
@@ -286,14 +288,14 @@ enum store_rc store_job_transition(struct store *st, const struct job_key *key,
 	const char *params[] = { key->api, key->project, key->job_id,
 				 to == JOB_STATE_UNSPECIFIED ? NULL : job_state_name(to),
 				 job_cause_name(cause), message };
-	return exec_transition(st, &stmt_transition, 6, params, out);
+	return exec_transition(st, &stmt_transition, 6, params, key, out);
 }
 
 enum store_rc store_job_cancel(struct store *st, const struct job_key *key,
 			       const char *message, bool *changed, struct job_rows **out)
 {
 	const char *params[] = { key->api, key->project, key->job_id, message };
-	enum store_rc rc = exec_transition(st, &stmt_cancel, 4, params, out);
+	enum store_rc rc = exec_transition(st, &stmt_cancel, 4, params, key, out);
 
 	*changed = rc == STORE_OK;
 	return rc == STORE_STALE ? STORE_OK : rc;	/* not cancellable: as it is */

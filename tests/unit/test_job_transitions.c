@@ -15,7 +15,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
 #include <jansson.h>
@@ -467,6 +469,70 @@ static void cancel_takes_the_cancel_edge_or_changes_nothing(void **state)
 	}
 }
 
+struct racing_cancel {
+	struct job_key key;
+	enum store_rc rc;
+	bool changed;
+	enum job_state seen;
+};
+
+static void *cancel_now(void *arg)
+{
+	struct racing_cancel *r = arg;
+	struct job_rows *rows = NULL;
+	struct job j;
+
+	r->rc = store_job_cancel(st, &r->key, "second", &r->changed, &rows);
+	if (r->rc == STORE_OK) {
+		job_rows_get(rows, 0, &j);
+		r->seen = j.state;
+	}
+	job_rows_free(rows);
+	return NULL;
+}
+
+/* Two cancels at once: the one that waited for the other's row lock does
+ * not move the job, and answers with the job as the first left it. */
+static void a_cancel_that_loses_a_race_sees_the_winner(void **state)
+{
+	struct job_ref j = job_in(JOB_RUNNING);
+	struct racing_cancel r = { { "ml", "t", NULL }, STORE_ERROR, true, JOB_STATE_UNSPECIFIED };
+	pthread_t t;
+	(void)state;
+
+	r.key.job_id = j.job_id;
+	/* the first cancel, on a connection of its own, holds the row */
+	PGconn *first = PQconnectdb(conninfo);
+	const char *p[] = { j.id };
+	PQclear(PQexec(first, "BEGIN"));
+	PGresult *res = PQexecParams(first, "SELECT count(*) FROM tp_job_transition($1::int8, NULL, "
+				     "'cancel', 'first')", 1, NULL, p, NULL, NULL, 0);
+	bool moved = PQresultStatus(res) == PGRES_TUPLES_OK && !strcmp(PQgetvalue(res, 0, 0), "1");
+	PQclear(res);
+	assert_int_equal(pthread_create(&t, NULL, cancel_now, &r), 0);
+	/* until the second cancel waits for the row (or 30 s) */
+	bool waited = false;
+	for (int i = 0; !waited && i < 3000; i++) {
+		char *n = sql1("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
+			       "AND query LIKE '%tp_job_transition%' AND pid <> pg_backend_pid()", NULL);
+		waited = atoi(n) > 0;
+		free(n);
+		nanosleep(&(struct timespec){ 0, 10 * 1000 * 1000 }, NULL);
+	}
+	PQclear(PQexec(first, "COMMIT"));
+	PQfinish(first);
+	assert_int_equal(pthread_join(t, NULL), 0);
+	assert_true(moved);
+	if (!waited)
+		fail_msg("the second cancel never waited for the first");
+	assert_int_equal(r.rc, STORE_OK);
+	assert_false(r.changed);
+	assert_int_equal(r.seen, JOB_CANCELLING);
+	char *m = sql1("SELECT error_message FROM jobs WHERE id = $1::int8", j.id);
+	assert_string_equal(m, "first");
+	free(m);
+}
+
 static void placement_skips_a_job_cancelled_meanwhile(void **state)
 {
 	struct job_ref queued = job_in(JOB_QUEUED), gone = job_in(JOB_QUEUED);
@@ -730,6 +796,7 @@ int main(void)
 		cmocka_unit_test(every_state_and_cause_through_store_job_transition),
 		cmocka_unit_test(every_pair_through_a_raw_update_and_insert),
 		cmocka_unit_test(cancel_takes_the_cancel_edge_or_changes_nothing),
+		cmocka_unit_test(a_cancel_that_loses_a_race_sees_the_winner),
 		cmocka_unit_test(placement_skips_a_job_cancelled_meanwhile),
 		cmocka_unit_test(a_running_job_that_times_out_fails_with_its_units),
 		cmocka_unit_test(the_reconciler_moves_jobs_through_the_entry_point),

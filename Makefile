@@ -29,7 +29,7 @@ LDFLAGS  += $(LDSAN)
 LDLIBS   += $(PKG_LIBS) -lpthread -lm
 
 LIB_SRC    := $(wildcard lib/*.c) $(wildcard spec/*.c) $(wildcard store/*.c) $(wildcard scheduler/*.c) $(filter-out server/main.c,$(wildcard server/*.c))
-LIB_OBJ    := $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/schema_sql.o
+LIB_OBJ    := $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/schema_sql.o $(BUILD)/gen/catalog_builtin.o
 SERVER_OBJ := $(BUILD)/server/main.o
 AGENT_SRC  := $(filter-out agent/main.c,$(wildcard agent/*.c))
 AGENT_OBJ  := $(AGENT_SRC:%.c=$(BUILD)/%.o)
@@ -56,6 +56,14 @@ $(BUILD)/gen/schema_sql.c: $(sort $(wildcard schema/*.sql)) tools/embed_sql.sh
 $(BUILD)/gen/schema_sql.o: $(BUILD)/gen/schema_sql.c
 	$(CC) $(CFLAGS) -c -o $@ $<
 
+# The default catalog, compiled in: the server needs no file to start.
+$(BUILD)/gen/catalog_builtin.c: deploy/catalog.yaml tools/embed_text.sh
+	@mkdir -p $(dir $@)
+	sh tools/embed_text.sh catalog_builtin_yaml deploy/catalog.yaml > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/gen/catalog_builtin.o: $(BUILD)/gen/catalog_builtin.c
+	$(CC) $(CFLAGS) -c -o $@ $<
+
 $(BUILD)/libtrainplane.a: $(LIB_OBJ)
 	rm -f $@ && ar rcs $@ $^
 
@@ -79,13 +87,50 @@ $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libagent.a $(BUILD)/libcli.a $(BUILD)/
 	$(CC) $(CFLAGS) -Iagent -Icli $(LDFLAGS) -o $@ $< $(BUILD)/libagent.a $(BUILD)/libcli.a $(BUILD)/libtrainplane.a $(LDLIBS) -lcmocka
 
 # --- set-up -----------------------------------------------------------------
-DEB_PKGS := build-essential pkg-config libmicrohttpd-dev libjansson-dev libyaml-dev \
-            libpq-dev postgresql libcmocka-dev libcurl4-openssl-dev nodejs npm wrk \
-            clang libclang-rt-14-dev podman busybox-static libssl-dev openssl prometheus systemd yamllint
-deps:
-	@missing=""; for p in $(DEB_PKGS); do \
-	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || \
-	  { command -v $$p >/dev/null 2>&1 && [ $$p = nodejs -o $$p = npm ] || missing="$$missing $$p"; }; \
+# Debian packages, by what needs them. Each command installs only its lists:
+# make run DEB_RUN; make test DEB_RUN + DEB_TEST (what .ci/run gets on a fresh
+# machine); make bench DEB_RUN + DEB_BENCH; make fuzz DEB_RUN + DEB_FUZZ;
+# make soak DEB_RUN + DEB_SOAK. Root installs what is missing; anyone else
+# gets the apt-get line to run. `make deps` alone installs every list.
+#
+# Building and running: the compiler, the libraries the programs link,
+# PostgreSQL (the embedded database), curl (tools/run.sh waits on /readyz).
+DEB_RUN   := build-essential pkg-config libjansson-dev libyaml-dev libpq-dev \
+             libcurl4-openssl-dev libssl-dev postgresql curl
+# Fuzzing: clang with libFuzzer, ASan and UBSan (tools/fuzz.sh).
+DEB_FUZZ  := clang libclang-rt-14-dev
+# The suite: cmocka (unit); node and npm (integration tests, Google clients,
+# openapi lint); podman and busybox-static (real containers from an image
+# made offline); prometheus/promtool, yamllint and systemd-analyze (metrics
+# and deploy tests); openssl (test CAs, tokens); wrk (SIGHUP under load);
+# procps (pgrep); python3 (test_agent_podman's fake docker daemon); the
+# fuzzing set (make test replays every fuzz corpus).
+DEB_TEST  := libcmocka-dev nodejs npm podman busybox-static prometheus yamllint systemd \
+             openssl wrk procps python3 $(DEB_FUZZ)
+# Benchmarks: wrk; libmicrohttpd-dev (the static-reply baseline server);
+# node (1,000 simulated agents); python3 (latency percentiles).
+DEB_BENCH := wrk libmicrohttpd-dev nodejs python3
+# make soak: its driver is a node script.
+DEB_SOAK  := nodejs
+
+DEB_FOR_run   := $(DEB_RUN)
+DEB_FOR_test  := $(DEB_RUN) $(DEB_TEST)
+DEB_FOR_bench := $(DEB_RUN) $(DEB_BENCH)
+DEB_FOR_fuzz  := $(DEB_RUN) $(DEB_FUZZ)
+DEB_FOR_soak  := $(DEB_RUN) $(DEB_SOAK)
+# `deps` (what run, test, bench, fuzz and soak depend on) installs the lists
+# of the commands given on the command line, or every list when none is.
+DEB_GOALS := $(filter run test bench fuzz soak,$(MAKECMDGOALS))
+DEB_PKGS  := $(sort $(foreach g,$(or $(DEB_GOALS),run test bench fuzz soak),$(DEB_FOR_$(g))))
+
+# Installs the Debian packages $(1) that are missing. nodejs, npm and python3
+# also count as present when their command is on PATH (installed otherwise).
+define deb_install
+	@missing=""; for p in $(1); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' && continue; \
+	  case $$p in nodejs) cmd=node ;; npm|python3) cmd=$$p ;; *) cmd= ;; esac; \
+	  [ -n "$$cmd" ] && command -v $$cmd >/dev/null 2>&1 && continue; \
+	  missing="$$missing $$p"; \
 	done; \
 	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = 0 ]; then \
@@ -95,6 +140,13 @@ deps:
 	    echo "missing packages; run: sudo apt-get install -y$$missing"; exit 1; \
 	  fi; \
 	fi
+endef
+
+.PHONY: deps-run deps-test deps-bench deps-fuzz deps-soak
+deps:
+	$(call deb_install,$(DEB_PKGS))
+deps-run deps-test deps-bench deps-fuzz deps-soak: deps-%:
+	$(call deb_install,$(DEB_FOR_$*))
 
 node_modules/.package-lock.json: package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error

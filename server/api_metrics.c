@@ -15,6 +15,7 @@
 
 #include "http.h"
 #include "job_cache.h"
+#include "job_state.h"
 #include "log.h"
 #include "scheduler.h"
 #include "store_metrics.h"
@@ -103,8 +104,6 @@ void metrics_write_http(struct strbuf *sb)
 
 /* --- the cluster, from the database ------------------------------------ */
 
-static const char *const job_states[] = { "QUEUED", "PREPARING", "RUNNING", "SUCCEEDED",
-					  "FAILED", "CANCELLING", "CANCELLED" };
 static const char *const job_apis[] = { "ml", "vertex" };
 static const char *const replica_states[] = { "PENDING", "STARTING", "RUNNING", "EXITED",
 					      "FAILED_TO_START", "LOST" };
@@ -157,13 +156,13 @@ void metrics_write_cluster(struct strbuf *sb, const char *snapshot_json)
 
 	metrics_family(sb, "trainplane_jobs", "gauge", "Jobs by API (ml, vertex) and state.");
 	for (size_t a = 0; a < ARRAY_SIZE(job_apis); a++) {
-		for (size_t s = 0; s < ARRAY_SIZE(job_states); s++) {
+		for (enum job_state s = JOB_QUEUED; s < JOB_STATE_COUNT; s++) {
 			sb_reset(&lb);
 			metrics_label(&lb, "api", job_apis[a]);
-			metrics_label(&lb, "state", job_states[s]);
+			metrics_label(&lb, "state", job_state_name(s));
 			metrics_sample(sb, "trainplane_jobs", sb_str(&lb),
 				       (double)count_of(json_object_get(snap, "jobs"), "api",
-							job_apis[a], "state", job_states[s]));
+							job_apis[a], "state", job_state_name(s)));
 		}
 	}
 	metrics_family(sb, "trainplane_replicas", "gauge",

@@ -76,7 +76,7 @@ void api_ml_job_render(struct strbuf *sb, const struct job *j)
 	add_time(sb, "createTime", j->create_us);
 	add_time(sb, "startTime", j->start_us);
 	add_time(sb, "endTime", j->end_us);
-	sb_addf(sb, ",\"state\":\"%s\"", j->state);
+	sb_addf(sb, ",\"state\":\"%s\"", job_state_name(j->state));
 	if (*j->error_message) {
 		sb_addstr(sb, ",\"errorMessage\":");
 		sb_add_json_str(sb, j->error_message);

@@ -25,30 +25,11 @@
 
 /* --- rendering ------------------------------------------------------------ */
 
-const char *api_vertex_state_name(const char *state)
-{
-	static const char *const map[][2] = {
-		{ JOB_QUEUED, "JOB_STATE_QUEUED" },	  { JOB_PREPARING, "JOB_STATE_PENDING" },
-		{ JOB_RUNNING, "JOB_STATE_RUNNING" },	  { JOB_SUCCEEDED, "JOB_STATE_SUCCEEDED" },
-		{ JOB_FAILED, "JOB_STATE_FAILED" },	  { JOB_CANCELLING, "JOB_STATE_CANCELLING" },
-		{ JOB_CANCELLED, "JOB_STATE_CANCELLED" },
-	};
-	for (size_t i = 0; i < ARRAY_SIZE(map); i++)
-		if (!strcmp(state, map[i][0]))
-			return map[i][1];
-	return "JOB_STATE_UNSPECIFIED";
-}
-
 /* A filter value as written ("JOB_STATE_PENDING") to the stored state. */
 static const char *state_from_name(const char *name)
 {
-	static const char *const stored[] = { JOB_QUEUED, JOB_PREPARING, JOB_RUNNING,
-					      JOB_SUCCEEDED, JOB_FAILED, JOB_CANCELLING,
-					      JOB_CANCELLED };
-	for (size_t i = 0; i < ARRAY_SIZE(stored); i++)
-		if (!strcmp(name, api_vertex_state_name(stored[i])))
-			return stored[i];
-	return NULL;
+	enum job_state s = job_state_parse_vertex(name);
+	return s ? job_state_name(s) : NULL;
 }
 
 static void add_time(json_t *o, const char *name, int64_t us)
@@ -73,16 +54,16 @@ static json_t *job_json(const struct job *j)
 		json_object_update(o, spec);
 	json_decref(spec);
 	json_object_del(o, PIPELINE_KEY);	/* the pipeline's own record, if any */
-	json_object_set_new(o, "state", json_string(api_vertex_state_name(j->state)));
+	json_object_set_new(o, "state", json_string(job_state_vertex_name(j->state)));
 	add_time(o, "createTime", j->create_us);
 	add_time(o, "startTime", j->start_us);
 	add_time(o, "endTime", j->end_us);
 	add_time(o, "updateTime", j->update_us ? j->update_us : j->create_us);
-	if (!strcmp(j->state, JOB_FAILED) || !strcmp(j->state, JOB_CANCELLED)) {
+	if (j->state == JOB_FAILED || j->state == JOB_CANCELLED) {
 		/* google.rpc.Status: CANCELLED is code 1; a failure the user's
 		 * code caused is INVALID_ARGUMENT (3), a timeout DEADLINE_EXCEEDED (4),
 		 * anything else INTERNAL (13). */
-		int code = !strcmp(j->state, JOB_CANCELLED) ? API_CANCELLED
+		int code = j->state == JOB_CANCELLED ? API_CANCELLED
 			   : strstr(j->error_message, "exited with") ? API_INVALID_ARGUMENT
 			   : strstr(j->error_message, "(scheduling.timeout)") ? API_DEADLINE_EXCEEDED
 									       : API_INTERNAL;
@@ -110,17 +91,15 @@ static json_t *pipeline_json(const struct job *j)
 	json_t *cj = job_json(j), *o = json_object();
 	json_t *spec = json_loads(j->spec_json, 0, NULL);
 	json_t *p = json_object_get(spec, PIPELINE_KEY);
-	const char *state = json_string_value(json_object_get(cj, "state"));
-	char name[512], pstate[64];
+	char name[512];
 
 	snprintf(name, sizeof(name), "projects/%s/locations/%s/trainingPipelines/%s", j->project,
 		 j->region, j->job_id);
-	snprintf(pstate, sizeof(pstate), "PIPELINE_STATE_%s", state + strlen("JOB_STATE_"));
 	json_object_set_new(o, "name", json_string(name));
 	json_object_update(o, p ? p : json_object());
 	json_object_set_new(o, "trainingTaskMetadata",
 			    json_pack("{s:O}", "backingCustomJob", json_object_get(cj, "name")));
-	json_object_set_new(o, "state", json_string(pstate));
+	json_object_set_new(o, "state", json_string(job_state_pipeline_name(j->state)));
 	static const char *const copied[] = { "error", "createTime", "startTime", "endTime",
 					      "updateTime", "labels" };
 	for (size_t i = 0; i < ARRAY_SIZE(copied); i++)
@@ -141,13 +120,9 @@ static const struct kind CUSTOM_JOBS = { "CustomJob", "customJobs", false };
 static const struct kind PIPELINES = { "TrainingPipeline", "trainingPipelines", true };
 
 /* JOB_STATE_RUNNING, or PIPELINE_STATE_RUNNING for a pipeline. */
-static void state_name(const struct kind *k, const char *state, char *buf, size_t len)
+static const char *state_name(const struct kind *k, enum job_state state)
 {
-	const char *s = api_vertex_state_name(state);
-	if (k->pipeline)
-		snprintf(buf, len, "PIPELINE_STATE_%s", s + strlen("JOB_STATE_"));
-	else
-		snprintf(buf, len, "%s", s);
+	return k->pipeline ? job_state_pipeline_name(state) : job_state_vertex_name(state);
 }
 
 static json_t *render(const struct kind *k, const struct job *j)
@@ -443,15 +418,13 @@ static void cancel_job(struct request *req, const struct kind *k)
 				 req->params[1], k->collection, key.job_id);
 			sched_wake(req->srv->sched);
 			reply_json_text(req, 200, xstrdup("{}"), 2);
-		} else if (!strcmp(j.state, JOB_CANCELLING)) {
+		} else if (j.state == JOB_CANCELLING) {
 			reply_json_text(req, 200, xstrdup("{}"), 2);
 		} else {
-			char state[48];
-			state_name(k, j.state, state, sizeof(state));
 			reply_error(req, API_FAILED_PRECONDITION,
 				    "The %s \"projects/%s/locations/%s/%s/%s\" is in state %s and "
 				    "cannot be canceled.", k->noun, key.project, req->params[1],
-				    k->collection, key.job_id, state);
+				    k->collection, key.job_id, state_name(k, j.state));
 		}
 	}
 	job_rows_free(rows);
@@ -484,12 +457,12 @@ static void delete_job(struct request *req, const struct kind *k)
 	struct job_key key = { API_VERTEX, req->params[0], req->params[2] };
 	struct job j;
 	struct job_rows *rows = load_job(req, k, &j);
-	char target[512], state[48];
+	char target[512];
 	int64_t op = 0, op_us = 0;
 
 	if (!rows)
 		return;
-	state_name(k, j.state, state, sizeof(state));
+	const char *state = state_name(k, j.state);
 	job_rows_free(rows);
 	snprintf(target, sizeof(target), "projects/%s/locations/%s/%s/%s", key.project,
 		 req->params[1], k->collection, key.job_id);
@@ -619,11 +592,8 @@ void api_vertex_operations_list(struct request *req)
 
 static const char *pipeline_state_from_name(const char *name)
 {
-	char job[64];
-	if (strncmp(name, "PIPELINE_STATE_", 15))
-		return NULL;
-	snprintf(job, sizeof(job), "JOB_STATE_%s", name + 15);
-	return state_from_name(job);
+	enum job_state s = job_state_parse_pipeline(name);
+	return s ? job_state_name(s) : NULL;
 }
 
 static const struct filter_field pipeline_filter_fields[] = {

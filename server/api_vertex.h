@@ -23,9 +23,6 @@ void api_vertex_operations_wait(struct request *req);	/* operations are done at 
 void api_vertex_operations_delete(struct request *req);
 void api_vertex_operations_list(struct request *req);
 
-/* The Vertex JobState name of a stored state ("PREPARING" -> "JOB_STATE_PENDING"). */
-const char *api_vertex_state_name(const char *state);
-
 void api_vertex_training_pipelines_create(struct request *req);
 void api_vertex_training_pipelines_get(struct request *req);
 void api_vertex_training_pipelines_list(struct request *req);

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "log.h"
+#include "store_job_state.h"
 
 /* Any constant works; it only has to be the same in every server. */
 #define MIGRATE_LOCK_KEY "7262961207461826560"
@@ -97,6 +98,9 @@ int migrate_apply(PGconn *conn, char *err, size_t errlen)
 	for (unsigned j = 0; j < migrations_count; j++)
 		if (!applied[j] && apply_one(conn, &migrations[j], err, errlen))
 			goto out;
+	/* The data the schema takes from the code: the job state machine. */
+	if (store_job_state_check(conn, err, errlen))
+		goto out;
 	rc = 0;
 out:
 	PQclear(res);

@@ -32,7 +32,7 @@ const char *store_rc_name(enum store_rc rc);
 /* A statement known to the runner; see store_exec(). */
 struct store_stmt {
 	/* unique, < STORE_MAX_STMTS: bit in the prepared mask. Taken: 0 store.c,
-	 * 1-4 and 59-63 store_job, 5-6 store_iam, 10-18 and 28-29 store_node, 30-42
+	 * 1-4, 7 and 59-63 store_job, 5-6 store_iam, 10-18 and 28-29 store_node, 30-42
 	 * store_sched, 50-51 store_log, 57 store_metrics. Two statements with one id
 	 * abort the server at first use. */
 	unsigned id;

@@ -36,14 +36,21 @@ static const struct store_stmt stmt_insert = {
 static const struct store_stmt stmt_get = {
 	2, "job_get", "SELECT " JOB_COLS " FROM jobs WHERE " KEY_MATCH, true,
 };
+/*
+ * Transitions by key, through the state machine's entry point (schema/013):
+ * the moved job, or no row when the cause does not lead from its state to
+ * `to` (NULL: wherever the cause leads) or the job is absent.
+ */
+#define TRANSITION_BY_KEY(to, cause, message) \
+	"SELECT " JOB_COLS " FROM tp_job_transition(ARRAY(SELECT id FROM jobs WHERE " KEY_MATCH \
+	"), " to ", " cause ", ARRAY[" message "]::text[])"
+
+static const struct store_stmt stmt_transition = {
+	7, "job_transition", TRANSITION_BY_KEY("$4", "$5", "$6"), false,
+};
+/* (statement of its own, whose plan tests/unit/test_job_plans.c checks) */
 static const struct store_stmt stmt_cancel = {
-	3, "job_cancel",
-	"UPDATE jobs SET cancel_requested = true, error_message = $4, "
-	" state = CASE WHEN state = 'QUEUED' THEN 'CANCELLED' ELSE 'CANCELLING' END, "
-	" end_time = CASE WHEN state = 'QUEUED' THEN now() ELSE end_time END "
-	"WHERE " KEY_MATCH " AND state IN ('QUEUED', 'PREPARING', 'RUNNING') "
-	"RETURNING " JOB_COLS,
-	false,
+	3, "job_cancel", TRANSITION_BY_KEY("NULL", "'cancel'", "$4"), false,
 };
 static const struct store_stmt stmt_set_labels = {
 	4, "job_set_labels",
@@ -112,7 +119,7 @@ void job_rows_get(const struct job_rows *rows, size_t i, struct job *out)
 	out->job_id = PQgetvalue(r, row, 3);
 	out->region = PQgetvalue(r, row, 4);
 	out->spec_json = PQgetvalue(r, row, 5);
-	out->state = PQgetvalue(r, row, 6);
+	out->state = job_state_parse(PQgetvalue(r, row, 6));
 	out->error_message = PQgetvalue(r, row, 7);
 	out->labels_json = PQgetvalue(r, row, 8);
 	out->output_json = PQgetvalue(r, row, 9);
@@ -257,16 +264,41 @@ enum store_rc store_job_list(struct store *st, const char *api, const char *proj
 	return rc;
 }
 
+/*
+ * A transition by key: STORE_OK with the moved job; STORE_STALE with the job
+ * as it is now when it did not move. (Read again, by a statement of its own:
+ * the transition's statement sees the job as it was when it began, and the
+ * job may have moved since, which is why it did not move.)
+ */
+static enum store_rc exec_transition(struct store *st, const struct store_stmt *stmt, int n,
+				     const char *const *params, const struct job_key *key,
+				     struct job_rows **out)
+{
+	enum store_rc rc = exec_rows(st, stmt, n, params, out);
+
+	if (rc == STORE_NOT_FOUND && (rc = store_job_get(st, key, out)) == STORE_OK)
+		rc = STORE_STALE;
+	return rc;
+}
+
+enum store_rc store_job_transition(struct store *st, const struct job_key *key,
+				   enum job_state to, enum job_cause cause, const char *message,
+				   struct job_rows **out)
+{
+	const char *params[] = { key->api, key->project, key->job_id,
+				 to == JOB_STATE_UNSPECIFIED ? NULL : job_state_name(to),
+				 job_cause_name(cause), message };
+	return exec_transition(st, &stmt_transition, 6, params, key, out);
+}
+
 enum store_rc store_job_cancel(struct store *st, const struct job_key *key,
 			       const char *message, bool *changed, struct job_rows **out)
 {
 	const char *params[] = { key->api, key->project, key->job_id, message };
-	enum store_rc rc = exec_rows(st, &stmt_cancel, 4, params, out);
+	enum store_rc rc = exec_transition(st, &stmt_cancel, 4, params, key, out);
 
 	*changed = rc == STORE_OK;
-	if (rc == STORE_NOT_FOUND)	/* absent, or not cancellable: which? */
-		rc = store_job_get(st, key, out);
-	return rc;
+	return rc == STORE_STALE ? STORE_OK : rc;	/* not cancellable: as it is */
 }
 
 enum store_rc store_job_set_labels(struct store *st, const struct job_key *key,

@@ -9,16 +9,8 @@
 
 #include <stdbool.h>
 
+#include "job_state.h"
 #include "store.h"
-
-/* Job states, as the ml v1 API names them (Vertex maps them to JOB_STATE_*). */
-#define JOB_QUEUED "QUEUED"
-#define JOB_PREPARING "PREPARING"
-#define JOB_RUNNING "RUNNING"
-#define JOB_SUCCEEDED "SUCCEEDED"
-#define JOB_FAILED "FAILED"
-#define JOB_CANCELLING "CANCELLING"
-#define JOB_CANCELLED "CANCELLED"
 
 struct job {
 	int64_t id;		/* surrogate key, increasing with creation */
@@ -27,7 +19,7 @@ struct job {
 	const char *job_id;
 	const char *region;
 	const char *spec_json;	/* the normalised spec (jsonb text) */
-	const char *state;
+	enum job_state state;
 	const char *error_message;
 	const char *labels_json;
 	const char *output_json;
@@ -96,14 +88,30 @@ enum store_rc store_job_list(struct store *st, const char *api, const char *proj
 			     const char *const *where_params, struct job_rows **out) MUST_CHECK;
 
 /*
- * Requests cancellation. A QUEUED job has nothing running and becomes
- * CANCELLED at once; PREPARING or RUNNING become CANCELLING for the
+ * Requests cancellation: the cancel edge of the state machine, through its
+ * entry point (store_job_transition). A QUEUED job has nothing running and
+ * becomes CANCELLED at once; PREPARING or RUNNING become CANCELLING for the
  * scheduler to finish. A job already final or CANCELLING is returned
  * unchanged with *changed = false. STORE_NOT_FOUND if absent.
  */
 enum store_rc store_job_cancel(struct store *st, const struct job_key *key,
 			       const char *message, bool *changed,
 			       struct job_rows **out) MUST_CHECK;
+
+/*
+ * The job state machine's entry point for C code (spec/job_state.h,
+ * schema/013's tp_job_transition): moves the job to `to` for cause, and
+ * sets its error message to message unless it is NULL. to =
+ * JOB_STATE_UNSPECIFIED: wherever cause leads from the job's state. What
+ * goes with the new state (times, units, stopping replicas) is done with
+ * it, in the same statement. STORE_OK with the moved job in *out;
+ * STORE_STALE with the job as it is in *out when cause does not lead from
+ * its state to `to` (nothing changed); STORE_NOT_FOUND when absent;
+ * STORE_ERROR (logged) when cause leads to `to` from no state at all.
+ */
+enum store_rc store_job_transition(struct store *st, const struct job_key *key,
+				   enum job_state to, enum job_cause cause, const char *message,
+				   struct job_rows **out) MUST_CHECK;
 
 /*
  * Replaces the labels. expect_version < 0 skips the etag check; otherwise

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "job_state.h"
 #include "log.h"
 #include "metrics.h"
 
@@ -142,9 +143,11 @@ static const struct store_stmt stmt_sync_apply = {
 };
 
 /*
- * The job's state before and after, and its age: the row lock taken first
- * makes a concurrent sync of the same job wait, so that exactly one sees it
- * go PREPARING -> RUNNING.
+ * The job's state before and after tp_reconcile_job, which decides from the
+ * replicas and moves the job through the state machine's entry point
+ * (schema/013), and its age: the row lock taken first makes a concurrent
+ * sync of the same job wait, so that exactly one sees it go PREPARING ->
+ * RUNNING.
  */
 static const struct store_stmt stmt_reconcile = {
 	13, "job_reconcile",
@@ -334,8 +337,8 @@ enum store_rc store_node_sync(struct store *st, const char *node, const char *in
 			const char *p3[] = { PQgetvalue(res, i, 0) };
 			PGresult *r2 = store_exec(c, &stmt_reconcile, 1, p3, &rc);
 			if (rc == STORE_OK && PQntuples(r2) &&
-			    !strcmp(PQgetvalue(r2, 0, 0), "PREPARING") &&
-			    !strcmp(PQgetvalue(r2, 0, 1), "RUNNING"))
+			    job_state_parse(PQgetvalue(r2, 0, 0)) == JOB_PREPARING &&
+			    job_state_parse(PQgetvalue(r2, 0, 1)) == JOB_RUNNING)
 				running[nrunning++] = strtod(PQgetvalue(r2, 0, 2), NULL);
 			PQclear(r2);
 			if (rc != STORE_OK)

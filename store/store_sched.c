@@ -103,49 +103,56 @@ static const struct store_stmt stmt_lost_vertex = {
 };
 
 /* Any other lost replica of a running job starts again elsewhere: attempt + 1
- * (a trigger of schema/012 keeps the run time of the attempt it ends). */
+ * (a trigger of schema/012 keeps the run time of the attempt it ends). The
+ * job takes the state machine's restart edge first: a job that has none
+ * from its state (CANCELLING) restarts nothing. */
 static const struct store_stmt stmt_restart = {
 	32, "sched_restart",
+	"WITH lost AS (SELECT DISTINCT p.job FROM replicas p JOIN jobs j ON j.id = p.job "
+	"  WHERE p.state = 'LOST' AND p.desired = 'RUN' AND NOT j.restarting), "
+	"moved AS (SELECT m.id FROM tp_job_transition(ARRAY(SELECT job FROM lost), NULL, "
+	"  'restart') m) "
 	"UPDATE replicas p SET attempt = p.attempt + 1, state = 'PENDING', node = NULL, "
 	"  gpus = '{}', port = NULL, seq = 0, exit_code = NULL, message = '', "
 	"  start_time = NULL, end_time = NULL "
-	"FROM jobs j WHERE j.id = p.job AND p.state = 'LOST' AND p.desired = 'RUN' "
-	"  AND j.state IN ('PREPARING', 'RUNNING') AND NOT j.restarting RETURNING p.id",
+	"FROM moved WHERE p.job = moved.id AND p.state = 'LOST' AND p.desired = 'RUN' "
+	"RETURNING p.id",
 	false,
 };
 
 /* google-duration text to an interval: "7200s", "1.5s". */
 #define DURATION(x) "(rtrim(" x ", 's')::numeric * interval '1 second')"
 
+/* Timed-out jobs fail through the state machine's entry point, each with its message. */
+#define FAIL_TIMED_OUT \
+	"a AS (SELECT array_agg(id) AS ids, array_agg(message) AS messages FROM t) " \
+	"SELECT count(*) FROM a, tp_job_transition(a.ids, 'FAILED', 'timeout', a.messages)"
+
 static const struct store_stmt stmt_timeouts = {
 	33, "sched_timeouts",
-	"WITH t AS (SELECT id, state FROM jobs WHERE state IN ('QUEUED', 'PREPARING', 'RUNNING') "
+	"WITH t AS (SELECT id, CASE WHEN state = 'RUNNING' THEN format('Job exceeded the maximum "
+	"running time (scheduling.max_running_time) of %s.', spec->'scheduling'->>'maxRunningTime') "
+	"   ELSE format('Job did not start running within the maximum wait time "
+	"(scheduling.max_wait_time) of %s.', spec->'scheduling'->>'maxWaitTime') END AS message "
+	"  FROM jobs WHERE state IN ('QUEUED', 'PREPARING', 'RUNNING') "
 	"  AND spec ? 'scheduling' AND ("
 	"   (state = 'RUNNING' AND spec->'scheduling' ? 'maxRunningTime' AND start_time + "
 	DURATION("spec->'scheduling'->>'maxRunningTime'") " < now()) OR "
 	"   (state IN ('QUEUED', 'PREPARING') AND spec->'scheduling' ? 'maxWaitTime' AND create_time + "
 	DURATION("spec->'scheduling'->>'maxWaitTime'") " < now())) FOR UPDATE), "
-	"f AS (UPDATE jobs j SET state = 'FAILED', end_time = now(), error_message = CASE "
-	"   WHEN t.state = 'RUNNING' THEN format('Job exceeded the maximum running time "
-	"(scheduling.max_running_time) of %s.', j.spec->'scheduling'->>'maxRunningTime') "
-	"   ELSE format('Job did not start running within the maximum wait time "
-	"(scheduling.max_wait_time) of %s.', j.spec->'scheduling'->>'maxWaitTime') END "
-	" FROM t WHERE j.id = t.id RETURNING j.id) "
-	"SELECT count(tp_stop_replicas(id)) FROM f",
+	FAIL_TIMED_OUT,
 	false,
 };
 
 /* Vertex: jobSpec.scheduling.timeout bounds the running time (default 7 days). */
 static const struct store_stmt stmt_vertex_timeouts = {
 	37, "sched_vertex_timeouts",
-	"WITH t AS (SELECT id FROM jobs WHERE state = 'RUNNING' AND api = 'vertex' "
+	"WITH t AS (SELECT id, format('The job exceeded its timeout (scheduling.timeout) of %s.', "
+	"    coalesce(spec->'jobSpec'->'scheduling'->>'timeout', '604800s')) AS message "
+	"  FROM jobs WHERE state = 'RUNNING' AND api = 'vertex' "
 	"  AND start_time + " DURATION("coalesce(spec->'jobSpec'->'scheduling'->>'timeout', "
 	"'604800s')") " < now() FOR UPDATE), "
-	"f AS (UPDATE jobs j SET state = 'FAILED', end_time = now(), error_message = "
-	"  format('The job exceeded its timeout (scheduling.timeout) of %s.', "
-	"    coalesce(j.spec->'jobSpec'->'scheduling'->>'timeout', '604800s')) "
-	" FROM t WHERE j.id = t.id RETURNING j.id) "
-	"SELECT count(tp_stop_replicas(id)) FROM f",
+	FAIL_TIMED_OUT,
 	false,
 };
 
@@ -263,16 +270,15 @@ enum store_rc store_sched_snapshot(struct store_conn *c, int lease_s, int max_qu
 }
 
 /*
- * A batch of placed jobs in one statement and one commit: each job moves
- * QUEUED -> PREPARING only if it is still QUEUED (not cancelled meanwhile),
- * and only those jobs get their replicas.
+ * A batch of placed jobs in one statement and one commit: each job takes
+ * the state machine's place edge (QUEUED -> PREPARING) only if it is still
+ * QUEUED (not cancelled meanwhile), and only those jobs get their replicas.
  */
 static const struct store_stmt stmt_commit_jobs = {
 	36, "sched_commit_jobs",
 	"WITH input AS (SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(job int8, replicas jsonb)), "
-	"ok AS (UPDATE jobs SET state = 'PREPARING' FROM input "
-	"  WHERE jobs.id = input.job AND jobs.state = 'QUEUED' "
-	"  RETURNING jobs.id, extract(epoch FROM now() - jobs.create_time) AS waited), "
+	"ok AS (SELECT m.id, extract(epoch FROM now() - m.create_time) AS waited "
+	"  FROM tp_job_transition(ARRAY(SELECT job FROM input), 'PREPARING', 'place') m), "
 	"ins AS (INSERT INTO replicas (job, uid, role, idx, node, gpus, port, spec, vcpus, memory_mb, "
 	"  accel_type, accel_count, tpu) "
 	" SELECT i.job, r.uid, r.role, r.idx, r.node, "

@@ -30,6 +30,7 @@ enum store_rc store_sched_try_lock(struct store_conn *c, bool *got) MUST_CHECK;
  * (scheduling.disableRetries) or restart as a whole (restartJobOnWorkerRestart,
  * see tp_reconcile_job); other LOST replicas of running jobs get attempt + 1
  * and wait for a node; timed-out jobs fail; CANCELLING jobs are reconciled.
+ * Every job moves through the state machine's entry point (schema/013).
  * *lost: nodes lost now; *restarted: replicas to re-place, plus Vertex jobs
  * failed or restarted.
  */
@@ -54,8 +55,9 @@ enum store_rc store_sched_snapshot(struct store_conn *c, int lease_s, int max_qu
 /*
  * Commits placed jobs in one statement: batch is a JSON array of
  * {"job": id, "replicas": [{uid, role, idx, node, gpus, port, spec, vcpus,
- * memory_mb, accel_type, accel_count, tpu}]}. A job that left QUEUED
- * meanwhile (cancelled) is skipped whole. *placed: jobs committed.
+ * memory_mb, accel_type, accel_count, tpu}]}. Each job takes the place
+ * edge; one that left QUEUED meanwhile (cancelled) is skipped whole.
+ * *placed: jobs committed.
  */
 enum store_rc store_sched_commit_jobs(struct store_conn *c, const json_t *batch,
 				      int *placed) MUST_CHECK;

@@ -236,7 +236,7 @@ static void a_fill_that_races_a_change_keeps_nothing(void **state)
 	job_cache_key_init(&k, "ml", "p", "raced", NULL);
 	struct job_cache_entry *e = job_cache_fill_begin(c, &k);
 	assert_non_null(e);
-	exec("UPDATE jobs SET state = 'RUNNING' WHERE api = 'ml' AND job_id = $1", 1, "raced");
+	exec("UPDATE jobs SET state = 'PREPARING' WHERE api = 'ml' AND job_id = $1", 1, "raced");
 	assert_true(fence(c));	/* the notification is in */
 	job_cache_fill_end(c, e, "stale", 5);
 	assert_served(c, "raced", NULL);
@@ -265,12 +265,12 @@ static void inserts_and_other_keys_leave_a_reply_alone(void **state)
 	wait_listening(c);
 	assert_true(fill(c, "kept", "kept"));
 	insert_job("newcomer");
-	exec("UPDATE jobs SET state = 'RUNNING' WHERE job_id = $1", 1, "neighbour");
+	exec("UPDATE jobs SET state = 'PREPARING' WHERE job_id = $1", 1, "neighbour");
 	assert_served(c, "kept", "kept");
 	/* the same job id in another project or api is another job */
 	exec("INSERT INTO jobs (api, project, job_id, region, spec, state) "
 	     "VALUES ('vertex', 'p', $1, 'us-central1', '{}', 'QUEUED')", 1, "kept");
-	exec("UPDATE jobs SET state = 'RUNNING' WHERE api = 'vertex' AND job_id = $1", 1, "kept");
+	exec("UPDATE jobs SET state = 'PREPARING' WHERE api = 'vertex' AND job_id = $1", 1, "kept");
 	assert_served(c, "kept", "kept");
 	job_cache_stop(c);
 }

@@ -1,9 +1,16 @@
 /*
- * schema.h - proto3 JSON messages described as data, and the one routine
- * that checks and normalises a request body against such a description.
+ * schema.h - proto3 JSON messages described as data (the descriptors), and
+ * what is done with them: a request body checked and normalised against
+ * its message (schema_normalize), a stored message rendered canonically
+ * (schema_render), a --config file of the CLI read through them
+ * (cli/body.c walks the same fields), and the descriptors printed as JSON
+ * for the test that holds openapi.yaml to them (schema_describe).
  *
- * Each API surface describes its messages (server/ml_types.c, ...). The
- * normaliser accepts what Google's JSON front end accepts: lowerCamelCase
+ * Each API surface describes its messages (spec/ml_types.c,
+ * spec/vertex_types.c), fields in proto field order: by field number where
+ * Google's .proto files give one, then (ml v1 only: its last public protos
+ * predate half its fields) the fields without a public number, in the order
+ * of the REST reference. The normaliser accepts what Google's JSON front end accepts: lowerCamelCase
  * or snake_case names, int64 as numbers or strings, null for "unset". It
  * refuses unknown fields, wrong JSON types and unknown enum names with the
  * wording Google's front end uses, e.g.
@@ -19,6 +26,7 @@
 #include <jansson.h>
 #include <stdbool.h>
 
+#include "strbuf.h"
 #include "violation.h"
 
 enum schema_kind {
@@ -50,6 +58,7 @@ struct schema_message;
 struct schema_field {
 	const char *json;	/* lowerCamelCase */
 	const char *proto;	/* snake_case, used in error paths */
+	int number;		/* the proto field number; 0 where no public .proto gives it */
 	enum schema_kind kind;
 	unsigned repeated : 1;
 	unsigned map : 1;	/* map<string, kind> */
@@ -76,5 +85,52 @@ json_t *schema_normalize(const struct schema_message *msg, const json_t *in, con
 /* The field of msg whose JSON or proto name is name, or NULL. */
 const struct schema_field *schema_find_field(const struct schema_message *msg,
 					     const char *name);
+
+/*
+ * The field at a dotted path of JSON names below msg ("trainingInput.
+ * masterConfig.acceleratorConfig.type"), through message fields; NULL when
+ * some step is not a field.
+ */
+const struct schema_field *schema_field_at(const struct schema_message *msg, const char *path);
+
+/* "TYPE_STRING", or the type URL of the field's message or enum, as Google's errors name it. */
+const char *schema_kind_name(const struct schema_field *f);
+
+/*
+ * Canonical rendering (spec/schema_render.c): obj (borrowed; a normalised
+ * body, or a stored one read back) appended to sb as proto3 JSON: fields in
+ * msg's order, output-only fields included, default values left out (0,
+ * "", false, the first enum value, empty lists and maps; a message field
+ * that is present is rendered, {} when empty), int64 as strings, doubles
+ * in their shortest round-trip form (0.1, and 1 for a whole double), map
+ * keys sorted, google.protobuf.Value content compact with sorted object
+ * keys. Members of obj that msg does not describe, and values of the wrong
+ * JSON type, are left out. The same message always gives the same bytes.
+ */
+void schema_render(struct strbuf *sb, const struct schema_message *msg, const json_t *obj);
+
+/*
+ * One field's value v alone, as schema_render() renders it (a list, a map,
+ * or one value, defaults included). Returns false, appending nothing, when
+ * v is of the wrong JSON type.
+ */
+bool schema_render_field(struct strbuf *sb, const struct schema_field *f, const json_t *v);
+
+/*
+ * schema_render() of a stored JSON text (e.g. a jsonb column read back).
+ * Returns 0, or -1 (and renders {}) when text is not a JSON object.
+ */
+int schema_render_text(struct strbuf *sb, const struct schema_message *msg, const char *text);
+
+/* A double in its shortest round-trip form: "0.1", "1", "-2.5e-07" (buf of 32). */
+void schema_format_double(double d, char *buf, size_t len);
+
+/*
+ * The descriptors reachable from roots as JSON (spec/schema_describe.c):
+ * {"messages": [{"type": "google.cloud.ml.v1.Job", "fields": [{"name",
+ * "proto", "number", "kind", "repeated", "map", "outputOnly", "message"?,
+ * "enum"?: [names]}]}]}, each message once. New reference.
+ */
+json_t *schema_describe(const struct schema_message *const *roots, size_t n);
 
 #endif

@@ -11,6 +11,7 @@
 #include "list_query.h"
 #include "log.h"
 #include "ml_types.h"
+#include "training_spec.h"
 #include "scheduler.h"
 #include "validate.h"
 #include "wire.h"
@@ -247,9 +248,13 @@ void api_ml_jobs_create(struct request *req)
 	if (!training && !prediction) {
 		violations_add(&vs, "job.training_input", "A training input is required.");
 	} else if (training) {
-		validate_ml_training_input(req->catalog, training, &vs);
+		/* Parsed once; the catalog rules check the typed spec. */
+		struct training_spec spec;
+		(void)spec_ml_parse(training, &spec, &vs);
+		(void)spec_validate_ml(req->catalog, &spec, &vs);
+		spec_release(&spec);
 	}
-	validate_labels(json_object_get(job, "labels"), "job.labels", &vs);
+	spec_validate_labels(json_object_get(job, "labels"), "job.labels", &vs);
 	if (vs.n) {
 		api_ml_reply_field_violations(req, &vs);
 		goto out;
@@ -471,7 +476,7 @@ void api_ml_jobs_patch(struct request *req)
 	}
 	json_t *lab = json_object_get(job, "labels");
 	if (set_labels)
-		validate_labels(lab, "job.labels", &vs);
+		spec_validate_labels(lab, "job.labels", &vs);
 	if (vs.n) {
 		api_ml_reply_field_violations(req, &vs);
 		goto out;

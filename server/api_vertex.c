@@ -11,6 +11,7 @@
 #include "log.h"
 #include "scheduler.h"
 #include "store_log.h"
+#include "training_spec.h"
 #include "validate.h"
 #include "vertex_types.h"
 #include "wire.h"
@@ -286,6 +287,16 @@ static void check_display_name(const char *display, const char *field, struct vi
 			       DISPLAY_NAME_MAX);
 }
 
+/* A CustomJobSpec, parsed once into the typed spec, against the catalog rules. */
+static void check_job_spec(struct request *req, const json_t *job_spec, struct violations *vs)
+{
+	struct training_spec spec;
+
+	(void)spec_vertex_parse(job_spec, req->params[1], &spec, vs);
+	(void)spec_validate_vertex(req->catalog, &spec, vs);
+	spec_release(&spec);
+}
+
 void api_vertex_custom_jobs_create(struct request *req)
 {
 	struct violations vs = VIOLATIONS_INIT;
@@ -301,8 +312,8 @@ void api_vertex_custom_jobs_create(struct request *req)
 	if (!job_spec)
 		violations_add(&vs, "custom_job.job_spec", "Required field is not set.");
 	else
-		validate_vertex_job_spec(req->catalog, req->params[1], job_spec, &vs);
-	validate_labels(json_object_get(job, "labels"), "custom_job.labels", &vs);
+		check_job_spec(req, job_spec, &vs);
+	spec_validate_labels(json_object_get(job, "labels"), "custom_job.labels", &vs);
 	if (vs.n)
 		reply_vertex_violations(req, &vs);
 	else
@@ -697,10 +708,10 @@ void api_vertex_training_pipelines_create(struct request *req)
 		reply_schema_violations(req, &vs);
 		goto out;
 	} else {
-		validate_vertex_job_spec(req->catalog, req->params[1], job_spec, &spec_vs);
+		check_job_spec(req, job_spec, &spec_vs);
 		move_violations(&spec_vs, &vs);
 	}
-	validate_labels(json_object_get(tp, "labels"), "training_pipeline.labels", &vs);
+	spec_validate_labels(json_object_get(tp, "labels"), "training_pipeline.labels", &vs);
 	if (vs.n) {
 		reply_vertex_violations(req, &vs);
 		goto out;

@@ -20,7 +20,7 @@ cd "$(dirname "$0")/.."
 
 # target | sources beyond tests/fuzz/fuzz_<target>.c | extra seed folders
 targets_table='
-validate    | server/validate.c lib/catalog.c lib/common.c lib/wire.c lib/violation.c lib/strbuf.c lib/yamldoc.c lib/imageref.c | tests/unit/fixtures
+validate    | spec/validate.c spec/validate_ml.c spec/validate_vertex.c spec/training_spec.c lib/catalog.c lib/common.c lib/wire.c lib/violation.c lib/strbuf.c lib/yamldoc.c lib/imageref.c | tests/unit/fixtures
 sync_answer | agent/sync_msg.c agent/replica.c agent/runtime.c agent/shim.c agent/strvec.c agent/agent_config.c agent/gpu.c agent/runtime_container.c agent/lease.c agent/http.c lib/imageref.c lib/common.c lib/wire.c lib/strbuf.c lib/log.c lib/config.c |
 metric_file | agent/metric_file.c lib/common.c lib/log.c lib/wire.c lib/strbuf.c |
 log         | lib/log.c lib/common.c lib/wire.c lib/strbuf.c |
@@ -43,19 +43,19 @@ field() { echo "$targets_table" | awk -F'|' -v t="$1" -v f="$2" '$1 ~ "^"t" *$" 
 
 build() {
 	t=$1 bin=$out/fuzz_$1
-	# SERVER_SOURCES: every file of server/ (but main.c) and lib/.
+	# SERVER_SOURCES: every file of server/ (but main.c), spec/ and lib/.
 	srcs=$(echo "tests/fuzz/fuzz_$t.c $(field "$t" 2)" |
-		sed "s|SERVER_SOURCES|$(ls server/*.c lib/*.c | grep -v server/main.c | tr '\n' ' ')|")
+		sed "s|SERVER_SOURCES|$(ls server/*.c spec/*.c lib/*.c | grep -v server/main.c | tr '\n' ' ')|")
 	# Rebuilt when any source, or any header of lib/ agent/ server/, is newer.
 	# shellcheck disable=SC2086
-	if [ -x "$bin" ] && [ -z "$(find $srcs lib agent server store scheduler -name '*.[ch]' -newer "$bin" | head -n 1)" ]; then
+	if [ -x "$bin" ] && [ -z "$(find $srcs lib spec agent server store scheduler -name '*.[ch]' -newer "$bin" | head -n 1)" ]; then
 		return 0
 	fi
 	# shellcheck disable=SC2046,SC2086
 	$cc -std=c11 -D_GNU_SOURCE -g -O1 -fno-omit-frame-pointer -Wall -Wextra -Werror -Wshadow \
 		-Wno-missing-field-initializers \
 		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-		-Ilib -Iserver -Iagent -Istore -Ischeduler $srcs \
+		-Ilib -Ispec -Iserver -Iagent -Istore -Ischeduler $srcs \
 		$(pkg-config --cflags --libs jansson yaml-0.1 libcurl libpq libssl libcrypto) -lpthread -lm -o "$bin"
 	echo "built $bin"
 }

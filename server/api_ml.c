@@ -56,39 +56,47 @@ bool api_ml_job_id_valid(const char *id)
 	return true;
 }
 
-static void add_time(struct strbuf *sb, const char *name, int64_t us)
+static void add_time(json_t *job, const char *name, int64_t us)
 {
 	char buf[48];
 	if (!us)
 		return;
 	wire_time_format(us, buf, sizeof(buf));
-	sb_addf(sb, ",\"%s\":\"%s\"", name, buf);
+	json_object_set_new(job, name, json_string(buf));
+}
+
+/* A stored JSON column read back (numbers as doubles: the descriptors say
+ * which are integers); {} when it is not an object. */
+static json_t *stored(const char *text)
+{
+	json_t *v = json_loads(text, JSON_DECODE_INT_AS_REAL, NULL);
+
+	if (!json_is_object(v)) {
+		json_decref(v);
+		v = json_object();
+	}
+	return v;
 }
 
 void api_ml_job_render(struct strbuf *sb, const struct job *j)
 {
 	char *etag = api_ml_etag(j->version);
+	json_t *job = json_object();
 
-	/* The stored JSON columns are our own canonical output: spliced as is. */
-	sb_addstr(sb, "{\"jobId\":");
-	sb_add_json_str(sb, j->job_id);
-	sb_addstr(sb, ",\"trainingInput\":");
-	sb_addstr(sb, j->spec_json);
-	add_time(sb, "createTime", j->create_us);
-	add_time(sb, "startTime", j->start_us);
-	add_time(sb, "endTime", j->end_us);
-	sb_addf(sb, ",\"state\":\"%s\"", j->state);
-	if (*j->error_message) {
-		sb_addstr(sb, ",\"errorMessage\":");
-		sb_add_json_str(sb, j->error_message);
-	}
-	sb_addstr(sb, ",\"trainingOutput\":");
-	sb_addstr(sb, j->output_json);
-	if (strcmp(j->labels_json, "{}")) {
-		sb_addstr(sb, ",\"labels\":");
-		sb_addstr(sb, j->labels_json);
-	}
-	sb_addf(sb, ",\"etag\":\"%s\"}", etag);
+	/* Every part through the descriptors (spec/ml_types.c): create, get and
+	 * list give the same bytes, whatever order the database keeps. */
+	json_object_set_new(job, "jobId", json_string(j->job_id));
+	json_object_set_new(job, "trainingInput", stored(j->spec_json));
+	add_time(job, "createTime", j->create_us);
+	add_time(job, "startTime", j->start_us);
+	add_time(job, "endTime", j->end_us);
+	json_object_set_new(job, "state", json_string(j->state));
+	json_object_set_new(job, "errorMessage", json_string(j->error_message));
+	json_object_set_new(job, "trainingOutput", stored(j->output_json));
+	json_object_set_new(job, "labels", stored(j->labels_json));
+	json_object_set_new(job, "etag", json_string(etag));
+	schema_render(sb, &ml_job_message, job);
+	json_decref(job);
 	free(etag);
 }
 
@@ -153,6 +161,26 @@ void api_ml_get_config(struct request *req)
 }
 
 /* --- projects.jobs.create ------------------------------------------------- */
+
+/* obj rendered canonically as msg: a new string. */
+static char *render_text(const struct schema_message *msg, const json_t *obj)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	schema_render(&sb, msg, obj);
+	return sb_detach(&sb);
+}
+
+/* A labels map rendered canonically (keys sorted), "{}" for none. */
+static char *render_labels(const json_t *labels)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	if (!labels || !schema_render_field(&sb, schema_find_field(&ml_job_message, "labels"),
+					    labels))
+		sb_addstr(&sb, "{}");
+	return sb_detach(&sb);
+}
 
 /* What a create keeps while its insert is on the store pipe. */
 struct create_ctx {
@@ -263,9 +291,9 @@ void api_ml_jobs_create(struct request *req)
 	c = xcalloc(1, sizeof(*c));
 	c->job = job;
 	job = NULL;
-	c->spec = json_dumps(training, JSON_COMPACT);
-	json_t *lab = json_object_get(c->job, "labels");
-	c->labels = lab ? json_dumps(lab, JSON_COMPACT) : xstrdup("{}");
+	/* Stored as rendered: canonical bytes (the column is jsonb all the same). */
+	c->spec = render_text(ml_training_input_message, training);
+	c->labels = render_labels(json_object_get(c->job, "labels"));
 	c->region = json_string_value(json_object_get(training, "region"));
 	if (!c->region)
 		c->region = "";
@@ -483,7 +511,7 @@ void api_ml_jobs_patch(struct request *req)
 	}
 	enum store_rc rc;
 	if (set_labels) {
-		labels = lab ? json_dumps(lab, JSON_COMPACT) : xstrdup("{}");
+		labels = render_labels(lab);
 		rc = store_job_set_labels(req->srv->store, &key, expect, labels, &rows);
 	} else {
 		/* Only the etag in the mask: nothing to change, but still checked. */

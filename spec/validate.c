@@ -82,12 +82,14 @@ bool quotable(const char *s)
  * issue 12 an image "--volume=/:/host" was read as an option. Anything that
  * is not a reference (docker's grammar; no podman transport) is refused.
  */
-void check_image(struct ctx *c, const char *image, const char *field)
+void check_image(struct ctx *c, const char *image, const char *base, const char *sfx)
 {
 	const char *why = image ? imageref_parse(image, NULL) : NULL;
+	char field[FIELD_MAX];
 
 	if (!why)
 		return;
+	snprintf(field, sizeof(field), "%s%s", base, sfx);
 	if (quotable(image))
 		violations_add(c->out, field, "Invalid image URI \"%s\": %s. An image URI is "
 			       IMAGEREF_FORM ", e.g. " IMAGEREF_EXAMPLE ".", image, why);
@@ -159,18 +161,20 @@ void check_machine_accelerator(struct ctx *c, const struct catalog_machine *m,
 }
 
 void check_boot_disk(struct ctx *c, const char *type, int64_t size_gb, bool size_bad,
-		     const char *base)
+		     const char *base, const char *sfx)
 {
 	char f[FIELD_MAX];
 
-	snprintf(f, sizeof(f), "%s.boot_disk_type", base);
-	if (type && strcmp(type, "pd-ssd") && strcmp(type, "pd-standard"))
+	if (type && strcmp(type, "pd-ssd") && strcmp(type, "pd-standard")) {
+		snprintf(f, sizeof(f), "%s%s.boot_disk_type", base, sfx);
 		violations_add(c->out, f,
 			       "Boot disk type \"%s\" is not supported. Valid values: \"pd-ssd\", "
 			       "\"pd-standard\".", type);
-	snprintf(f, sizeof(f), "%s.boot_disk_size_gb", base);
-	if (!size_bad && size_gb < 0)
+	}
+	if (!size_bad && size_gb < 0) {
+		snprintf(f, sizeof(f), "%s%s.boot_disk_size_gb", base, sfx);
 		violations_add(c->out, f, "The boot disk size must not be negative.");
+	}
 }
 
 bool check_duration(struct ctx *c, const char *s, const char *field, int64_t *nanos)

@@ -33,8 +33,12 @@ const char *acc_name(const struct ctx *c, int a);
 /* Whether a hostile value can be repeated in a message: printable ASCII, short. */
 bool quotable(const char *s);
 
-/* An image reference (lib/imageref.h) a container engine can be given; NULL passes. */
-void check_image(struct ctx *c, const char *image, const char *field);
+/*
+ * An image reference (lib/imageref.h) a container engine can be given;
+ * NULL passes. The field to blame is base + sfx (made only for a violation,
+ * as in check_boot_disk).
+ */
+void check_image(struct ctx *c, const char *image, const char *base, const char *sfx);
 
 /*
  * acc_type x acc_count on machine m (either may be unset), as both APIs
@@ -48,9 +52,9 @@ void check_machine_accelerator(struct ctx *c, const struct catalog_machine *m,
 			       const char *count_field, const char *machine_field, int *acc,
 			       int64_t *count);
 
-/* A boot disk's type (NULL: unset) and size (bad: reported by the parse). */
+/* A boot disk's type (NULL: unset) and size (bad: reported by the parse), at base + sfx. */
 void check_boot_disk(struct ctx *c, const char *type, int64_t size_gb, bool size_bad,
-		     const char *base);
+		     const char *base, const char *sfx);
 
 /* A google-duration as given (NULL: unset); *nanos 0 when unset or bad. Returns true when set and valid. */
 bool check_duration(struct ctx *c, const char *s, const char *field, int64_t *nanos);

@@ -19,22 +19,28 @@
 #define MAX_CATEGORICAL_VALUES 1000	/* ours, likewise */
 #define MIN_MAX_WAIT_NANOS (1800LL * 1000000000LL)
 
+/* What messages call a role's fields (paths are made only for a violation). */
 static const struct role_names {
-	const char *json;	/* JSON key prefix: masterType, masterConfig */
-	const char *snake;	/* path prefix: training_input.master_type */
+	const char *type_key, *count_key;	/* workerType, workerCount */
+	const char *type_field, *count_field, *config_field;	/* training_input.worker_type ... */
 } role_names[ROLE_COUNT] = {
-	[ROLE_MASTER] = { "master", "master" },
-	[ROLE_WORKER] = { "worker", "worker" },
-	[ROLE_PS] = { "parameterServer", "parameter_server" },
-	[ROLE_EVALUATOR] = { "evaluator", "evaluator" },
+	[ROLE_MASTER] = { "masterType", "masterCount", "training_input.master_type",
+			  "training_input.master_count", "training_input.master_config" },
+	[ROLE_WORKER] = { "workerType", "workerCount", "training_input.worker_type",
+			  "training_input.worker_count", "training_input.worker_config" },
+	[ROLE_PS] = { "parameterServerType", "parameterServerCount",
+		      "training_input.parameter_server_type", "training_input.parameter_server_count",
+		      "training_input.parameter_server_config" },
+	[ROLE_EVALUATOR] = { "evaluatorType", "evaluatorCount", "training_input.evaluator_type",
+			     "training_input.evaluator_count", "training_input.evaluator_config" },
 };
 
 /* One role as the rules see it: the request's pool with what follows from it. */
 struct replica {
 	const struct spec_pool *pool;	/* as the request gives it */
 	enum replica_role role;
-	char type_key[32], count_key[32];	/* workerType, workerCount */
-	char type_field[64], count_field[64], config_field[64];	/* training_input.worker_type ... */
+	const char *type_key, *count_key;	/* workerType, workerCount */
+	const char *type_field, *count_field, *config_field;	/* training_input.worker_type ... */
 	const char *type;		/* machine type, from the job or the scale tier */
 	bool from_tier;
 	const struct catalog_machine *m;	/* NULL: unset or unknown */
@@ -43,7 +49,6 @@ struct replica {
 	bool has_acc_config;		/* acceleratorConfig given with a type or count */
 	int acc;			/* the accelerator it uses, -1 none */
 	int64_t acc_count;
-	char acc_field[FIELD_MAX];	/* where to blame the accelerator */
 };
 
 static bool replica_active(const struct replica *r)
@@ -59,11 +64,11 @@ static void replica_init(struct replica *r, const struct spec_pool *pool, enum r
 	r->pool = pool;
 	r->role = role;
 	r->acc = -1;
-	snprintf(r->type_key, sizeof(r->type_key), "%sType", n->json);
-	snprintf(r->count_key, sizeof(r->count_key), "%sCount", n->json);
-	snprintf(r->type_field, sizeof(r->type_field), "training_input.%s_type", n->snake);
-	snprintf(r->count_field, sizeof(r->count_field), "training_input.%s_count", n->snake);
-	snprintf(r->config_field, sizeof(r->config_field), "training_input.%s_config", n->snake);
+	r->type_key = n->type_key;
+	r->count_key = n->count_key;
+	r->type_field = n->type_field;
+	r->count_field = n->count_field;
+	r->config_field = n->config_field;
 }
 
 /* Types, counts and the scale tier: who runs on what. */
@@ -154,10 +159,8 @@ static void ml_images(struct ctx *c, struct replica *rs)
 	const char *master_image = rs[ROLE_MASTER].pool->image;
 
 	for (int i = 0; i < ROLE_COUNT; i++) {
-		char f[FIELD_MAX];
-		snprintf(f, sizeof(f), "%s.image_uri", rs[i].config_field);
 		rs[i].image = rs[i].pool->image;
-		check_image(c, rs[i].image, f);
+		check_image(c, rs[i].image, rs[i].config_field, ".image_uri");
 		if (!rs[i].image)
 			rs[i].image = master_image;
 	}
@@ -172,18 +175,16 @@ static void ml_accelerators(struct ctx *c, bool custom, struct replica *rs)
 		const char *type = r->pool->accelerator_type;
 		int64_t count = r->pool->accelerator_count;
 
+		r->has_acc_config = type || count;
+		if (!r->has_acc_config) {
+			/* no accelerator asked: nothing to blame, only the built-in ones */
+			check_machine_accelerator(c, r->m, NULL, 0, NULL, NULL, r->type_field, &r->acc,
+						  &r->acc_count);
+			continue;
+		}
 		snprintf(field, sizeof(field), "%s.accelerator_config", r->config_field);
 		snprintf(tfield, sizeof(tfield), "%s.type", field);
 		snprintf(cfield, sizeof(cfield), "%s.count", field);
-		r->has_acc_config = type || count;
-		if (!r->has_acc_config) {
-			check_machine_accelerator(c, r->m, NULL, 0, tfield, cfield,
-						  r->type_field, &r->acc, &r->acc_count);
-			snprintf(r->acc_field, sizeof(r->acc_field), "%s",
-				 r->from_tier ? "training_input.scale_tier" : r->type_field);
-			continue;
-		}
-		snprintf(r->acc_field, sizeof(r->acc_field), "%s", tfield);
 		if (!custom) {
 			violations_add(c->out, field,
 				       "acceleratorConfig can only be set when scaleTier is CUSTOM.");
@@ -255,6 +256,8 @@ static void ml_tpu(struct ctx *c, bool custom, struct replica *rs, const char *r
 		char field[FIELD_MAX];
 		const char *tfv = r->pool->tpu_tf_version;
 
+		if (!tfv && !(i == ROLE_WORKER && tpu_worker))
+			continue;
 		snprintf(field, sizeof(field), "%s.tpu_tf_version", r->config_field);
 		if (i == ROLE_WORKER && tpu_worker) {
 			if (!r->image) {
@@ -423,8 +426,8 @@ static void ml_replica_configs(struct ctx *c, const struct training_spec *spec,
 		struct replica *r = &rs[i];
 		char field[FIELD_MAX];
 
-		snprintf(field, sizeof(field), "%s.container_command", r->config_field);
 		if (json_array_size(r->pool->command)) {
+			snprintf(field, sizeof(field), "%s.container_command", r->config_field);
 			if (!r->image)
 				violations_add(c->out, field,
 					       "containerCommand cannot be set if a custom container "
@@ -434,8 +437,8 @@ static void ml_replica_configs(struct ctx *c, const struct training_spec *spec,
 					       "containerCommand and args are mutually exclusive, i.e., "
 					       "both cannot be set at the same time.");
 		}
-		snprintf(field, sizeof(field), "%s.container_args", r->config_field);
 		if (json_array_size(r->pool->args)) {
+			snprintf(field, sizeof(field), "%s.container_args", r->config_field);
 			if (!r->image)
 				violations_add(c->out, field,
 					       "containerArgs cannot be set if a custom container image "
@@ -445,9 +448,8 @@ static void ml_replica_configs(struct ctx *c, const struct training_spec *spec,
 					       "containerArgs and args are mutually exclusive, i.e., both "
 					       "cannot be set at the same time.");
 		}
-		snprintf(field, sizeof(field), "%s.disk_config", r->config_field);
 		check_boot_disk(c, r->pool->disk_type, r->pool->disk_size_gb, r->pool->disk_size_bad,
-				field);
+				r->config_field, ".disk_config");
 	}
 }
 

@@ -46,7 +46,7 @@ static void vx_python_package(struct ctx *c, const struct spec_pool *pool, const
 	snprintf(f, sizeof(f), "%s.python_package_spec.executor_image_uri", base);
 	if (!pool->executor_image)
 		violations_add(c->out, f, "An executor image URI must be specified.");
-	check_image(c, pool->executor_image, f);
+	check_image(c, pool->executor_image, f, "");
 	snprintf(f, sizeof(f), "%s.python_package_spec.package_uris", base);
 	n = json_array_size(pool->package_uris);
 	if (!n)
@@ -155,14 +155,14 @@ static int vx_pool(struct ctx *c, const struct spec_pool *pool, size_t i)
 		snprintf(f, sizeof(f), "%s.container_spec.image_uri", base);
 		if (!pool->image)
 			violations_add(c->out, f, "A container image URI must be specified.");
-		check_image(c, pool->image, f);
+		check_image(c, pool->image, f, "");
 		snprintf(f, sizeof(f), "%s.container_spec", base);
 		vx_env(c, &pool->env, f);
 	}
 	if (pool->has_python_package)
 		vx_python_package(c, pool, base);
-	snprintf(f, sizeof(f), "%s.disk_spec", base);
-	check_boot_disk(c, pool->disk_type, pool->disk_size_gb, pool->disk_size_bad, f);
+	check_boot_disk(c, pool->disk_type, pool->disk_size_gb, pool->disk_size_bad, base,
+			".disk_spec");
 	return replicas > 0 ? acc : -1;
 }
 

@@ -56,47 +56,45 @@ bool api_ml_job_id_valid(const char *id)
 	return true;
 }
 
-static void add_time(json_t *job, const char *name, int64_t us)
+static void add_time(struct strbuf *sb, const char *name, int64_t us)
 {
 	char buf[48];
 	if (!us)
 		return;
 	wire_time_format(us, buf, sizeof(buf));
-	json_object_set_new(job, name, json_string(buf));
-}
-
-/* A stored JSON column read back (numbers as doubles: the descriptors say
- * which are integers); {} when it is not an object. */
-static json_t *stored(const char *text)
-{
-	json_t *v = json_loads(text, JSON_DECODE_INT_AS_REAL, NULL);
-
-	if (!json_is_object(v)) {
-		json_decref(v);
-		v = json_object();
-	}
-	return v;
+	sb_addf(sb, ",\"%s\":\"%s\"", name, buf);
 }
 
 void api_ml_job_render(struct strbuf *sb, const struct job *j)
 {
 	char *etag = api_ml_etag(j->version);
-	json_t *job = json_object();
+	size_t mark;
 
-	/* Every part through the descriptors (spec/ml_types.c): create, get and
-	 * list give the same bytes, whatever order the database keeps. */
-	json_object_set_new(job, "jobId", json_string(j->job_id));
-	json_object_set_new(job, "trainingInput", stored(j->spec_json));
-	add_time(job, "createTime", j->create_us);
-	add_time(job, "startTime", j->start_us);
-	add_time(job, "endTime", j->end_us);
-	json_object_set_new(job, "state", json_string(j->state));
-	json_object_set_new(job, "errorMessage", json_string(j->error_message));
-	json_object_set_new(job, "trainingOutput", stored(j->output_json));
-	json_object_set_new(job, "labels", stored(j->labels_json));
-	json_object_set_new(job, "etag", json_string(etag));
-	schema_render(sb, &ml_job_message, job);
-	json_decref(job);
+	/* The Job's fields in proto field order (spec/ml_types.c); the stored
+	 * columns rendered through their descriptors, whatever order and
+	 * spacing the database keeps: create, get and list give the same bytes. */
+	sb_addstr(sb, "{\"jobId\":");
+	sb_add_json_str(sb, j->job_id);
+	sb_addstr(sb, ",\"trainingInput\":");
+	(void)schema_render_text(sb, ml_training_input_message, j->spec_json);
+	add_time(sb, "createTime", j->create_us);
+	add_time(sb, "startTime", j->start_us);
+	add_time(sb, "endTime", j->end_us);
+	sb_addf(sb, ",\"state\":\"%s\"", j->state);
+	if (*j->error_message) {
+		sb_addstr(sb, ",\"errorMessage\":");
+		sb_add_json_str(sb, j->error_message);
+	}
+	sb_addstr(sb, ",\"trainingOutput\":");
+	(void)schema_render_text(sb, ml_training_output_message, j->output_json);
+	mark = sb->len;
+	sb_addstr(sb, ",\"labels\":");
+	if (schema_render_field_text(sb, schema_find_field(&ml_job_message, "labels"),
+				     j->labels_json) <= 0) {
+		sb->len = mark;	/* no labels: proto3 leaves the empty map out */
+		sb->buf[mark] = '\0';
+	}
+	sb_addf(sb, ",\"etag\":\"%s\"}", etag);
 	free(etag);
 }
 

@@ -117,10 +117,20 @@ void schema_render(struct strbuf *sb, const struct schema_message *msg, const js
 bool schema_render_field(struct strbuf *sb, const struct schema_field *f, const json_t *v);
 
 /*
- * schema_render() of a stored JSON text (e.g. a jsonb column read back).
+ * schema_render() of a stored JSON text (e.g. a jsonb column read back),
+ * straight from its bytes (spec/schema_render_text.c): the bytes
+ * schema_render() gives for the text read with JSON_DECODE_INT_AS_REAL.
  * Returns 0, or -1 (and renders {}) when text is not a JSON object.
  */
 int schema_render_text(struct strbuf *sb, const struct schema_message *msg, const char *text);
+
+/*
+ * schema_render_field() of a stored JSON text: one field's value. Returns
+ * the number of elements of a list or map (0: empty, nothing worth
+ * showing), 1 for a single value, or -1 (nothing appended) when the text
+ * is not of the field's type.
+ */
+long schema_render_field_text(struct strbuf *sb, const struct schema_field *f, const char *text);
 
 /* A double in its shortest round-trip form: "0.1", "1", "-2.5e-07" (buf of 32). */
 void schema_format_double(double d, char *buf, size_t len);

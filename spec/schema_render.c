@@ -105,8 +105,8 @@ static void add_value(struct strbuf *sb, const json_t *v)
 	case JSON_STRING:
 		sb_add_json_str(sb, json_string_value(v));
 		break;
-	case JSON_INTEGER:
-		sb_addf(sb, "%lld", (long long)json_integer_value(v));
+	case JSON_INTEGER:	/* a Value's numbers are doubles */
+		add_double(sb, (double)json_integer_value(v));
 		break;
 	case JSON_REAL:
 		add_double(sb, json_real_value(v));
@@ -304,15 +304,3 @@ bool schema_render_field(struct strbuf *sb, const struct schema_field *f, const 
 	return add_scalar(sb, f, v, false);
 }
 
-int schema_render_text(struct strbuf *sb, const struct schema_message *msg, const char *text)
-{
-	/* Numbers as doubles: a stored number may be wider than an int64 (the
-	 * database keeps numbers as decimals), and the descriptors say which
-	 * fields are integers. */
-	json_t *obj = json_loads(text, JSON_DECODE_INT_AS_REAL, NULL);
-	int rc = json_is_object(obj) ? 0 : -1;
-
-	schema_render(sb, msg, rc ? NULL : obj);
-	json_decref(obj);
-	return rc;
-}

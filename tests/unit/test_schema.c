@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
@@ -253,6 +254,74 @@ static void renders_vertex_values_and_enums(void **state)
 	sb_release(&sb);
 }
 
+/* The text path (no tree) gives the tree path's bytes for the same JSON. */
+static void assert_text_path_is_tree_path(const struct schema_message *msg, const char *text)
+{
+	struct strbuf a = STRBUF_INIT, b = STRBUF_INIT;
+	json_t *tree = json_loads(text, JSON_DECODE_INT_AS_REAL, NULL);
+	int rc = schema_render_text(&a, msg, text);
+
+	assert_int_equal(rc, json_is_object(tree) ? 0 : -1);
+	schema_render(&b, msg, json_is_object(tree) ? tree : NULL);
+	if (strcmp(sb_str(&a), sb_str(&b)))
+		fail_msg("%s\ntext path %s\ntree path %s", text, sb_str(&a), sb_str(&b));
+	json_decref(tree);
+	sb_release(&a);
+	sb_release(&b);
+}
+
+static void text_path_renders_as_the_tree_path(void **state)
+{
+	static const char *const ml[] = {
+		"{}", "[]", "7", "\"x\"", "{\"jobId\": \"a\\\"b\\\\c\\u00e9\\ud83d\\ude00\\n\\b\\f\\/\"}",
+		"{ \"labels\" : { \"z\" : \"1\" , \"a\" : \"\\u0001\" , \"m\" : 3 } , \"etag\": \"AAA=\" }",
+		"{\"labels\": {\"k\\u0065y\": \"v\", \"a\": \"b\"}}",
+		"{\"labels\": {}, \"trainingInput\": {\"args\": [], \"packageUris\": [1, \"a\", null]}}",
+		"{\"trainingInput\": {\"workerCount\": \"0\", \"parameterServerCount\": 5.0, "
+		"\"evaluatorCount\": 5.5, \"scheduling\": {\"priority\": \"7\", \"strategy\": 2}, "
+		"\"hyperparameters\": {\"params\": [{\"minValue\": \"0.25\", \"maxValue\": 1e300, "
+		"\"discreteValues\": [1, 2.5, \"3\", true], \"type\": \"NOPE\", \"scaleType\": \"NONE\"}, 7, {}], "
+		"\"goal\": \"MINIMIZE\", \"maxTrials\": 0}, \"useChiefInTfConfig\": true, "
+		"\"enableWebAccess\": false, \"masterConfig\": null, \"workerConfig\": [], "
+		"\"region\": \"\"}, \"trainingInput\": {\"region\": \"r\"}}",
+		"{\"trainingOutput\": {\"consumedMLUnits\": 0.12, \"trials\": [{\"trialId\": \"1\", "
+		"\"hyperparameters\": {\"lr\": \"0.1\"}, \"finalMetric\": {\"trainingStep\": \"10\", "
+		"\"objectiveValue\": 0.9}}]}, \"predictionOutput\": {\"b\": [1, {\"z\": null, \"a\": 1.0}]}}",
+	};
+	static const char *const vx[] = {
+		"{\"jobSpec\": {\"workerPoolSpecs\": [{\"machineSpec\": {\"acceleratorType\": 5, "
+		"\"acceleratorCount\": 2.0, \"reservationAffinity\": {\"values\": [\"x\"], \"key\": 1e21}}, "
+		"\"replicaCount\": \"2\", \"containerSpec\": {\"env\": [{\"name\": \"A\", \"value\": \"\"}]}}, {}, "
+		"null], \"scheduling\": {\"strategy\": \"SPOT\", \"timeout\": \"60s\"}}, \"_pipeline\": {\"a\": 1}, "
+		"\"state\": \"JOB_STATE_RUNNING\", \"error\": {\"message\": \"m\", \"code\": 3}}",
+		"{\"pscInterfaceConfig\": {\"b\\u0041\": 1}}",
+	};
+	(void)state;
+	for (size_t i = 0; i < sizeof(ml) / sizeof(ml[0]); i++)
+		assert_text_path_is_tree_path(&ml_job_message, ml[i]);
+	for (size_t i = 0; i < sizeof(vx) / sizeof(vx[0]); i++) {
+		assert_text_path_is_tree_path(&vertex_custom_job_message, vx[i]);
+		assert_text_path_is_tree_path(vertex_custom_job_spec_message, vx[i]);
+	}
+	/* Every fixture, as a job of either API. */
+	static const char *const fixtures[] = {
+		"seed000_compute_engine_gpus.json", "seed000_legacy_gpus.json", "seed002_basic_tpu.json",
+		"seed002_tpu_v2.json", "seed001_vertex_multi_worker.json",
+		"seed001_vertex_single_machine_multi_gpu.json",
+	};
+	for (size_t i = 0; i < sizeof(fixtures) / sizeof(fixtures[0]); i++) {
+		char path[256];
+		snprintf(path, sizeof(path), "tests/unit/fixtures/%s", fixtures[i]);
+		json_t *j = json_load_file(path, 0, NULL);
+		assert_non_null(j);
+		char *text = json_dumps(j, JSON_INDENT(2));
+		assert_text_path_is_tree_path(&ml_job_message, text);
+		assert_text_path_is_tree_path(&vertex_custom_job_message, text);
+		free(text);
+		json_decref(j);
+	}
+}
+
 /* Every message lists its numbered fields by number, then the unnumbered ones. */
 static void check_order(const struct schema_message *m, int depth)
 {
@@ -327,6 +396,7 @@ int main(void)
 		cmocka_unit_test(renders_stored_text_as_the_request_rendered),
 		cmocka_unit_test(formats_doubles_shortest_round_trip),
 		cmocka_unit_test(renders_vertex_values_and_enums),
+		cmocka_unit_test(text_path_renders_as_the_tree_path),
 		cmocka_unit_test(descriptors_are_in_proto_field_order),
 		cmocka_unit_test(describes_each_message_once),
 	};

@@ -161,7 +161,7 @@ static MESSAGE(hyperparameter_output, ML "HyperparameterOutput", hyperparameter_
 static const struct schema_field training_output_fields[] = {
 	{ "completedTrialCount", "completed_trial_count", 1, SK_INT64 },
 	{ "trials", "trials", 2, SK_MESSAGE, .repeated = 1, .message = &hyperparameter_output },
-	{ "consumedMLUnits", "consumed_ml_units", 3, SK_DOUBLE },
+	{ "consumedMLUnits", "consumed_ml_units", 3, SK_DOUBLE, .presence = 1 },	/* 0 for a short job */
 	{ "isHyperparameterTuningJob", "is_hyperparameter_tuning_job", 4, SK_BOOL },
 	{ "isBuiltInAlgorithmJob", "is_built_in_algorithm_job", 0, SK_BOOL },
 	{ "hyperparameterMetricTag", "hyperparameter_metric_tag", 0, SK_STRING },

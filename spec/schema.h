@@ -63,6 +63,9 @@ struct schema_field {
 	unsigned repeated : 1;
 	unsigned map : 1;	/* map<string, kind> */
 	unsigned output_only : 1;	/* ignored on input */
+	/* Explicit presence (proto3 `optional`): a value that is set renders even
+	 * when it is the default, e.g. consumedMLUnits 0 of a job that ran. */
+	unsigned presence : 1;
 	const struct schema_message *message;	/* SK_MESSAGE */
 	const struct schema_enum *enumeration;	/* SK_ENUM */
 };

@@ -277,7 +277,7 @@ void schema_render(struct strbuf *sb, const struct schema_message *msg, const js
 			if (shown)
 				add_list(sb, f, v);
 		} else {
-			shown = add_scalar(sb, f, v, true);
+			shown = add_scalar(sb, f, v, !f->presence);
 		}
 		if (shown)
 			first = false;

@@ -655,7 +655,7 @@ static bool render_message(struct ctx *c, struct strbuf *sb, const struct schema
 		else if (f->repeated)
 			shown = fv->p[0] == '[' && add_list(c, sb, f, fv) > 0;
 		else
-			shown = add_scalar(c, sb, f, fv, true);
+			shown = add_scalar(c, sb, f, fv, !f->presence);
 		if (shown)
 			first = false;
 		else

@@ -210,6 +210,12 @@ static void renders_stored_text_as_the_request_rendered(void **state)
 		"\"useChiefInTfConfig\": false, \"scheduling\": {}}}"), 0);
 	assert_string_equal(sb_str(&b), "{\"trainingInput\":{\"scheduling\":{}}}");
 	sb_reset(&b);
+	/* A field with explicit presence renders its default when set. */
+	sb_reset(&b);
+	assert_int_equal(schema_render_text(&b, ml_training_output_message,
+					    "{\"consumedMLUnits\": 0.00, \"completedTrialCount\": \"0\"}"), 0);
+	assert_string_equal(sb_str(&b), "{\"consumedMLUnits\":0}");
+	sb_reset(&b);
 	assert_int_equal(schema_render_text(&b, &ml_job_message, "[1]"), -1);
 	assert_string_equal(sb_str(&b), "{}");
 	sb_release(&a);
@@ -284,6 +290,7 @@ static void text_path_renders_as_the_tree_path(void **state)
 		"\"goal\": \"MINIMIZE\", \"maxTrials\": 0}, \"useChiefInTfConfig\": true, "
 		"\"enableWebAccess\": false, \"masterConfig\": null, \"workerConfig\": [], "
 		"\"region\": \"\"}, \"trainingInput\": {\"region\": \"r\"}}",
+		"{\"trainingOutput\": {\"consumedMLUnits\": 0.00}}",
 		"{\"trainingOutput\": {\"consumedMLUnits\": 0.12, \"trials\": [{\"trialId\": \"1\", "
 		"\"hyperparameters\": {\"lr\": \"0.1\"}, \"finalMetric\": {\"trainingStep\": \"10\", "
 		"\"objectiveValue\": 0.9}}]}, \"predictionOutput\": {\"b\": [1, {\"z\": null, \"a\": 1.0}]}}",

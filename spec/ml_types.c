@@ -27,163 +27,163 @@ ENUM(job_state, ML "Job.State", "STATE_UNSPECIFIED", "QUEUED", "PREPARING", "RUN
      "SUCCEEDED", "FAILED", "CANCELLING", "CANCELLED");
 
 static const struct schema_field accelerator_config_fields[] = {
-	{ "count", "count", 0, SK_INT64 },
-	{ "type", "type", 0, SK_ENUM, .enumeration = &accelerator_type },
+	{ "count", "count", SK_INT64, .number = 0 },
+	{ "type", "type", SK_ENUM, .number = 0, .enumeration = &accelerator_type },
 };
 static MESSAGE(accelerator_config, ML "AcceleratorConfig", accelerator_config_fields);
 
 static const struct schema_field disk_config_fields[] = {
-	{ "bootDiskSizeGb", "boot_disk_size_gb", 0, SK_INT32 },
-	{ "bootDiskType", "boot_disk_type", 0, SK_STRING },
+	{ "bootDiskSizeGb", "boot_disk_size_gb", SK_INT32, .number = 0 },
+	{ "bootDiskType", "boot_disk_type", SK_STRING, .number = 0 },
 };
 static MESSAGE(disk_config, ML "DiskConfig", disk_config_fields);
 
 static const struct schema_field replica_config_fields[] = {
-	{ "acceleratorConfig", "accelerator_config", 0, SK_MESSAGE, .message = &accelerator_config },
-	{ "imageUri", "image_uri", 0, SK_STRING },
-	{ "containerCommand", "container_command", 0, SK_STRING, .repeated = 1 },
-	{ "containerArgs", "container_args", 0, SK_STRING, .repeated = 1 },
-	{ "tpuTfVersion", "tpu_tf_version", 0, SK_STRING },
-	{ "diskConfig", "disk_config", 0, SK_MESSAGE, .message = &disk_config },
+	{ "acceleratorConfig", "accelerator_config", SK_MESSAGE, .number = 0, .message = &accelerator_config },
+	{ "imageUri", "image_uri", SK_STRING, .number = 0 },
+	{ "containerCommand", "container_command", SK_STRING, .number = 0, .repeated = 1 },
+	{ "containerArgs", "container_args", SK_STRING, .number = 0, .repeated = 1 },
+	{ "tpuTfVersion", "tpu_tf_version", SK_STRING, .number = 0 },
+	{ "diskConfig", "disk_config", SK_MESSAGE, .number = 0, .message = &disk_config },
 };
 static MESSAGE(replica_config, ML "ReplicaConfig", replica_config_fields);
 
 static const struct schema_field scheduling_fields[] = {
-	{ "maxRunningTime", "max_running_time", 0, SK_DURATION },
-	{ "maxWaitTime", "max_wait_time", 0, SK_DURATION },
-	{ "priority", "priority", 0, SK_INT32 },
-	{ "resilientToWorkerRestart", "resilient_to_worker_restart", 0, SK_BOOL },
-	{ "strategy", "strategy", 0, SK_ENUM, .enumeration = &strategy },
+	{ "maxRunningTime", "max_running_time", SK_DURATION, .number = 0 },
+	{ "maxWaitTime", "max_wait_time", SK_DURATION, .number = 0 },
+	{ "priority", "priority", SK_INT32, .number = 0 },
+	{ "resilientToWorkerRestart", "resilient_to_worker_restart", SK_BOOL, .number = 0 },
+	{ "strategy", "strategy", SK_ENUM, .number = 0, .enumeration = &strategy },
 };
 static MESSAGE(scheduling, ML "Scheduling", scheduling_fields);
 
 static const struct schema_field encryption_config_fields[] = {
-	{ "kmsKeyName", "kms_key_name", 0, SK_STRING },
+	{ "kmsKeyName", "kms_key_name", SK_STRING, .number = 0 },
 };
 static MESSAGE(encryption_config, ML "EncryptionConfig", encryption_config_fields);
 
 static const struct schema_field parameter_spec_fields[] = {
-	{ "parameterName", "parameter_name", 1, SK_STRING },
-	{ "minValue", "min_value", 2, SK_DOUBLE },
-	{ "maxValue", "max_value", 3, SK_DOUBLE },
-	{ "type", "type", 4, SK_ENUM, .enumeration = &parameter_type },
-	{ "categoricalValues", "categorical_values", 5, SK_STRING, .repeated = 1 },
-	{ "discreteValues", "discrete_values", 6, SK_DOUBLE, .repeated = 1 },
-	{ "scaleType", "scale_type", 7, SK_ENUM, .enumeration = &scale_type },
+	{ "parameterName", "parameter_name", SK_STRING, .number = 1 },
+	{ "minValue", "min_value", SK_DOUBLE, .number = 2 },
+	{ "maxValue", "max_value", SK_DOUBLE, .number = 3 },
+	{ "type", "type", SK_ENUM, .number = 4, .enumeration = &parameter_type },
+	{ "categoricalValues", "categorical_values", SK_STRING, .number = 5, .repeated = 1 },
+	{ "discreteValues", "discrete_values", SK_DOUBLE, .number = 6, .repeated = 1 },
+	{ "scaleType", "scale_type", SK_ENUM, .number = 7, .enumeration = &scale_type },
 };
 static MESSAGE(parameter_spec, ML "ParameterSpec", parameter_spec_fields);
 
 static const struct schema_field hyperparameter_spec_fields[] = {
-	{ "goal", "goal", 1, SK_ENUM, .enumeration = &goal_type },
-	{ "params", "params", 2, SK_MESSAGE, .repeated = 1, .message = &parameter_spec },
-	{ "maxTrials", "max_trials", 3, SK_INT32 },
-	{ "maxParallelTrials", "max_parallel_trials", 4, SK_INT32 },
-	{ "hyperparameterMetricTag", "hyperparameter_metric_tag", 5, SK_STRING },
-	{ "maxFailedTrials", "max_failed_trials", 0, SK_INT32 },
-	{ "resumePreviousJobId", "resume_previous_job_id", 0, SK_STRING },
-	{ "enableTrialEarlyStopping", "enable_trial_early_stopping", 0, SK_BOOL },
-	{ "algorithm", "algorithm", 0, SK_ENUM, .enumeration = &algorithm },
+	{ "goal", "goal", SK_ENUM, .number = 1, .enumeration = &goal_type },
+	{ "params", "params", SK_MESSAGE, .number = 2, .repeated = 1, .message = &parameter_spec },
+	{ "maxTrials", "max_trials", SK_INT32, .number = 3 },
+	{ "maxParallelTrials", "max_parallel_trials", SK_INT32, .number = 4 },
+	{ "hyperparameterMetricTag", "hyperparameter_metric_tag", SK_STRING, .number = 5 },
+	{ "maxFailedTrials", "max_failed_trials", SK_INT32, .number = 0 },
+	{ "resumePreviousJobId", "resume_previous_job_id", SK_STRING, .number = 0 },
+	{ "enableTrialEarlyStopping", "enable_trial_early_stopping", SK_BOOL, .number = 0 },
+	{ "algorithm", "algorithm", SK_ENUM, .number = 0, .enumeration = &algorithm },
 };
 static MESSAGE(hyperparameter_spec, ML "HyperparameterSpec", hyperparameter_spec_fields);
 
 /* The 2017 job_service.proto numbers python_version 16 like job_dir (a
  * proto that cannot compile): python_version counts as unnumbered. */
 static const struct schema_field training_input_fields[] = {
-	{ "scaleTier", "scale_tier", 1, SK_ENUM, .enumeration = &scale_tier },
-	{ "masterType", "master_type", 2, SK_STRING },
-	{ "workerType", "worker_type", 3, SK_STRING },
-	{ "parameterServerType", "parameter_server_type", 4, SK_STRING },
-	{ "workerCount", "worker_count", 5, SK_INT64 },
-	{ "parameterServerCount", "parameter_server_count", 6, SK_INT64 },
-	{ "packageUris", "package_uris", 7, SK_STRING, .repeated = 1 },
-	{ "pythonModule", "python_module", 8, SK_STRING },
-	{ "args", "args", 10, SK_STRING, .repeated = 1 },
-	{ "hyperparameters", "hyperparameters", 12, SK_MESSAGE, .message = &hyperparameter_spec },
-	{ "region", "region", 14, SK_STRING },
-	{ "runtimeVersion", "runtime_version", 15, SK_STRING },
-	{ "jobDir", "job_dir", 16, SK_STRING },
-	{ "masterConfig", "master_config", 0, SK_MESSAGE, .message = &replica_config },
-	{ "workerConfig", "worker_config", 0, SK_MESSAGE, .message = &replica_config },
-	{ "parameterServerConfig", "parameter_server_config", 0, SK_MESSAGE,
+	{ "scaleTier", "scale_tier", SK_ENUM, .number = 1, .enumeration = &scale_tier },
+	{ "masterType", "master_type", SK_STRING, .number = 2 },
+	{ "workerType", "worker_type", SK_STRING, .number = 3 },
+	{ "parameterServerType", "parameter_server_type", SK_STRING, .number = 4 },
+	{ "workerCount", "worker_count", SK_INT64, .number = 5 },
+	{ "parameterServerCount", "parameter_server_count", SK_INT64, .number = 6 },
+	{ "packageUris", "package_uris", SK_STRING, .number = 7, .repeated = 1 },
+	{ "pythonModule", "python_module", SK_STRING, .number = 8 },
+	{ "args", "args", SK_STRING, .number = 10, .repeated = 1 },
+	{ "hyperparameters", "hyperparameters", SK_MESSAGE, .number = 12, .message = &hyperparameter_spec },
+	{ "region", "region", SK_STRING, .number = 14 },
+	{ "runtimeVersion", "runtime_version", SK_STRING, .number = 15 },
+	{ "jobDir", "job_dir", SK_STRING, .number = 16 },
+	{ "masterConfig", "master_config", SK_MESSAGE, .number = 0, .message = &replica_config },
+	{ "workerConfig", "worker_config", SK_MESSAGE, .number = 0, .message = &replica_config },
+	{ "parameterServerConfig", "parameter_server_config", SK_MESSAGE, .number = 0,
 	  .message = &replica_config },
-	{ "evaluatorType", "evaluator_type", 0, SK_STRING },
-	{ "evaluatorConfig", "evaluator_config", 0, SK_MESSAGE, .message = &replica_config },
-	{ "evaluatorCount", "evaluator_count", 0, SK_INT64 },
-	{ "pythonVersion", "python_version", 0, SK_STRING },
-	{ "scheduling", "scheduling", 0, SK_MESSAGE, .message = &scheduling },
-	{ "network", "network", 0, SK_STRING },
-	{ "serviceAccount", "service_account", 0, SK_STRING },
-	{ "encryptionConfig", "encryption_config", 0, SK_MESSAGE, .message = &encryption_config },
-	{ "useChiefInTfConfig", "use_chief_in_tf_config", 0, SK_BOOL },
-	{ "enableWebAccess", "enable_web_access", 0, SK_BOOL },
+	{ "evaluatorType", "evaluator_type", SK_STRING, .number = 0 },
+	{ "evaluatorConfig", "evaluator_config", SK_MESSAGE, .number = 0, .message = &replica_config },
+	{ "evaluatorCount", "evaluator_count", SK_INT64, .number = 0 },
+	{ "pythonVersion", "python_version", SK_STRING, .number = 0 },
+	{ "scheduling", "scheduling", SK_MESSAGE, .number = 0, .message = &scheduling },
+	{ "network", "network", SK_STRING, .number = 0 },
+	{ "serviceAccount", "service_account", SK_STRING, .number = 0 },
+	{ "encryptionConfig", "encryption_config", SK_MESSAGE, .number = 0, .message = &encryption_config },
+	{ "useChiefInTfConfig", "use_chief_in_tf_config", SK_BOOL, .number = 0 },
+	{ "enableWebAccess", "enable_web_access", SK_BOOL, .number = 0 },
 };
 static MESSAGE(training_input, ML "TrainingInput", training_input_fields);
 const struct schema_message *const ml_training_input_message = &training_input;
 
 /* Batch prediction is out of scope: accepted structurally, refused by the handler. */
 static const struct schema_field prediction_input_fields[] = {
-	{ "modelName", "model_name", 1, SK_STRING },
-	{ "versionName", "version_name", 2, SK_STRING },
-	{ "dataFormat", "data_format", 3, SK_STRING },
-	{ "inputPaths", "input_paths", 4, SK_STRING, .repeated = 1 },
-	{ "outputPath", "output_path", 5, SK_STRING },
-	{ "maxWorkerCount", "max_worker_count", 6, SK_INT64 },
-	{ "region", "region", 7, SK_STRING },
-	{ "runtimeVersion", "runtime_version", 8, SK_STRING },
-	{ "uri", "uri", 9, SK_STRING },
-	{ "outputDataFormat", "output_data_format", 0, SK_STRING },
-	{ "batchSize", "batch_size", 0, SK_INT64 },
-	{ "signatureName", "signature_name", 0, SK_STRING },
+	{ "modelName", "model_name", SK_STRING, .number = 1 },
+	{ "versionName", "version_name", SK_STRING, .number = 2 },
+	{ "dataFormat", "data_format", SK_STRING, .number = 3 },
+	{ "inputPaths", "input_paths", SK_STRING, .number = 4, .repeated = 1 },
+	{ "outputPath", "output_path", SK_STRING, .number = 5 },
+	{ "maxWorkerCount", "max_worker_count", SK_INT64, .number = 6 },
+	{ "region", "region", SK_STRING, .number = 7 },
+	{ "runtimeVersion", "runtime_version", SK_STRING, .number = 8 },
+	{ "uri", "uri", SK_STRING, .number = 9 },
+	{ "outputDataFormat", "output_data_format", SK_STRING, .number = 0 },
+	{ "batchSize", "batch_size", SK_INT64, .number = 0 },
+	{ "signatureName", "signature_name", SK_STRING, .number = 0 },
 };
 static MESSAGE(prediction_input, ML "PredictionInput", prediction_input_fields);
 
 /* Output only: what the server writes into a job's output column. */
 static const struct schema_field hyperparameter_metric_fields[] = {
-	{ "trainingStep", "training_step", 1, SK_INT64 },
-	{ "objectiveValue", "objective_value", 2, SK_DOUBLE },
+	{ "trainingStep", "training_step", SK_INT64, .number = 1 },
+	{ "objectiveValue", "objective_value", SK_DOUBLE, .number = 2 },
 };
 static MESSAGE(hyperparameter_metric, ML "HyperparameterOutput.HyperparameterMetric",
 	       hyperparameter_metric_fields);
 
 static const struct schema_field hyperparameter_output_fields[] = {
-	{ "trialId", "trial_id", 1, SK_STRING },
-	{ "hyperparameters", "hyperparameters", 2, SK_STRING, .map = 1 },
-	{ "finalMetric", "final_metric", 3, SK_MESSAGE, .message = &hyperparameter_metric },
-	{ "allMetrics", "all_metrics", 4, SK_MESSAGE, .repeated = 1,
+	{ "trialId", "trial_id", SK_STRING, .number = 1 },
+	{ "hyperparameters", "hyperparameters", SK_STRING, .number = 2, .map = 1 },
+	{ "finalMetric", "final_metric", SK_MESSAGE, .number = 3, .message = &hyperparameter_metric },
+	{ "allMetrics", "all_metrics", SK_MESSAGE, .number = 4, .repeated = 1,
 	  .message = &hyperparameter_metric },
-	{ "startTime", "start_time", 0, SK_TIMESTAMP },
-	{ "endTime", "end_time", 0, SK_TIMESTAMP },
-	{ "state", "state", 0, SK_ENUM, .enumeration = &job_state },
-	{ "isTrialStoppedEarly", "is_trial_stopped_early", 0, SK_BOOL },
+	{ "startTime", "start_time", SK_TIMESTAMP, .number = 0 },
+	{ "endTime", "end_time", SK_TIMESTAMP, .number = 0 },
+	{ "state", "state", SK_ENUM, .number = 0, .enumeration = &job_state },
+	{ "isTrialStoppedEarly", "is_trial_stopped_early", SK_BOOL, .number = 0 },
 };
 static MESSAGE(hyperparameter_output, ML "HyperparameterOutput", hyperparameter_output_fields);
 
 static const struct schema_field training_output_fields[] = {
-	{ "completedTrialCount", "completed_trial_count", 1, SK_INT64 },
-	{ "trials", "trials", 2, SK_MESSAGE, .repeated = 1, .message = &hyperparameter_output },
-	{ "consumedMLUnits", "consumed_ml_units", 3, SK_DOUBLE, .presence = 1 },	/* 0 for a short job */
-	{ "isHyperparameterTuningJob", "is_hyperparameter_tuning_job", 4, SK_BOOL },
-	{ "isBuiltInAlgorithmJob", "is_built_in_algorithm_job", 0, SK_BOOL },
-	{ "hyperparameterMetricTag", "hyperparameter_metric_tag", 0, SK_STRING },
-	{ "webAccessUris", "web_access_uris", 0, SK_STRING, .map = 1 },
+	{ "completedTrialCount", "completed_trial_count", SK_INT64, .number = 1 },
+	{ "trials", "trials", SK_MESSAGE, .number = 2, .repeated = 1, .message = &hyperparameter_output },
+	{ "consumedMLUnits", "consumed_ml_units", SK_DOUBLE, .number = 3, .presence = 1 },	/* 0 for a short job */
+	{ "isHyperparameterTuningJob", "is_hyperparameter_tuning_job", SK_BOOL, .number = 4 },
+	{ "isBuiltInAlgorithmJob", "is_built_in_algorithm_job", SK_BOOL, .number = 0 },
+	{ "hyperparameterMetricTag", "hyperparameter_metric_tag", SK_STRING, .number = 0 },
+	{ "webAccessUris", "web_access_uris", SK_STRING, .number = 0, .map = 1 },
 };
 static MESSAGE(training_output, ML "TrainingOutput", training_output_fields);
 const struct schema_message *const ml_training_output_message = &training_output;
 
 static const struct schema_field job_fields[] = {
-	{ "jobId", "job_id", 1, SK_STRING },
-	{ "trainingInput", "training_input", 2, SK_MESSAGE, .message = &training_input },
-	{ "predictionInput", "prediction_input", 3, SK_MESSAGE, .message = &prediction_input },
-	{ "createTime", "create_time", 4, SK_TIMESTAMP, .output_only = 1 },
-	{ "startTime", "start_time", 5, SK_TIMESTAMP, .output_only = 1 },
-	{ "endTime", "end_time", 6, SK_TIMESTAMP, .output_only = 1 },
-	{ "state", "state", 7, SK_ENUM, .output_only = 1, .enumeration = &job_state },
-	{ "errorMessage", "error_message", 8, SK_STRING, .output_only = 1 },
-	{ "trainingOutput", "training_output", 9, SK_MESSAGE, .output_only = 1,
+	{ "jobId", "job_id", SK_STRING, .number = 1 },
+	{ "trainingInput", "training_input", SK_MESSAGE, .number = 2, .message = &training_input },
+	{ "predictionInput", "prediction_input", SK_MESSAGE, .number = 3, .message = &prediction_input },
+	{ "createTime", "create_time", SK_TIMESTAMP, .number = 4, .output_only = 1 },
+	{ "startTime", "start_time", SK_TIMESTAMP, .number = 5, .output_only = 1 },
+	{ "endTime", "end_time", SK_TIMESTAMP, .number = 6, .output_only = 1 },
+	{ "state", "state", SK_ENUM, .number = 7, .output_only = 1, .enumeration = &job_state },
+	{ "errorMessage", "error_message", SK_STRING, .number = 8, .output_only = 1 },
+	{ "trainingOutput", "training_output", SK_MESSAGE, .number = 9, .output_only = 1,
 	  .message = &training_output },
-	{ "predictionOutput", "prediction_output", 10, SK_STRUCT, .output_only = 1 },
-	{ "labels", "labels", 0, SK_STRING, .map = 1 },
-	{ "etag", "etag", 0, SK_BYTES },
-	{ "jobPosition", "job_position", 0, SK_INT64, .output_only = 1 },
+	{ "predictionOutput", "prediction_output", SK_STRUCT, .number = 10, .output_only = 1 },
+	{ "labels", "labels", SK_STRING, .number = 0, .map = 1 },
+	{ "etag", "etag", SK_BYTES, .number = 0 },
+	{ "jobPosition", "job_position", SK_INT64, .number = 0, .output_only = 1 },
 };
 MESSAGE(ml_job_message, ML "Job", job_fields);

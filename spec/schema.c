@@ -245,7 +245,7 @@ json_t *schema_normalize(const struct schema_message *msg, const json_t *in, con
 	size_t before = out->n;
 
 	if (!json_is_object(in)) {
-		struct schema_field whole = { "", "", 0, SK_MESSAGE, .message = msg };
+		struct schema_field whole = { "", "", SK_MESSAGE, .message = msg };
 		invalid_value(out, root, &whole, in);
 		json_decref(res);
 		return NULL;

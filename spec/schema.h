@@ -58,7 +58,6 @@ struct schema_message;
 struct schema_field {
 	const char *json;	/* lowerCamelCase */
 	const char *proto;	/* snake_case, used in error paths */
-	int number;		/* the proto field number; 0 where no public .proto gives it */
 	enum schema_kind kind;
 	unsigned repeated : 1;
 	unsigned map : 1;	/* map<string, kind> */
@@ -68,6 +67,7 @@ struct schema_field {
 	unsigned presence : 1;
 	const struct schema_message *message;	/* SK_MESSAGE */
 	const struct schema_enum *enumeration;	/* SK_ENUM */
+	int number;		/* the proto field number; 0 where no public .proto gives it */
 };
 
 struct schema_message {

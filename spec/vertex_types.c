@@ -34,141 +34,141 @@ ENUM(pipeline_state, AI "PipelineState", NUMBERS(0, 1, 2, 3, 4, 5, 6, 7, 8),
      "PIPELINE_STATE_CANCELLING", "PIPELINE_STATE_CANCELLED", "PIPELINE_STATE_PAUSED");
 
 static const struct schema_field machine_spec_fields[] = {
-	{ "machineType", "machine_type", 1, SK_STRING },
-	{ "acceleratorType", "accelerator_type", 2, SK_ENUM, .enumeration = &accelerator_type },
-	{ "acceleratorCount", "accelerator_count", 3, SK_INT32 },
-	{ "tpuTopology", "tpu_topology", 4, SK_STRING },
-	{ "reservationAffinity", "reservation_affinity", 5, SK_STRUCT },
-	{ "gpuPartitionSize", "gpu_partition_size", 7, SK_STRING },
+	{ "machineType", "machine_type", SK_STRING, .number = 1 },
+	{ "acceleratorType", "accelerator_type", SK_ENUM, .number = 2, .enumeration = &accelerator_type },
+	{ "acceleratorCount", "accelerator_count", SK_INT32, .number = 3 },
+	{ "tpuTopology", "tpu_topology", SK_STRING, .number = 4 },
+	{ "reservationAffinity", "reservation_affinity", SK_STRUCT, .number = 5 },
+	{ "gpuPartitionSize", "gpu_partition_size", SK_STRING, .number = 7 },
 };
 static MESSAGE(machine_spec, AI "MachineSpec", machine_spec_fields);
 
 static const struct schema_field env_var_fields[] = {
-	{ "name", "name", 1, SK_STRING },
-	{ "value", "value", 2, SK_STRING },
+	{ "name", "name", SK_STRING, .number = 1 },
+	{ "value", "value", SK_STRING, .number = 2 },
 };
 static MESSAGE(env_var, AI "EnvVar", env_var_fields);
 
 static const struct schema_field container_spec_fields[] = {
-	{ "imageUri", "image_uri", 1, SK_STRING },
-	{ "command", "command", 2, SK_STRING, .repeated = 1 },
-	{ "args", "args", 3, SK_STRING, .repeated = 1 },
-	{ "env", "env", 4, SK_MESSAGE, .repeated = 1, .message = &env_var },
+	{ "imageUri", "image_uri", SK_STRING, .number = 1 },
+	{ "command", "command", SK_STRING, .number = 2, .repeated = 1 },
+	{ "args", "args", SK_STRING, .number = 3, .repeated = 1 },
+	{ "env", "env", SK_MESSAGE, .number = 4, .repeated = 1, .message = &env_var },
 };
 static MESSAGE(container_spec, AI "ContainerSpec", container_spec_fields);
 
 static const struct schema_field python_package_spec_fields[] = {
-	{ "executorImageUri", "executor_image_uri", 1, SK_STRING },
-	{ "packageUris", "package_uris", 2, SK_STRING, .repeated = 1 },
-	{ "pythonModule", "python_module", 3, SK_STRING },
-	{ "args", "args", 4, SK_STRING, .repeated = 1 },
-	{ "env", "env", 5, SK_MESSAGE, .repeated = 1, .message = &env_var },
+	{ "executorImageUri", "executor_image_uri", SK_STRING, .number = 1 },
+	{ "packageUris", "package_uris", SK_STRING, .number = 2, .repeated = 1 },
+	{ "pythonModule", "python_module", SK_STRING, .number = 3 },
+	{ "args", "args", SK_STRING, .number = 4, .repeated = 1 },
+	{ "env", "env", SK_MESSAGE, .number = 5, .repeated = 1, .message = &env_var },
 };
 static MESSAGE(python_package_spec, AI "PythonPackageSpec", python_package_spec_fields);
 
 static const struct schema_field disk_spec_fields[] = {
-	{ "bootDiskType", "boot_disk_type", 1, SK_STRING },
-	{ "bootDiskSizeGb", "boot_disk_size_gb", 2, SK_INT32 },
+	{ "bootDiskType", "boot_disk_type", SK_STRING, .number = 1 },
+	{ "bootDiskSizeGb", "boot_disk_size_gb", SK_INT32, .number = 2 },
 };
 static MESSAGE(disk_spec, AI "DiskSpec", disk_spec_fields);
 
 static const struct schema_field nfs_mount_fields[] = {
-	{ "server", "server", 1, SK_STRING },
-	{ "path", "path", 2, SK_STRING },
-	{ "mountPoint", "mount_point", 3, SK_STRING },
+	{ "server", "server", SK_STRING, .number = 1 },
+	{ "path", "path", SK_STRING, .number = 2 },
+	{ "mountPoint", "mount_point", SK_STRING, .number = 3 },
 };
 static MESSAGE(nfs_mount, AI "NfsMount", nfs_mount_fields);
 
 /* The oneof task (containerSpec 6, pythonPackageSpec 7) follows the numbers too. */
 static const struct schema_field worker_pool_spec_fields[] = {
-	{ "machineSpec", "machine_spec", 1, SK_MESSAGE, .message = &machine_spec },
-	{ "replicaCount", "replica_count", 2, SK_INT64 },
-	{ "nfsMounts", "nfs_mounts", 4, SK_MESSAGE, .repeated = 1, .message = &nfs_mount },
-	{ "diskSpec", "disk_spec", 5, SK_MESSAGE, .message = &disk_spec },
-	{ "containerSpec", "container_spec", 6, SK_MESSAGE, .message = &container_spec },
-	{ "pythonPackageSpec", "python_package_spec", 7, SK_MESSAGE,
+	{ "machineSpec", "machine_spec", SK_MESSAGE, .number = 1, .message = &machine_spec },
+	{ "replicaCount", "replica_count", SK_INT64, .number = 2 },
+	{ "nfsMounts", "nfs_mounts", SK_MESSAGE, .number = 4, .repeated = 1, .message = &nfs_mount },
+	{ "diskSpec", "disk_spec", SK_MESSAGE, .number = 5, .message = &disk_spec },
+	{ "containerSpec", "container_spec", SK_MESSAGE, .number = 6, .message = &container_spec },
+	{ "pythonPackageSpec", "python_package_spec", SK_MESSAGE, .number = 7,
 	  .message = &python_package_spec },
 };
 static MESSAGE(worker_pool_spec, AI "WorkerPoolSpec", worker_pool_spec_fields);
 
 static const struct schema_field scheduling_fields[] = {
-	{ "timeout", "timeout", 1, SK_DURATION },
-	{ "restartJobOnWorkerRestart", "restart_job_on_worker_restart", 3, SK_BOOL },
-	{ "strategy", "strategy", 4, SK_ENUM, .enumeration = &strategy },
-	{ "disableRetries", "disable_retries", 5, SK_BOOL },
-	{ "maxWaitDuration", "max_wait_duration", 6, SK_DURATION },
+	{ "timeout", "timeout", SK_DURATION, .number = 1 },
+	{ "restartJobOnWorkerRestart", "restart_job_on_worker_restart", SK_BOOL, .number = 3 },
+	{ "strategy", "strategy", SK_ENUM, .number = 4, .enumeration = &strategy },
+	{ "disableRetries", "disable_retries", SK_BOOL, .number = 5 },
+	{ "maxWaitDuration", "max_wait_duration", SK_DURATION, .number = 6 },
 };
 static MESSAGE(scheduling, AI "Scheduling", scheduling_fields);
 
 static const struct schema_field gcs_destination_fields[] = {
-	{ "outputUriPrefix", "output_uri_prefix", 1, SK_STRING },
+	{ "outputUriPrefix", "output_uri_prefix", SK_STRING, .number = 1 },
 };
 static MESSAGE(gcs_destination, AI "GcsDestination", gcs_destination_fields);
 
 static const struct schema_field custom_job_spec_fields[] = {
-	{ "workerPoolSpecs", "worker_pool_specs", 1, SK_MESSAGE, .repeated = 1,
+	{ "workerPoolSpecs", "worker_pool_specs", SK_MESSAGE, .number = 1, .repeated = 1,
 	  .message = &worker_pool_spec },
-	{ "scheduling", "scheduling", 3, SK_MESSAGE, .message = &scheduling },
-	{ "serviceAccount", "service_account", 4, SK_STRING },
-	{ "network", "network", 5, SK_STRING },
-	{ "baseOutputDirectory", "base_output_directory", 6, SK_MESSAGE,
+	{ "scheduling", "scheduling", SK_MESSAGE, .number = 3, .message = &scheduling },
+	{ "serviceAccount", "service_account", SK_STRING, .number = 4 },
+	{ "network", "network", SK_STRING, .number = 5 },
+	{ "baseOutputDirectory", "base_output_directory", SK_MESSAGE, .number = 6,
 	  .message = &gcs_destination },
-	{ "tensorboard", "tensorboard", 7, SK_STRING },
-	{ "enableWebAccess", "enable_web_access", 10, SK_BOOL },
-	{ "reservedIpRanges", "reserved_ip_ranges", 13, SK_STRING, .repeated = 1 },
-	{ "persistentResourceId", "persistent_resource_id", 14, SK_STRING },
-	{ "enableDashboardAccess", "enable_dashboard_access", 16, SK_BOOL },
-	{ "experiment", "experiment", 17, SK_STRING },
-	{ "experimentRun", "experiment_run", 18, SK_STRING },
-	{ "protectedArtifactLocationId", "protected_artifact_location_id", 19, SK_STRING },
-	{ "models", "models", 20, SK_STRING, .repeated = 1 },
-	{ "pscInterfaceConfig", "psc_interface_config", 21, SK_STRUCT },
+	{ "tensorboard", "tensorboard", SK_STRING, .number = 7 },
+	{ "enableWebAccess", "enable_web_access", SK_BOOL, .number = 10 },
+	{ "reservedIpRanges", "reserved_ip_ranges", SK_STRING, .number = 13, .repeated = 1 },
+	{ "persistentResourceId", "persistent_resource_id", SK_STRING, .number = 14 },
+	{ "enableDashboardAccess", "enable_dashboard_access", SK_BOOL, .number = 16 },
+	{ "experiment", "experiment", SK_STRING, .number = 17 },
+	{ "experimentRun", "experiment_run", SK_STRING, .number = 18 },
+	{ "protectedArtifactLocationId", "protected_artifact_location_id", SK_STRING, .number = 19 },
+	{ "models", "models", SK_STRING, .number = 20, .repeated = 1 },
+	{ "pscInterfaceConfig", "psc_interface_config", SK_STRUCT, .number = 21 },
 };
 static MESSAGE(custom_job_spec, AI "CustomJobSpec", custom_job_spec_fields);
 const struct schema_message *const vertex_custom_job_spec_message = &custom_job_spec;
 
 static const struct schema_field encryption_spec_fields[] = {
-	{ "kmsKeyName", "kms_key_name", 1, SK_STRING },
+	{ "kmsKeyName", "kms_key_name", SK_STRING, .number = 1 },
 };
 static MESSAGE(encryption_spec, AI "EncryptionSpec", encryption_spec_fields);
 
 static const struct schema_field custom_job_fields[] = {
-	{ "name", "name", 1, SK_STRING, .output_only = 1 },
-	{ "displayName", "display_name", 2, SK_STRING },
-	{ "jobSpec", "job_spec", 4, SK_MESSAGE, .message = &custom_job_spec },
-	{ "state", "state", 5, SK_ENUM, .output_only = 1, .enumeration = &job_state },
-	{ "createTime", "create_time", 6, SK_TIMESTAMP, .output_only = 1 },
-	{ "startTime", "start_time", 7, SK_TIMESTAMP, .output_only = 1 },
-	{ "endTime", "end_time", 8, SK_TIMESTAMP, .output_only = 1 },
-	{ "updateTime", "update_time", 9, SK_TIMESTAMP, .output_only = 1 },
-	{ "error", "error", 10, SK_STRUCT, .output_only = 1 },
-	{ "labels", "labels", 11, SK_STRING, .map = 1 },
-	{ "encryptionSpec", "encryption_spec", 12, SK_MESSAGE, .message = &encryption_spec },
-	{ "webAccessUris", "web_access_uris", 16, SK_STRING, .map = 1, .output_only = 1 },
-	{ "satisfiesPzs", "satisfies_pzs", 18, SK_BOOL, .output_only = 1 },
-	{ "satisfiesPzi", "satisfies_pzi", 19, SK_BOOL, .output_only = 1 },
+	{ "name", "name", SK_STRING, .number = 1, .output_only = 1 },
+	{ "displayName", "display_name", SK_STRING, .number = 2 },
+	{ "jobSpec", "job_spec", SK_MESSAGE, .number = 4, .message = &custom_job_spec },
+	{ "state", "state", SK_ENUM, .number = 5, .output_only = 1, .enumeration = &job_state },
+	{ "createTime", "create_time", SK_TIMESTAMP, .number = 6, .output_only = 1 },
+	{ "startTime", "start_time", SK_TIMESTAMP, .number = 7, .output_only = 1 },
+	{ "endTime", "end_time", SK_TIMESTAMP, .number = 8, .output_only = 1 },
+	{ "updateTime", "update_time", SK_TIMESTAMP, .number = 9, .output_only = 1 },
+	{ "error", "error", SK_STRUCT, .number = 10, .output_only = 1 },
+	{ "labels", "labels", SK_STRING, .number = 11, .map = 1 },
+	{ "encryptionSpec", "encryption_spec", SK_MESSAGE, .number = 12, .message = &encryption_spec },
+	{ "webAccessUris", "web_access_uris", SK_STRING, .number = 16, .map = 1, .output_only = 1 },
+	{ "satisfiesPzs", "satisfies_pzs", SK_BOOL, .number = 18, .output_only = 1 },
+	{ "satisfiesPzi", "satisfies_pzi", SK_BOOL, .number = 19, .output_only = 1 },
 };
 MESSAGE(vertex_custom_job_message, AI "CustomJob", custom_job_fields);
 
 /* TrainingPipeline: the custom task's inputs are a google.protobuf.Value
  * here, checked as a CustomJobSpec by the handler. */
 static const struct schema_field training_pipeline_fields[] = {
-	{ "name", "name", 1, SK_STRING, .output_only = 1 },
-	{ "displayName", "display_name", 2, SK_STRING },
-	{ "inputDataConfig", "input_data_config", 3, SK_STRUCT },
-	{ "trainingTaskDefinition", "training_task_definition", 4, SK_STRING },
-	{ "trainingTaskInputs", "training_task_inputs", 5, SK_STRUCT },
-	{ "trainingTaskMetadata", "training_task_metadata", 6, SK_STRUCT, .output_only = 1 },
-	{ "modelToUpload", "model_to_upload", 7, SK_STRUCT },
-	{ "state", "state", 9, SK_ENUM, .output_only = 1, .enumeration = &pipeline_state },
-	{ "error", "error", 10, SK_STRUCT, .output_only = 1 },
-	{ "createTime", "create_time", 11, SK_TIMESTAMP, .output_only = 1 },
-	{ "startTime", "start_time", 12, SK_TIMESTAMP, .output_only = 1 },
-	{ "endTime", "end_time", 13, SK_TIMESTAMP, .output_only = 1 },
-	{ "updateTime", "update_time", 14, SK_TIMESTAMP, .output_only = 1 },
-	{ "labels", "labels", 15, SK_STRING, .map = 1 },
-	{ "encryptionSpec", "encryption_spec", 18, SK_MESSAGE, .message = &encryption_spec },
-	{ "parentModel", "parent_model", 21, SK_STRING },
-	{ "modelId", "model_id", 22, SK_STRING },
+	{ "name", "name", SK_STRING, .number = 1, .output_only = 1 },
+	{ "displayName", "display_name", SK_STRING, .number = 2 },
+	{ "inputDataConfig", "input_data_config", SK_STRUCT, .number = 3 },
+	{ "trainingTaskDefinition", "training_task_definition", SK_STRING, .number = 4 },
+	{ "trainingTaskInputs", "training_task_inputs", SK_STRUCT, .number = 5 },
+	{ "trainingTaskMetadata", "training_task_metadata", SK_STRUCT, .number = 6, .output_only = 1 },
+	{ "modelToUpload", "model_to_upload", SK_STRUCT, .number = 7 },
+	{ "state", "state", SK_ENUM, .number = 9, .output_only = 1, .enumeration = &pipeline_state },
+	{ "error", "error", SK_STRUCT, .number = 10, .output_only = 1 },
+	{ "createTime", "create_time", SK_TIMESTAMP, .number = 11, .output_only = 1 },
+	{ "startTime", "start_time", SK_TIMESTAMP, .number = 12, .output_only = 1 },
+	{ "endTime", "end_time", SK_TIMESTAMP, .number = 13, .output_only = 1 },
+	{ "updateTime", "update_time", SK_TIMESTAMP, .number = 14, .output_only = 1 },
+	{ "labels", "labels", SK_STRING, .number = 15, .map = 1 },
+	{ "encryptionSpec", "encryption_spec", SK_MESSAGE, .number = 18, .message = &encryption_spec },
+	{ "parentModel", "parent_model", SK_STRING, .number = 21 },
+	{ "modelId", "model_id", SK_STRING, .number = 22 },
 };
 MESSAGE(vertex_training_pipeline_message, AI "TrainingPipeline", training_pipeline_fields);

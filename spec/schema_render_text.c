@@ -40,7 +40,13 @@ static const char *ws(const char *p, const char *end)
 	return p;
 }
 
-/* A string token at p ('"'): its contents in *s; returns what follows, NULL if malformed. */
+static int hex4(const char *p);
+
+/*
+ * A string token at p ('"'): its contents in *s; returns what follows,
+ * NULL if malformed (as a JSON parser would refuse it: control characters,
+ * unknown escapes, \u0000, a lone surrogate).
+ */
 static const char *scan_string(const char *p, const char *end, struct span *s)
 {
 	const char *q = p + 1;
@@ -49,17 +55,72 @@ static const char *scan_string(const char *p, const char *end, struct span *s)
 	while (q < end && *q != '"') {
 		if ((unsigned char)*q < 0x20)
 			return NULL;
-		if (*q == '\\') {
-			s->escaped = true;
+		if (*q != '\\') {
 			q++;
+			continue;
 		}
-		q++;
+		s->escaped = true;
+		if (++q >= end || !strchr("\"\\/bfnrtu", *q))
+			return NULL;
+		if (*q++ != 'u')
+			continue;
+		int cp = end - q >= 4 ? hex4(q) : -1;
+		if (cp <= 0 || (cp >= 0xdc00 && cp < 0xe000))
+			return NULL;
+		q += 4;
+		if (cp >= 0xd800 && cp < 0xdc00) {
+			int lo = end - q >= 6 && q[0] == '\\' && q[1] == 'u' ? hex4(q + 2) : -1;
+			if (lo < 0xdc00 || lo > 0xdfff)
+				return NULL;
+			q += 6;
+		}
 	}
 	if (q >= end)
 		return NULL;
 	s->p = p + 1;
 	s->n = (size_t)(q - p - 1);
 	return q + 1;
+}
+
+static const char *digits(const char *p, const char *end)
+{
+	const char *start = p;
+
+	while (p < end && *p >= '0' && *p <= '9')
+		p++;
+	return p > start ? p : NULL;
+}
+
+/* A number as JSON writes it: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)? */
+static const char *scan_number(const char *p, const char *end)
+{
+	const char *start = p;
+	bool big = false;
+
+	if (p < end && *p == '-')
+		p++;
+	if (p < end && *p == '0')
+		p++;
+	else if (!(p = digits(p, end)))
+		return NULL;
+	if (p < end && *p == '.' && !(p = digits(p + 1, end)))
+		return NULL;
+	if (p < end && (*p == 'e' || *p == 'E')) {
+		p++;
+		if (p < end && (*p == '+' || *p == '-'))
+			p++;
+		p = digits(p, end);
+		big = true;
+	}
+	if (p && (big || p - start > 300)) {
+		/* Past a double's range the JSON parser refuses it too. */
+		char *copy = xstrndup(start, (size_t)(p - start));
+		bool finite = isfinite(strtod(copy, NULL));
+		free(copy);
+		if (!finite)
+			return NULL;
+	}
+	return p;
 }
 
 /* Skips one value at p (after whitespace); *v its span. NULL if malformed. */
@@ -108,12 +169,17 @@ static const char *scan_value(const char *p, const char *end, struct span *v, in
 		}
 		break;
 	}
-	default:	/* a number or a literal */
-		while (p < end && ((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'z') ||
-				   *p == '-' || *p == '+' || *p == '.' || *p == 'E'))
-			p++;
-		if (p == start)
-			return NULL;
+	case 't':
+		p = end - p >= 4 && !memcmp(p, "true", 4) ? p + 4 : NULL;
+		break;
+	case 'f':
+		p = end - p >= 5 && !memcmp(p, "false", 5) ? p + 5 : NULL;
+		break;
+	case 'n':
+		p = end - p >= 4 && !memcmp(p, "null", 4) ? p + 4 : NULL;
+		break;
+	default:
+		p = scan_number(p, end);
 	}
 	if (!p)
 		return NULL;
@@ -675,7 +741,9 @@ int schema_render_text(struct strbuf *sb, const struct schema_message *msg, cons
 	size_t mark = sb->len;
 	int rc = 0;
 
-	const char *after = scan_value(text, end, &v, 0);
+	/* Not UTF-8 (a database's text always is): the tree path refuses it. */
+	const char *after = wire_utf8_valid(text, (size_t)(end - text)) ?
+			    scan_value(text, end, &v, 0) : NULL;
 	if (!after || ws(after, end) != end || v.p[0] != '{' ||
 	    !render_message(&c, sb, msg, &v) || c.fallback) {
 		/* Not an object, or a key with escapes in a map: the tree path decides. */
@@ -699,7 +767,8 @@ long schema_render_field_text(struct strbuf *sb, const struct schema_field *f, c
 	struct span v;
 	long rc = -1;
 
-	const char *after = scan_value(text, end, &v, 0);
+	const char *after = wire_utf8_valid(text, (size_t)(end - text)) ?
+			    scan_value(text, end, &v, 0) : NULL;
 	if (after && ws(after, end) == end) {
 		if (f->map)
 			rc = v.p[0] == '{' ? add_object(&c, sb, &v, map_member, f) : -1;

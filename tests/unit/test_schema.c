@@ -302,6 +302,14 @@ static void text_path_renders_as_the_tree_path(void **state)
 		"null], \"scheduling\": {\"strategy\": \"SPOT\", \"timeout\": \"60s\"}}, \"_pipeline\": {\"a\": 1}, "
 		"\"state\": \"JOB_STATE_RUNNING\", \"error\": {\"message\": \"m\", \"code\": 3}}",
 		"{\"pscInterfaceConfig\": {\"b\\u0041\": 1}}",
+		/* what a JSON parser refuses, in a member nobody reads (found by fuzzing) */
+		"{\"displayName\": \"d\", \"x\": {\"\\mageUri\": 1}}",
+		"{\"displayName\": \"d\", \"x\": .1}",
+		"{\"displayName\": \"d\", \"x\": 0.33e3003}",
+		"{\"displayName\": \"d\", \"x\": \"\\u0000\"}",
+		"{\"displayName\": \"d\", \"x\": \"\\udc00\"}",
+		"{\"displayName\": \"\xff\xfe\"}",
+		"{\"displayName\": \"d\", \"x\": tru}",
 	};
 	(void)state;
 	for (size_t i = 0; i < sizeof(ml) / sizeof(ml[0]); i++)

@@ -1,5 +1,13 @@
 /*
  * body.c - config.yaml -> Job JSON and gcloud flags -> jobs.create body.
+ *
+ * A --config file is read through the server's own message descriptors
+ * (spec/ml_types.h, spec/vertex_types.h): the fields, their JSON types and
+ * enum values the server accepts are the ones the CLI accepts, so the two
+ * cannot drift. Names are lowerCamelCase as gcloud's YAML loading takes
+ * them; output-only fields (a `describe` output fed back) are dropped, as
+ * the server drops them. The flags' value lists (scale tiers, accelerator
+ * types) come from the same descriptors.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -11,95 +19,12 @@
 
 #include "cli.h"
 #include "common.h"
-
-enum kind { K_STR, K_INT64, K_INT32, K_BOOL, K_OBJ, K_OBJLIST, K_STRLIST, K_MAP, K_ANY, K_DOUBLE };
-
-struct field {
-	const char *name;
-	enum kind kind;
-	const struct field *sub;	/* K_OBJ, K_OBJLIST */
-};
-
-static const struct field accel_fields[] = {
-	{ "count", K_INT64, NULL }, { "type", K_STR, NULL }, { NULL, 0, NULL } };
-static const struct field disk_fields[] = {
-	{ "bootDiskSizeGb", K_INT32, NULL }, { "bootDiskType", K_STR, NULL }, { NULL, 0, NULL } };
-static const struct field replica_fields[] = {
-	{ "acceleratorConfig", K_OBJ, accel_fields }, { "imageUri", K_STR, NULL },
-	{ "containerCommand", K_STRLIST, NULL }, { "containerArgs", K_STRLIST, NULL },
-	{ "tpuTfVersion", K_STR, NULL }, { "diskConfig", K_OBJ, disk_fields }, { NULL, 0, NULL } };
-static const struct field sched_fields[] = {
-	{ "maxRunningTime", K_STR, NULL }, { "maxWaitTime", K_STR, NULL },
-	{ "priority", K_INT32, NULL }, { "resilientToWorkerRestart", K_BOOL, NULL },
-	{ NULL, 0, NULL } };
-static const struct field enc_fields[] = { { "kmsKeyName", K_STR, NULL }, { NULL, 0, NULL } };
-static const struct field hp_fields[] = {
-	{ "goal", K_STR, NULL }, { "params", K_ANY, NULL }, { "maxTrials", K_INT32, NULL },
-	{ "maxParallelTrials", K_INT32, NULL }, { "maxFailedTrials", K_INT32, NULL },
-	{ "hyperparameterMetricTag", K_STR, NULL }, { "resumePreviousJobId", K_STR, NULL },
-	{ "enableTrialEarlyStopping", K_BOOL, NULL }, { "algorithm", K_STR, NULL },
-	{ NULL, 0, NULL } };
-static const struct field ti_fields[] = {
-	{ "scaleTier", K_STR, NULL }, { "masterType", K_STR, NULL },
-	{ "masterConfig", K_OBJ, replica_fields }, { "workerType", K_STR, NULL },
-	{ "workerConfig", K_OBJ, replica_fields }, { "workerCount", K_INT64, NULL },
-	{ "parameterServerType", K_STR, NULL }, { "parameterServerConfig", K_OBJ, replica_fields },
-	{ "parameterServerCount", K_INT64, NULL }, { "evaluatorType", K_STR, NULL },
-	{ "evaluatorConfig", K_OBJ, replica_fields }, { "evaluatorCount", K_INT64, NULL },
-	{ "packageUris", K_STRLIST, NULL }, { "pythonModule", K_STR, NULL },
-	{ "args", K_STRLIST, NULL }, { "hyperparameters", K_OBJ, hp_fields },
-	{ "region", K_STR, NULL }, { "jobDir", K_STR, NULL }, { "runtimeVersion", K_STR, NULL },
-	{ "pythonVersion", K_STR, NULL }, { "scheduling", K_OBJ, sched_fields },
-	{ "network", K_STR, NULL }, { "serviceAccount", K_STR, NULL },
-	{ "encryptionConfig", K_OBJ, enc_fields }, { "useChiefInTfConfig", K_BOOL, NULL },
-	{ "enableWebAccess", K_BOOL, NULL }, { NULL, 0, NULL } };
-static const struct field job_fields[] = {
-	{ "jobId", K_STR, NULL }, { "trainingInput", K_OBJ, ti_fields },
-	{ "labels", K_MAP, NULL }, { "etag", K_STR, NULL }, { NULL, 0, NULL } };
-static const struct field job_root[] = { { "", K_OBJ, job_fields }, { NULL, 0, NULL } };
-
-/* Vertex CustomJobSpec (reference §5.3, §5.4), the `ai custom-jobs create --config` file. */
-static const struct field machine_fields[] = {
-	{ "machineType", K_STR, NULL }, { "acceleratorType", K_STR, NULL },
-	{ "acceleratorCount", K_INT32, NULL }, { "tpuTopology", K_STR, NULL },
-	{ "reservationAffinity", K_ANY, NULL }, { "gpuPartitionSize", K_STR, NULL },
-	{ NULL, 0, NULL } };
-static const struct field env_fields[] = {
-	{ "name", K_STR, NULL }, { "value", K_STR, NULL }, { NULL, 0, NULL } };
-static const struct field container_fields[] = {
-	{ "imageUri", K_STR, NULL }, { "command", K_STRLIST, NULL }, { "args", K_STRLIST, NULL },
-	{ "env", K_OBJLIST, env_fields }, { NULL, 0, NULL } };
-static const struct field python_fields[] = {
-	{ "executorImageUri", K_STR, NULL }, { "packageUris", K_STRLIST, NULL },
-	{ "pythonModule", K_STR, NULL }, { "args", K_STRLIST, NULL },
-	{ "env", K_OBJLIST, env_fields }, { NULL, 0, NULL } };
-static const struct field nfs_fields[] = {
-	{ "server", K_STR, NULL }, { "path", K_STR, NULL }, { "mountPoint", K_STR, NULL },
-	{ NULL, 0, NULL } };
-static const struct field pool_fields[] = {
-	{ "containerSpec", K_OBJ, container_fields }, { "pythonPackageSpec", K_OBJ, python_fields },
-	{ "machineSpec", K_OBJ, machine_fields }, { "replicaCount", K_INT64, NULL },
-	{ "nfsMounts", K_OBJLIST, nfs_fields }, { "diskSpec", K_OBJ, disk_fields },
-	{ NULL, 0, NULL } };
-static const struct field vsched_fields[] = {
-	{ "timeout", K_STR, NULL }, { "restartJobOnWorkerRestart", K_BOOL, NULL },
-	{ "strategy", K_STR, NULL }, { "disableRetries", K_BOOL, NULL },
-	{ "maxWaitDuration", K_STR, NULL }, { NULL, 0, NULL } };
-static const struct field gcs_fields[] = { { "outputUriPrefix", K_STR, NULL }, { NULL, 0, NULL } };
-static const struct field spec_fields[] = {
-	{ "workerPoolSpecs", K_OBJLIST, pool_fields }, { "scheduling", K_OBJ, vsched_fields },
-	{ "serviceAccount", K_STR, NULL }, { "network", K_STR, NULL },
-	{ "reservedIpRanges", K_STRLIST, NULL }, { "baseOutputDirectory", K_OBJ, gcs_fields },
-	{ "tensorboard", K_STR, NULL }, { "enableWebAccess", K_BOOL, NULL },
-	{ "enableDashboardAccess", K_BOOL, NULL }, { "experiment", K_STR, NULL },
-	{ "experimentRun", K_STR, NULL }, { "protectedArtifactLocationId", K_STR, NULL },
-	{ "models", K_STRLIST, NULL }, { "persistentResourceId", K_STR, NULL },
-	{ "pscInterfaceConfig", K_ANY, NULL }, { NULL, 0, NULL } };
-static const struct field spec_root[] = { { "", K_OBJ, spec_fields }, { NULL, 0, NULL } };
+#include "ml_types.h"
+#include "schema.h"
+#include "vertex_types.h"
 
 struct conv {
 	const char *name;
-	const char *root_what;	/* what the top mapping is called in messages */
 	yaml_document_t *doc;
 	char *err;
 };
@@ -190,9 +115,11 @@ static json_t *conv_any(struct conv *c, yaml_node_t *n)
 	}
 }
 
-static json_t *conv_field(struct conv *c, const struct field *f, yaml_node_t *n);
+static json_t *conv_field(struct conv *c, const struct schema_field *f, yaml_node_t *n);
 
-static json_t *conv_obj(struct conv *c, const struct field *fields, const char *what, yaml_node_t *n)
+/* A mapping read as message msg; what names it in messages ("trainingInput"). */
+static json_t *conv_obj(struct conv *c, const struct schema_message *msg, const char *what,
+			yaml_node_t *n)
 {
 	if (n->type != YAML_MAPPING_NODE) {
 		conv_err(c, n, "%s must be a mapping%s", what, NULL);
@@ -206,19 +133,20 @@ static json_t *conv_obj(struct conv *c, const struct field *fields, const char *
 			conv_err(c, k, "%s: a key must be a string%s", what, NULL);
 			break;
 		}
-		const struct field *f = fields;
-		while (f->name && strcmp(f->name, scalar(k)))
-			f++;
-		if (!f->name) {
+		const struct schema_field *f = NULL;
+		for (size_t i = 0; i < msg->count && !f; i++)
+			if (!strcmp(msg->fields[i].json, scalar(k)))
+				f = &msg->fields[i];
+		if (!f) {
 			conv_err(c, k, "unknown field [%s] in %s", scalar(k), what);
 			break;
 		}
-		if (is_null(v))
-			continue;	/* an empty key: as if absent */
+		if (is_null(v) || f->output_only)
+			continue;	/* an empty key: as if absent; output only: the server's */
 		json_t *j = conv_field(c, f, v);
 		if (!j)
 			break;
-		json_object_set_new(out, f->name, j);
+		json_object_set_new(out, f->json, j);
 	}
 	if (c->err) {
 		json_decref(out);
@@ -227,96 +155,140 @@ static json_t *conv_obj(struct conv *c, const struct field *fields, const char *
 	return out;
 }
 
-/* A list of objects (an empty entry is an empty object: a skipped worker
- * pool) or of strings. */
-static json_t *conv_list(struct conv *c, const struct field *f, yaml_node_t *n)
+/* "[A, B, C]": an enum's names. */
+static char *enum_names(const struct schema_enum *e)
 {
-	if (n->type != YAML_SEQUENCE_NODE) {
-		conv_err(c, n, "%s must be a list%s", f->name, NULL);
-		return NULL;
-	}
-	json_t *out = json_array();
-	for (yaml_node_item_t *it = n->data.sequence.items.start; it < n->data.sequence.items.top;
-	     it++) {
-		yaml_node_t *e = yaml_document_get_node(c->doc, *it);
-		json_t *o = NULL;
-		if (f->kind == K_OBJLIST)
-			o = is_null(e) ? json_object() : conv_obj(c, f->sub, f->name, e);
-		else if (e->type == YAML_SCALAR_NODE)
-			o = json_string(scalar(e));
-		else
-			conv_err(c, e, "%s must be a list of strings%s", f->name, NULL);
-		if (!o) {
-			json_decref(out);
-			return NULL;
-		}
-		json_array_append_new(out, o);
-	}
-	return out;
+	struct strbuf sb = STRBUF_INIT;
+
+	sb_addch(&sb, '[');
+	for (size_t i = 0; i < e->count; i++)
+		sb_addf(&sb, "%s%s", i ? ", " : "", e->names[i]);
+	sb_addch(&sb, ']');
+	return sb_detach(&sb);
 }
 
-static json_t *conv_field(struct conv *c, const struct field *f, yaml_node_t *n)
+/* One value of field f's kind (a list's element, a map's value, or the field's). */
+static json_t *conv_value(struct conv *c, const struct schema_field *f, yaml_node_t *n)
 {
 	const char *s;
+
 	switch (f->kind) {
-	case K_OBJ:
-		return conv_obj(c, f->sub, *f->name ? f->name : c->root_what, n);
-	case K_OBJLIST:
-	case K_STRLIST:
-		return conv_list(c, f, n);
-	case K_ANY:
+	case SK_MESSAGE:
+		return conv_obj(c, f->message, f->json, n);
+	case SK_STRUCT:
 		return conv_any(c, n);
-	case K_MAP:
-		if (n->type != YAML_MAPPING_NODE) {
-			conv_err(c, n, "%s must be a mapping%s", f->name, NULL);
-			return NULL;
-		}
-		{
-			json_t *out = json_object();
-			for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; p++) {
-				yaml_node_t *k = yaml_document_get_node(c->doc, p->key);
-				yaml_node_t *v = yaml_document_get_node(c->doc, p->value);
-				if (k->type != YAML_SCALAR_NODE || v->type != YAML_SCALAR_NODE) {
-					conv_err(c, k, "%s must map strings to strings%s", f->name, NULL);
-					json_decref(out);
-					return NULL;
-				}
-				json_object_set_new(out, scalar(k), json_string(scalar(v)));
-			}
-			return out;
-		}
 	default:
 		break;
 	}
 	if (n->type != YAML_SCALAR_NODE) {
-		conv_err(c, n, "%s must be a single value%s", f->name, NULL);
+		conv_err(c, n, "%s must be a single value%s", f->json, NULL);
 		return NULL;
 	}
 	s = scalar(n);
 	switch (f->kind) {
-	case K_INT64:
-	case K_INT32:
+	case SK_INT64:
+	case SK_INT32:
 		if (!is_int(s)) {
-			conv_err(c, n, "%s must be an integer, not [%s]", f->name, s);
+			conv_err(c, n, "%s must be an integer, not [%s]", f->json, s);
 			return NULL;
 		}
-		if (f->kind == K_INT64)
+		if (f->kind == SK_INT64)
 			return json_string(s[0] == '+' ? s + 1 : s);
 		return json_integer(strtoll(s, NULL, 10));
-	case K_BOOL:
+	case SK_BOOL:
 		if (!strcasecmp(s, "true") || !strcasecmp(s, "yes"))
 			return json_true();
 		if (!strcasecmp(s, "false") || !strcasecmp(s, "no"))
 			return json_false();
-		conv_err(c, n, "%s must be true or false, not [%s]", f->name, s);
+		conv_err(c, n, "%s must be true or false, not [%s]", f->json, s);
 		return NULL;
-	default:
+	case SK_DOUBLE: {
+		char *end;
+		errno = 0;
+		if (is_int(s))
+			return json_integer(strtoll(s, NULL, 10));
+		double d = strtod(s, &end);
+		if (*s && !*end && !errno)
+			return json_real(d);
+		conv_err(c, n, "%s must be a number, not [%s]", f->json, s);
+		return NULL;
+	}
+	case SK_ENUM:
+		for (size_t i = 0; i < f->enumeration->count; i++)
+			if (!strcmp(s, f->enumeration->names[i]))
+				return json_string(s);
+		if (!c->err) {
+			char *names = enum_names(f->enumeration);
+			char *what = xasprintf("%s must be one of %s", f->json, names);
+			conv_err(c, n, "%s, not [%s]", what, s);
+			free(what);
+			free(names);
+		}
+		return NULL;
+	default:	/* strings, bytes, durations, timestamps: the server checks their form */
 		return json_string(s);
 	}
 }
 
-static json_t *parse_doc(const char *name, const char *text, size_t len, const struct field *root_field,
-			 const char *root_what, char **err)
+static json_t *conv_field(struct conv *c, const struct schema_field *f, yaml_node_t *n)
+{
+	if (f->map) {
+		if (n->type != YAML_MAPPING_NODE) {
+			conv_err(c, n, "%s must be a mapping%s", f->json, NULL);
+			return NULL;
+		}
+		json_t *out = json_object();
+		for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; p++) {
+			yaml_node_t *k = yaml_document_get_node(c->doc, p->key);
+			yaml_node_t *v = yaml_document_get_node(c->doc, p->value);
+			if (k->type != YAML_SCALAR_NODE || v->type != YAML_SCALAR_NODE) {
+				conv_err(c, k, "%s must map strings to strings%s", f->json, NULL);
+				json_decref(out);
+				return NULL;
+			}
+			json_t *j = conv_value(c, f, v);
+			if (!j) {
+				json_decref(out);
+				return NULL;
+			}
+			json_object_set_new(out, scalar(k), j);
+		}
+		return out;
+	}
+	if (f->repeated) {
+		/* A list of messages (an empty entry is an empty object: a skipped
+		 * worker pool) or of values. */
+		if (n->type != YAML_SEQUENCE_NODE) {
+			conv_err(c, n, "%s must be a list%s", f->json, NULL);
+			return NULL;
+		}
+		json_t *out = json_array();
+		for (yaml_node_item_t *it = n->data.sequence.items.start;
+		     it < n->data.sequence.items.top; it++) {
+			yaml_node_t *e = yaml_document_get_node(c->doc, *it);
+			json_t *o;
+			if (f->kind == SK_MESSAGE && is_null(e))
+				o = json_object();
+			else if (f->kind != SK_MESSAGE && f->kind != SK_STRUCT &&
+				 e->type != YAML_SCALAR_NODE)
+				o = NULL, conv_err(c, e, "%s must be a list of %s", f->json,
+						   f->kind == SK_DOUBLE || f->kind == SK_INT32 ||
+						   f->kind == SK_INT64 ? "numbers" : "strings");
+			else
+				o = conv_value(c, f, e);
+			if (!o) {
+				json_decref(out);
+				return NULL;
+			}
+			json_array_append_new(out, o);
+		}
+		return out;
+	}
+	return conv_value(c, f, n);
+}
+
+static json_t *parse_doc(const char *name, const char *text, size_t len,
+			 const struct schema_message *root, const char *root_what, char **err)
 {
 	yaml_parser_t p;
 	yaml_document_t doc;
@@ -331,12 +303,12 @@ static json_t *parse_doc(const char *name, const char *text, size_t len, const s
 		yaml_parser_delete(&p);
 		return NULL;
 	}
-	yaml_node_t *root = yaml_document_get_root_node(&doc);
-	if (!root) {
+	yaml_node_t *node = yaml_document_get_root_node(&doc);
+	if (!node) {
 		*err = xasprintf("%s: the file is empty", name);
 	} else {
-		struct conv c = { name, root_what, &doc, NULL };
-		out = conv_field(&c, root_field, root);
+		struct conv c = { name, &doc, NULL };
+		out = conv_obj(&c, root, root_what, node);
 		if (c.err) {
 			json_decref(out);
 			out = NULL;
@@ -350,12 +322,12 @@ static json_t *parse_doc(const char *name, const char *text, size_t len, const s
 
 json_t *cli_parse_config(const char *name, const char *text, size_t len, char **err)
 {
-	return parse_doc(name, text, len, job_root, "the job", err);
+	return parse_doc(name, text, len, &ml_job_message, "the job", err);
 }
 
 json_t *cli_parse_custom_job_spec(const char *name, const char *text, size_t len, char **err)
 {
-	return parse_doc(name, text, len, spec_root, "the CustomJobSpec", err);
+	return parse_doc(name, text, len, vertex_custom_job_spec_message, "the CustomJobSpec", err);
 }
 
 static json_t *load_file(const char *path, json_t *(*parse_fn)(const char *, const char *, size_t, char **),
@@ -389,11 +361,54 @@ json_t *cli_load_custom_job_spec(const char *path, char **err)
 
 /* --- flags ---------------------------------------------------------------- */
 
-static const char *const accel_types[] = {
-	"nvidia-tesla-a100", "nvidia-tesla-k80", "nvidia-tesla-p100", "nvidia-tesla-p4",
-	"nvidia-tesla-t4", "nvidia-tesla-v100", "tpu-v2", "tpu-v2-pod", "tpu-v3", "tpu-v3-pod",
-	"tpu-v4-pod",
+/*
+ * gcloud's choices for a flag of enum field path under msg: its values but
+ * *_UNSPECIFIED, lower-cased with dashes ("nvidia-tesla-t4"), sorted.
+ */
+struct choices {
+	char **v;
+	size_t n;
 };
+
+static int str_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void flag_choices(const struct schema_message *msg, const char *path, struct choices *out)
+{
+	const struct schema_field *f = schema_field_at(msg, path);
+	const struct schema_enum *e = f && f->kind == SK_ENUM ? f->enumeration : NULL;
+
+	out->n = 0;
+	out->v = xcalloc(e ? e->count + 1 : 1, sizeof(*out->v));
+	for (size_t i = 0; e && i < e->count; i++) {
+		size_t len = strlen(e->names[i]);
+		if (len >= 12 && !strcmp(e->names[i] + len - 12, "_UNSPECIFIED"))
+			continue;
+		char *c = xstrdup(e->names[i]);
+		for (char *p = c; *p; p++)
+			*p = *p == '_' ? '-' : (char)tolower((unsigned char)*p);
+		out->v[out->n++] = c;
+	}
+	qsort(out->v, out->n, sizeof(*out->v), str_cmp);
+}
+
+static void choices_release(struct choices *c)
+{
+	for (size_t i = 0; i < c->n; i++)
+		free(c->v[i]);
+	free(c->v);
+}
+
+/* A choice back to its enum value: "nvidia-tesla-t4" -> "NVIDIA_TESLA_T4". */
+static char *choice_value(const char *choice)
+{
+	char *up = xstrdup(choice);
+	for (char *p = up; *p; p++)
+		*p = *p == '-' ? '_' : (char)toupper((unsigned char)*p);
+	return up;
+}
 
 static char *dict_syntax_error(const char *flag, const char *item)
 {
@@ -436,22 +451,24 @@ json_t *cli_parse_accelerator(const char *flag, const char *value, char **err)
 			*err = xasprintf("argument %s: count: Value must be an integer, not [%s]", flag, count);
 		goto out;
 	}
+	struct choices types;
 	size_t i;
-	for (i = 0; i < ARRAY_SIZE(accel_types); i++)
-		if (!strcasecmp(type, accel_types[i]))
+	flag_choices(&ml_job_message, "trainingInput.masterConfig.acceleratorConfig.type", &types);
+	for (i = 0; i < types.n; i++)
+		if (!strcasecmp(type, types.v[i]))
 			break;
-	if (i == ARRAY_SIZE(accel_types)) {
+	if (i == types.n) {
 		struct strbuf sb = STRBUF_INIT;
 		sb_addf(&sb, "argument %s: type: Invalid choice: '%s'. Valid choices are [", flag, type);
-		for (i = 0; i < ARRAY_SIZE(accel_types); i++)
-			sb_addf(&sb, "%s%s", i ? ", " : "", accel_types[i]);
+		for (i = 0; i < types.n; i++)
+			sb_addf(&sb, "%s%s", i ? ", " : "", types.v[i]);
 		sb_addstr(&sb, "].");
 		*err = sb_detach(&sb);
+		choices_release(&types);
 		goto out;
 	}
-	char *up = xstrdup(accel_types[i]);
-	for (char *p = up; *p; p++)
-		*p = *p == '-' ? '_' : (char)toupper((unsigned char)*p);
+	char *up = choice_value(types.v[i]);
+	choices_release(&types);
 	out = json_object();
 	json_object_set_new(out, "count", json_string(count[0] == '+' ? count + 1 : count));
 	json_object_set_new(out, "type", json_string(up));
@@ -527,11 +544,6 @@ static int set_accel(json_t *ti, const char *cfg, const char *flag, const char *
 	return 0;
 }
 
-static const struct { const char *flag, *api; } tiers[] = {
-	{ "basic", "BASIC" }, { "standard-1", "STANDARD_1" }, { "premium-1", "PREMIUM_1" },
-	{ "basic-gpu", "BASIC_GPU" }, { "basic-tpu", "BASIC_TPU" }, { "custom", "CUSTOM" },
-};
-
 json_t *cli_build_submit_body(const struct submit_opts *o, const json_t *config, char **err)
 {
 	json_t *job = config ? json_deep_copy(config) : json_object();
@@ -540,17 +552,30 @@ json_t *cli_build_submit_body(const struct submit_opts *o, const json_t *config,
 		json_object_set_new(job, "jobId", json_string(o->job_id));
 	json_t *ti = obj_child(job, "trainingInput");
 	if (o->scale_tier) {
+		struct choices tiers;
 		size_t i;
-		for (i = 0; i < ARRAY_SIZE(tiers); i++)
-			if (!strcasecmp(o->scale_tier, tiers[i].flag) || !strcmp(o->scale_tier, tiers[i].api))
+		flag_choices(&ml_job_message, "trainingInput.scaleTier", &tiers);
+		for (i = 0; i < tiers.n; i++) {
+			char *api = choice_value(tiers.v[i]);
+			bool match = !strcasecmp(o->scale_tier, tiers.v[i]) || !strcmp(o->scale_tier, api);
+			free(api);
+			if (match)
 				break;
-		if (i == ARRAY_SIZE(tiers)) {
+		}
+		if (i == tiers.n) {
+			struct strbuf sb = STRBUF_INIT;
+			for (i = 0; i < tiers.n; i++)
+				sb_addf(&sb, "%s%s", i ? ", " : "", tiers.v[i]);
 			*err = xasprintf("argument --scale-tier: Invalid choice: '%s'. Valid choices are "
-					 "[basic, basic-gpu, basic-tpu, custom, premium-1, standard-1].",
-					 o->scale_tier);
+					 "[%s].", o->scale_tier, sb_str(&sb));
+			sb_release(&sb);
+			choices_release(&tiers);
 			goto fail;
 		}
-		json_object_set_new(ti, "scaleTier", json_string(tiers[i].api));
+		char *api = choice_value(tiers.v[i]);
+		json_object_set_new(ti, "scaleTier", json_string(api));
+		free(api);
+		choices_release(&tiers);
 	}
 	if (o->master_image_uri && o->runtime_version) {
 		*err = xstrdup("Only one of --master-image-uri, --runtime-version can be set.");
@@ -703,12 +728,11 @@ static const char *const autopackage_keys[] = {
 	"extra-dirs",
 };
 
-static const char *const vertex_gpus[] = {
-	"NVIDIA_TESLA_K80", "NVIDIA_TESLA_P100", "NVIDIA_TESLA_V100", "NVIDIA_TESLA_P4",
-	"NVIDIA_TESLA_T4", "NVIDIA_TESLA_A100", "NVIDIA_A100_80GB", "NVIDIA_L4", "NVIDIA_H100_80GB",
-	"NVIDIA_H100_MEGA_80GB", "NVIDIA_H200_141GB", "NVIDIA_B200", "NVIDIA_GB200",
-	"NVIDIA_RTX_PRO_6000",
-};
+/* gcloud's --worker-pool-spec accelerator-type choices: Vertex's GPU types, in the enum's order. */
+static bool vertex_gpu(const struct schema_enum *e, size_t i)
+{
+	return !strncmp(e->names[i], "NVIDIA_", 7);
+}
 
 #define POOL_FLAG "--worker-pool-spec"
 
@@ -794,16 +818,20 @@ json_t *cli_parse_worker_pool_spec(const char *value, const char *python_package
 	}
 	json_t *machine_spec = json_pack("{s:s}", "machineType", machine);
 	if (atype) {
+		const struct schema_enum *e = schema_field_at(vertex_custom_job_spec_message,
+			"workerPoolSpecs.machineSpec.acceleratorType")->enumeration;
 		size_t i;
-		for (i = 0; i < ARRAY_SIZE(vertex_gpus); i++)
-			if (!strcmp(atype, vertex_gpus[i]))
+		for (i = 0; i < e->count; i++)
+			if (vertex_gpu(e, i) && !strcmp(atype, e->names[i]))
 				break;
-		if (i == ARRAY_SIZE(vertex_gpus)) {
+		if (i == e->count) {
 			struct strbuf sb = STRBUF_INIT;
+			size_t n = 0;
 			sb_addf(&sb, "Invalid value for [%s]: Found invalid value of [accelerator-type]: %s. "
 				"Available values are [", POOL_FLAG, atype);
-			for (i = 0; i < ARRAY_SIZE(vertex_gpus); i++)
-				sb_addf(&sb, "%s%s", i ? ", " : "", vertex_gpus[i]);
+			for (i = 0; i < e->count; i++)
+				if (vertex_gpu(e, i))
+					sb_addf(&sb, "%s%s", n++ ? ", " : "", e->names[i]);
 			sb_addstr(&sb, "].");
 			*err = sb_detach(&sb);
 			json_decref(machine_spec);

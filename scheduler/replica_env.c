@@ -4,13 +4,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const role_names[] = { "master", "worker", "ps", "evaluator" };
-
-const char *replica_role_name(enum replica_role role)
-{
-	return role_names[role];
-}
-
 bool replica_env_use_chief(const json_t *ti)
 {
 	const json_t *master = json_object_get(ti, "masterConfig");
@@ -60,8 +53,9 @@ static json_t *cluster_named(const struct ml_cluster *c, const char *const names
 
 static json_t *cluster(const struct ml_cluster *c, const char *primary, bool evaluators)
 {
-	const char *const names[4] = { primary, role_names[ROLE_WORKER], role_names[ROLE_PS],
-				       evaluators ? role_names[ROLE_EVALUATOR] : NULL };
+	const char *const names[4] = { primary, replica_role_name(ROLE_WORKER),
+				       replica_role_name(ROLE_PS),
+				       evaluators ? replica_role_name(ROLE_EVALUATOR) : NULL };
 	return cluster_named(c, names);
 }
 
@@ -70,7 +64,7 @@ static json_t *document(const struct ml_cluster *c, size_t self, const char *pri
 {
 	const struct replica_addr *me = &c->replicas[self];
 	json_t *task = json_pack("{s:s, s:i}", "type",
-				 me->role == ROLE_MASTER ? primary : role_names[me->role],
+				 me->role == ROLE_MASTER ? primary : replica_role_name(me->role),
 				 "index", me->index);
 	if (trial)
 		json_object_set_new(task, "trial", json_string(trial));

@@ -19,11 +19,7 @@
 #include <stdbool.h>
 
 #include "common.h"
-
-enum replica_role { ROLE_MASTER, ROLE_WORKER, ROLE_PS, ROLE_EVALUATOR };
-
-/* "master", "worker", "ps", "evaluator" */
-const char *replica_role_name(enum replica_role role);
+#include "training_spec.h"	/* enum replica_role, replica_role_name() */
 
 struct replica_addr {
 	enum replica_role role;

@@ -457,17 +457,24 @@ static enum store_rc sched_tick(struct sched *s, bool full)
 		json_t *q = json_array_get(queued, i);
 		char err[256];
 		struct place_replica *reps;
-		const json_t *spec = json_object_get(q, "spec");
-		if ((replica_env_is_vertex(spec) ? job_plan_vertex : job_plan_ml)(
-			    cat, spec, json_object_get(q, "labels"), &plans[kept], err,
-			    sizeof(err))) {
+		struct training_spec spec;
+		spec_parse_stored(json_object_get(q, "spec"),
+				  json_string_value(json_object_get(q, "region")), &spec);
+		int planned = spec_plan_replicas(cat, &spec, json_object_get(q, "labels"), NULL,
+						 &plans[kept], err, sizeof(err));
+		spec_release(&spec);
+		if (planned) {
 			log_error("job %lld cannot be planned: %s",
 				  (long long)json_integer_value(json_object_get(q, "id")), err);
 			continue;
 		}
 		reps = xcalloc(plans[kept].n, sizeof(*reps));
-		for (size_t k = 0; k < plans[kept].n; k++)
-			reps[k] = plans[kept].replicas[k].demand;
+		for (size_t k = 0; k < plans[kept].n; k++) {
+			const struct replica_demand *d = &plans[kept].replicas[k].demand;
+			reps[k] = (struct place_replica){ .vcpus = d->vcpus, .memory_mb = d->memory_mb,
+							  .accel_type = d->accel_type,
+							  .accel_count = d->accel_count, .tpu = d->tpu };
+		}
 		jobs[kept] = (struct place_job){ json_integer_value(json_object_get(q, "id")),
 						 json_string_value(json_object_get(q, "region")),
 						 plans[kept].n, reps };

@@ -11,6 +11,7 @@
 #include "list_query.h"
 #include "log.h"
 #include "ml_types.h"
+#include "training_spec.h"
 #include "scheduler.h"
 #include "validate.h"
 #include "wire.h"
@@ -67,12 +68,15 @@ static void add_time(struct strbuf *sb, const char *name, int64_t us)
 void api_ml_job_render(struct strbuf *sb, const struct job *j)
 {
 	char *etag = api_ml_etag(j->version);
+	size_t mark;
 
-	/* The stored JSON columns are our own canonical output: spliced as is. */
+	/* The Job's fields in proto field order (spec/ml_types.c); the stored
+	 * columns rendered through their descriptors, whatever order and
+	 * spacing the database keeps: create, get and list give the same bytes. */
 	sb_addstr(sb, "{\"jobId\":");
 	sb_add_json_str(sb, j->job_id);
 	sb_addstr(sb, ",\"trainingInput\":");
-	sb_addstr(sb, j->spec_json);
+	(void)schema_render_text(sb, ml_training_input_message, j->spec_json);
 	add_time(sb, "createTime", j->create_us);
 	add_time(sb, "startTime", j->start_us);
 	add_time(sb, "endTime", j->end_us);
@@ -82,10 +86,13 @@ void api_ml_job_render(struct strbuf *sb, const struct job *j)
 		sb_add_json_str(sb, j->error_message);
 	}
 	sb_addstr(sb, ",\"trainingOutput\":");
-	sb_addstr(sb, j->output_json);
-	if (strcmp(j->labels_json, "{}")) {
-		sb_addstr(sb, ",\"labels\":");
-		sb_addstr(sb, j->labels_json);
+	(void)schema_render_text(sb, ml_training_output_message, j->output_json);
+	mark = sb->len;
+	sb_addstr(sb, ",\"labels\":");
+	if (schema_render_field_text(sb, schema_find_field(&ml_job_message, "labels"),
+				     j->labels_json) <= 0) {
+		sb->len = mark;	/* no labels: proto3 leaves the empty map out */
+		sb->buf[mark] = '\0';
 	}
 	sb_addf(sb, ",\"etag\":\"%s\"}", etag);
 	free(etag);
@@ -152,6 +159,26 @@ void api_ml_get_config(struct request *req)
 }
 
 /* --- projects.jobs.create ------------------------------------------------- */
+
+/* obj rendered canonically as msg: a new string. */
+static char *render_text(const struct schema_message *msg, const json_t *obj)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	schema_render(&sb, msg, obj);
+	return sb_detach(&sb);
+}
+
+/* A labels map rendered canonically (keys sorted), "{}" for none. */
+static char *render_labels(const json_t *labels)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	if (!labels || !schema_render_field(&sb, schema_find_field(&ml_job_message, "labels"),
+					    labels))
+		sb_addstr(&sb, "{}");
+	return sb_detach(&sb);
+}
 
 /* What a create keeps while its insert is on the store pipe. */
 struct create_ctx {
@@ -247,9 +274,13 @@ void api_ml_jobs_create(struct request *req)
 	if (!training && !prediction) {
 		violations_add(&vs, "job.training_input", "A training input is required.");
 	} else if (training) {
-		validate_ml_training_input(req->catalog, training, &vs);
+		/* Parsed once; the catalog rules check the typed spec. */
+		struct training_spec spec;
+		(void)spec_ml_parse(training, &spec, &vs);
+		(void)spec_validate_ml(req->catalog, &spec, &vs);
+		spec_release(&spec);
 	}
-	validate_labels(json_object_get(job, "labels"), "job.labels", &vs);
+	spec_validate_labels(json_object_get(job, "labels"), "job.labels", &vs);
 	if (vs.n) {
 		api_ml_reply_field_violations(req, &vs);
 		goto out;
@@ -258,9 +289,9 @@ void api_ml_jobs_create(struct request *req)
 	c = xcalloc(1, sizeof(*c));
 	c->job = job;
 	job = NULL;
-	c->spec = json_dumps(training, JSON_COMPACT);
-	json_t *lab = json_object_get(c->job, "labels");
-	c->labels = lab ? json_dumps(lab, JSON_COMPACT) : xstrdup("{}");
+	/* Stored as rendered: canonical bytes (the column is jsonb all the same). */
+	c->spec = render_text(ml_training_input_message, training);
+	c->labels = render_labels(json_object_get(c->job, "labels"));
 	c->region = json_string_value(json_object_get(training, "region"));
 	if (!c->region)
 		c->region = "";
@@ -471,14 +502,14 @@ void api_ml_jobs_patch(struct request *req)
 	}
 	json_t *lab = json_object_get(job, "labels");
 	if (set_labels)
-		validate_labels(lab, "job.labels", &vs);
+		spec_validate_labels(lab, "job.labels", &vs);
 	if (vs.n) {
 		api_ml_reply_field_violations(req, &vs);
 		goto out;
 	}
 	enum store_rc rc;
 	if (set_labels) {
-		labels = lab ? json_dumps(lab, JSON_COMPACT) : xstrdup("{}");
+		labels = render_labels(lab);
 		rc = store_job_set_labels(req->srv->store, &key, expect, labels, &rows);
 	} else {
 		/* Only the etag in the mask: nothing to change, but still checked. */

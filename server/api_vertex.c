@@ -11,6 +11,7 @@
 #include "log.h"
 #include "scheduler.h"
 #include "store_log.h"
+#include "training_spec.h"
 #include "validate.h"
 #include "vertex_types.h"
 #include "wire.h"
@@ -41,10 +42,17 @@ static void add_time(json_t *o, const char *name, int64_t us)
 	json_object_set_new(o, name, json_string(buf));
 }
 
+/* A stored JSON column read back: numbers as doubles (the descriptors say
+ * which are integers when the reply is rendered). */
+static json_t *stored(const char *text)
+{
+	return json_loads(text, JSON_DECODE_INT_AS_REAL, NULL);
+}
+
 static json_t *job_json(const struct job *j)
 {
 	json_t *o = json_object();
-	json_t *spec = json_loads(j->spec_json, 0, NULL);
+	json_t *spec = stored(j->spec_json);
 	char name[512];
 
 	snprintf(name, sizeof(name), "projects/%s/locations/%s/customJobs/%s", j->project,
@@ -74,7 +82,7 @@ static json_t *job_json(const struct job *j)
 								      : "Internal error."));
 	}
 	if (strcmp(j->labels_json, "{}")) {
-		json_t *labels = json_loads(j->labels_json, 0, NULL);
+		json_t *labels = stored(j->labels_json);
 		if (labels)
 			json_object_set_new(o, "labels", labels);
 	}
@@ -89,14 +97,15 @@ static json_t *job_json(const struct job *j)
 static json_t *pipeline_json(const struct job *j)
 {
 	json_t *cj = job_json(j), *o = json_object();
-	json_t *spec = json_loads(j->spec_json, 0, NULL);
+	json_t *spec = stored(j->spec_json);
 	json_t *p = json_object_get(spec, PIPELINE_KEY);
 	char name[512];
 
 	snprintf(name, sizeof(name), "projects/%s/locations/%s/trainingPipelines/%s", j->project,
 		 j->region, j->job_id);
 	json_object_set_new(o, "name", json_string(name));
-	json_object_update(o, p ? p : json_object());
+	if (p)
+		json_object_update(o, p);
 	json_object_set_new(o, "trainingTaskMetadata",
 			    json_pack("{s:O}", "backingCustomJob", json_object_get(cj, "name")));
 	json_object_set_new(o, "state", json_string(job_state_pipeline_name(j->state)));
@@ -125,9 +134,24 @@ static const char *state_name(const struct kind *k, enum job_state state)
 	return k->pipeline ? job_state_pipeline_name(state) : job_state_vertex_name(state);
 }
 
-static json_t *render(const struct kind *k, const struct job *j)
+/* A job as the kind shows it, rendered through its descriptors
+ * (spec/vertex_types.c): the same bytes from create, get and list. */
+static void render(struct strbuf *sb, const struct kind *k, const struct job *j)
 {
-	return k->pipeline ? pipeline_json(j) : job_json(j);
+	json_t *o = k->pipeline ? pipeline_json(j) : job_json(j);
+
+	schema_render(sb, k->pipeline ? &vertex_training_pipeline_message
+				      : &vertex_custom_job_message, o);
+	json_decref(o);
+}
+
+static void reply_rendered(struct request *req, const struct kind *k, const struct job *j)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	render(&sb, k, j);
+	size_t len = sb.len;
+	reply_json_text(req, 200, sb_detach(&sb), len);
 }
 
 static void reply_not_found(struct request *req, const struct kind *k)
@@ -150,7 +174,7 @@ static void reply_vertex_violations(struct request *req, const struct violations
 
 static bool is_pipeline(const struct job *j)
 {
-	json_t *spec = json_loads(j->spec_json, 0, NULL);
+	json_t *spec = stored(j->spec_json);
 	bool yes = json_object_get(spec, PIPELINE_KEY) != NULL;
 	json_decref(spec);
 	return yes;
@@ -245,7 +269,7 @@ static void create_job(struct request *req, const struct kind *k, json_t *job)
 			 req->params[1], k->collection, created.job_id);
 		warn_gpu_counts(req, &created, json_object_get(job, "jobSpec"));
 		sched_wake_new_job(req->srv->sched);
-		reply_json(req, 200, render(k, &created));
+		reply_rendered(req, k, &created);
 	}
 	job_rows_free(rows);
 	free(spec);
@@ -259,6 +283,16 @@ static void check_display_name(const char *display, const char *field, struct vi
 	else if (utf8_chars(display) > DISPLAY_NAME_MAX)
 		violations_add(vs, field, "The display name can be up to %d characters long.",
 			       DISPLAY_NAME_MAX);
+}
+
+/* A CustomJobSpec, parsed once into the typed spec, against the catalog rules. */
+static void check_job_spec(struct request *req, const json_t *job_spec, struct violations *vs)
+{
+	struct training_spec spec;
+
+	(void)spec_vertex_parse(job_spec, req->params[1], &spec, vs);
+	(void)spec_validate_vertex(req->catalog, &spec, vs);
+	spec_release(&spec);
 }
 
 void api_vertex_custom_jobs_create(struct request *req)
@@ -276,8 +310,8 @@ void api_vertex_custom_jobs_create(struct request *req)
 	if (!job_spec)
 		violations_add(&vs, "custom_job.job_spec", "Required field is not set.");
 	else
-		validate_vertex_job_spec(req->catalog, req->params[1], job_spec, &vs);
-	validate_labels(json_object_get(job, "labels"), "custom_job.labels", &vs);
+		check_job_spec(req, job_spec, &vs);
+	spec_validate_labels(json_object_get(job, "labels"), "custom_job.labels", &vs);
 	if (vs.n)
 		reply_vertex_violations(req, &vs);
 	else
@@ -301,10 +335,10 @@ static void get_job(struct request *req, const struct kind *k)
 	struct job j;
 	struct job_rows *rows = load_job(req, k, &j);
 	if (rows) {
-		json_t *o = render(k, &j);
-		char *text = json_dumps(o, JSON_COMPACT);
-		size_t len = strlen(text);
-		json_decref(o);
+		struct strbuf sb = STRBUF_INIT;
+		render(&sb, k, &j);
+		size_t len = sb.len;
+		char *text = sb_detach(&sb);
 		cached_get_end(req, text, len);
 		reply_json_text(req, 200, text, len);
 	} else {
@@ -366,25 +400,29 @@ static void list_jobs(struct request *req, const struct filter_field *fields, si
 		return;
 	}
 	size_t n = job_rows_count(rows), shown = n > (size_t)q.size ? (size_t)q.size : n;
-	json_t *out = json_object(), *list = json_array();
+	struct strbuf sb = STRBUF_INIT;
 	struct job j;
+	/* An empty list is "{}": proto3 leaves the empty field out. */
+	sb_addch(&sb, '{');
 	for (size_t i = 0; i < shown; i++) {
 		job_rows_get(rows, i, &j);
-		json_array_append_new(list, pipelines ? pipeline_json(&j) : job_json(&j));
+		sb_addstr(&sb, i ? "," : pipelines ? "\"trainingPipelines\":[" : "\"customJobs\":[");
+		render(&sb, pipelines ? &PIPELINES : &CUSTOM_JOBS, &j);
 	}
 	if (shown)
-		json_object_set_new(out, pipelines ? "trainingPipelines" : "customJobs", list);
-	else
-		json_decref(list);
+		sb_addch(&sb, ']');
 	if (n > shown) {
 		job_rows_get(rows, shown - 1, &j);
 		char *next = list_query_next_token(&q, j.id);
-		json_object_set_new(out, "nextPageToken", json_string(next));
+		sb_addf(&sb, "%s\"nextPageToken\":", shown ? "," : "");
+		sb_add_json_str(&sb, next);
 		free(next);
 	}
+	sb_addch(&sb, '}');
 	job_rows_free(rows);
 	list_query_release(&q);
-	reply_json(req, 200, out);
+	size_t len = sb.len;
+	reply_json_text(req, 200, sb_detach(&sb), len);
 }
 
 void api_vertex_custom_jobs_list(struct request *req)
@@ -667,10 +705,10 @@ void api_vertex_training_pipelines_create(struct request *req)
 		reply_schema_violations(req, &vs);
 		goto out;
 	} else {
-		validate_vertex_job_spec(req->catalog, req->params[1], job_spec, &spec_vs);
+		check_job_spec(req, job_spec, &spec_vs);
 		move_violations(&spec_vs, &vs);
 	}
-	validate_labels(json_object_get(tp, "labels"), "training_pipeline.labels", &vs);
+	spec_validate_labels(json_object_get(tp, "labels"), "training_pipeline.labels", &vs);
 	if (vs.n) {
 		reply_vertex_violations(req, &vs);
 		goto out;

@@ -3,6 +3,7 @@
  *
  *   trainplane-server [--config FILE]   run
  *   trainplane-server --routes          print the route table and exit
+ *   trainplane-server --schemas         print the message descriptors as JSON and exit
  *   trainplane-server --check-config    load config and catalog, then exit
  *
  * With no `catalog` key the server uses the catalog compiled into it
@@ -22,6 +23,7 @@
 #include "catalog.h"
 #include "config.h"
 #include "embedded.h"
+#include "messages.h"
 #include "http.h"
 #include "listener.h"
 #include "log.h"
@@ -127,7 +129,7 @@ static const struct {
 
 static void usage(FILE *f)
 {
-	fputs("usage: trainplane-server [--config FILE] [--routes] [--check-config]\n"
+	fputs("usage: trainplane-server [--config FILE] [--routes] [--schemas] [--check-config]\n"
 	      "       trainplane-server --hash-token < TOKEN   (the sha256 for a tokens file)\n"
 	      "Configuration keys (YAML file or TRAINPLANE_<KEY> environment variables):\n", f);
 	for (size_t i = 0; i < ARRAY_SIZE(server_keys); i++) {
@@ -281,11 +283,22 @@ static void print_routes(void)
 		printf("%s %s %s\n", routes[i].method, routes[i].pattern, routes[i].operation_id);
 }
 
+/* --schemas: the messages as the server parses and renders them (spec/messages.h). */
+static int print_schemas(void)
+{
+	json_t *d = spec_messages_describe();
+	int rc = json_dumpf(d, stdout, JSON_INDENT(1)) || putchar('\n') == EOF;
+
+	json_decref(d);
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "config", required_argument, NULL, 'c' },
 		{ "routes", no_argument, NULL, 'r' },
+		{ "schemas", no_argument, NULL, 's' },
 		{ "check-config", no_argument, NULL, 'k' },
 		{ "hash-token", no_argument, NULL, 't' },
 		{ "help", no_argument, NULL, 'h' },
@@ -314,6 +327,7 @@ int main(int argc, char **argv)
 		switch (c) {
 		case 'c': config_path = optarg; break;
 		case 'r': print_routes(); return 0;
+		case 's': return print_schemas();
 		case 'k': check_only = true; break;
 		case 't': return hash_token();
 		case 'h': usage(stdout); return 0;

@@ -1,5 +1,5 @@
 /*
- * fuzz_validate.c - libFuzzer target for the rule engine (server/validate.c).
+ * fuzz_validate.c - libFuzzer target for the rule engine (spec/validate.c).
  *
  * Each input is parsed as JSON (any value) and fed to every validator: the
  * ml v1 rules on "trainingInput" (or the whole value), the label rules on
@@ -51,12 +51,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!root)
 		return 0;
 	ti = json_object_get(root, "trainingInput");
-	n += validate_ml_training_input(cat, ti ? ti : root, &vs);
-	n += validate_labels(json_object_get(root, "labels"), "job.labels", &vs);
-	n += validate_labels(root, "job.labels", &vs);
+	n += spec_check_ml(cat, ti ? ti : root, &vs);
+	n += spec_validate_labels(json_object_get(root, "labels"), "job.labels", &vs);
+	n += spec_validate_labels(root, "job.labels", &vs);
 	spec = json_object_get(root, "jobSpec");
 	loc = json_string_value(json_object_get(root, "location"));
-	n += validate_vertex_job_spec(cat, loc ? loc : "us-central1", spec ? spec : root, &vs);
+	n += spec_check_vertex(cat, loc ? loc : "us-central1", spec ? spec : root, &vs);
 	if (n != vs.n)
 		abort();
 	/* Every violation is a complete pair of strings. */

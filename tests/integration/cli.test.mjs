@@ -101,6 +101,22 @@ describe('trainplane CLI', { skip: !CLI || !AGENT_BIN ? 'TRAINPLANE_CLI_BIN / TR
     await run(['ai-platform', 'jobs', 'cancel', 'cli_args']);
   });
 
+  it('a --config file takes every field the server takes: scheduling.strategy (issue 17)', async () => {
+    // The CLI reads --config through the server's descriptors; it used to
+    // refuse scheduling.strategy as an unknown field the server accepts.
+    const cfg = writeConfig('strategy.yaml', 'trainingInput:\n  scaleTier: BASIC\n  region: us-central1\n'
+      + '  masterConfig:\n    imageUri: localhost/trainer:test\n  scheduling:\n    strategy: LOW_COST\n');
+    const r = await run(['ai-platform', 'jobs', 'submit', 'training', 'cli_strategy', '--config', cfg, '--async']);
+    assert.equal(r.code, 0, r.stderr);
+    const j = await getJob(server.base, PROJECT, 'cli_strategy');
+    assert.deepEqual(j.trainingInput.scheduling, { strategy: 'LOW_COST' });
+    await run(['ai-platform', 'jobs', 'cancel', 'cli_strategy']);
+    const bad = writeConfig('badenum.yaml', 'trainingInput:\n  scheduling:\n    strategy: CHEAPEST\n');
+    const b = await run(['ai-platform', 'jobs', 'submit', 'training', 'cli_badenum', '--config', bad, '--async']);
+    assert.equal(b.code, 2, b.stderr);
+    assert.match(b.stderr, /badenum\.yaml:3:15: strategy must be one of \[STRATEGY_UNSPECIFIED, ON_DEMAND, LOW_COST\], not \[CHEAPEST\]/);
+  });
+
   it('stream-logs exits non-zero for a failing job', async () => {
     const cfg = writeConfig('fail.yaml', processJobYaml('echo about-to-fail; exit 3'));
     const r = await run(['ai-platform', 'jobs', 'submit', 'training', 'cli_fail', '--config', cfg,

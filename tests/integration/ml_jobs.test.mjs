@@ -139,6 +139,69 @@ describe('projects.locations', () => {
   });
 });
 
+describe('canonical rendering (issue 17)', () => {
+  // A job given in another order than the protos', int64 as numbers and
+  // doubles as a JSON encoder writes them (1.0, 0.1).
+  const body = (id) => ({
+    labels: { zeta: 'z', alpha: 'a' },
+    trainingInput: {
+      region: 'us-central1',
+      masterConfig: { imageUri: 'gcr.io/test/trainer:latest' },
+      hyperparameters: {
+        params: [
+          { type: 'INTEGER', parameterName: 'layers', maxValue: 10, minValue: 1.0 },
+          { parameterName: 'lr', type: 'DOUBLE', minValue: 0.1, maxValue: 0.30000000000000004 },
+        ],
+        goal: 'MAXIMIZE',
+        maxTrials: 2,
+      },
+      scheduling: { priority: 5, maxRunningTime: '7200s' },
+      workerCount: 2,
+      workerType: 'n1-standard-4',
+      masterType: 'n1-standard-4',
+      scaleTier: 'CUSTOM',
+    },
+    jobId: id,
+  });
+
+  it('create, get and list give the same bytes for a job', async () => {
+    const id = jobId('canon');
+    const res = await create(body(id), 'canon');
+    assert.equal(res.status, 200, res.text);
+    const got = await c.get(jobPath(id, 'canon'));
+    assert.equal(got.status, 200, got.text);
+    assert.equal(got.text, res.text, 'get: the bytes create answered');
+    const again = await c.get(jobPath(id, 'canon'));
+    assert.equal(again.text, res.text, 'a second get (the job cache): the same bytes');
+    const list = await c.get(jobsPath('canon'));
+    assert.equal(list.status, 200, list.text);
+    assert.equal(list.text, `{"jobs":[${res.text}]}`, 'list: the same bytes');
+  });
+
+  it('renders fields in proto field order, int64 as strings, doubles in their shortest form', async () => {
+    const id = jobId('canonorder');
+    const res = await create(body(id), 'canon');
+    assert.equal(res.status, 200, res.text);
+    const text = (await c.get(jobPath(id, 'canon'))).text;
+    const job = JSON.parse(text);
+    assert.deepEqual(Object.keys(job),
+      ['jobId', 'trainingInput', 'createTime', 'state', 'trainingOutput', 'labels', 'etag']);
+    assert.deepEqual(Object.keys(job.trainingInput),
+      ['scaleTier', 'masterType', 'workerType', 'workerCount', 'hyperparameters', 'region',
+        'masterConfig', 'scheduling']);
+    assert.deepEqual(Object.keys(job.trainingInput.hyperparameters), ['goal', 'params', 'maxTrials']);
+    assert.deepEqual(Object.keys(job.trainingInput.hyperparameters.params[0]),
+      ['parameterName', 'minValue', 'maxValue', 'type']);
+    assert.deepEqual(Object.keys(job.labels), ['alpha', 'zeta']);
+    assert.ok(text.includes('"workerCount":"2"'), text);
+    assert.ok(text.includes('{"parameterName":"layers","minValue":1,"maxValue":10,"type":"INTEGER"}'), text);
+    assert.ok(text.includes('{"parameterName":"lr","minValue":0.1,"maxValue":0.30000000000000004,"type":"DOUBLE"}'),
+      text);
+    assert.ok(text.includes('"scheduling":{"maxRunningTime":"7200s","priority":5}'), text);
+    assert.ok(!/: /.test(text), `no space after a colon: ${text}`);
+  });
+});
+
 describe('projects.jobs.create', () => {
   it('returns the created job: QUEUED, createTime, base64 etag, trainingOutput {}, input echoed', async () => {
     const id = jobId('create');

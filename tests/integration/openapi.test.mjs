@@ -1,6 +1,10 @@
 // openapi.yaml must describe exactly the routes the server serves: the
 // (method, path, operationId) set of the file is compared with
-// `trainplane-server --routes`, both ways. The server is not started.
+// `trainplane-server --routes`, both ways. And exactly the messages it
+// parses and renders: each component schema that names its proto message
+// (`x-proto-type`) is compared with the server's descriptors
+// (`trainplane-server --schemas`): fields, JSON types, enum values,
+// output-only as readOnly, both ways. The server is not started.
 
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -31,7 +35,103 @@ function serverRoutes() {
   return lines.sort();
 }
 
+function serverSchemas() {
+  const r = runServerSync(['--schemas']);
+  assert.equal(r.status, 0, `--schemas failed: ${r.stderr}`);
+  return JSON.parse(r.stdout).messages;
+}
+
+/** What one descriptor field of `kind` must look like in a schema; '' when it does. */
+function kindMismatch(field, schema, resolve) {
+  const s = schema.$ref ? resolve(schema.$ref) : schema;
+  const want = {
+    string: ['string', undefined], bytes: ['string', 'byte'], bool: ['boolean', undefined],
+    int32: ['integer', 'int32'], int64: ['string', 'int64'], double: ['number', 'double'],
+    enum: ['string', undefined], duration: ['string', 'google-duration'],
+    timestamp: ['string', 'date-time'],
+  }[field.kind];
+  if (field.kind === 'message') {
+    return s?.['x-proto-type'] === field.message ? ''
+      : `a $ref to the component of ${field.message}, not ${JSON.stringify(schema)}`;
+  }
+  if (field.kind === 'value') {
+    // google.protobuf.Value/Struct: any JSON; described as an object (or left open).
+    return !s || s['x-proto-type'] || (s.type && s.type !== 'object')
+      ? `any JSON (type: object), not ${JSON.stringify(schema)}` : '';
+  }
+  if (!s || s.type !== want[0] || s.format !== want[1]) {
+    return `type ${want[0]}${want[1] ? ` format ${want[1]}` : ''}, not ${JSON.stringify(schema)}`;
+  }
+  if (field.kind === 'enum' && JSON.stringify(s.enum) !== JSON.stringify(field.enum)) {
+    return `enum ${JSON.stringify(field.enum)}, not ${JSON.stringify(s.enum)}`;
+  }
+  if (field.kind !== 'enum' && s.enum) return `no enum, not ${JSON.stringify(s.enum)}`;
+  return '';
+}
+
+/** Differences between a descriptor message and its component schema, as sentences. */
+function messageMismatches(msg, name, schema, resolve) {
+  const out = [];
+  const props = schema.properties ?? {};
+  const names = msg.fields.map((f) => f.name);
+  for (const p of Object.keys(props)) {
+    if (!names.includes(p)) out.push(`${name}.${p}: in openapi.yaml, not in the server's ${msg.type}`);
+  }
+  for (const f of msg.fields) {
+    const prop = props[f.name];
+    if (!prop) {
+      out.push(`${name}.${f.name}: the server's ${msg.type} has it, openapi.yaml does not`);
+      continue;
+    }
+    const p = prop.$ref ? resolve(prop.$ref) : prop;
+    if (Boolean(p.readOnly) !== f.outputOnly) {
+      out.push(`${name}.${f.name}: readOnly must be ${f.outputOnly} (output only on the server)`);
+    }
+    let why;
+    if (f.map) {
+      why = p.type !== 'object' || !p.additionalProperties ? `a map: type object with additionalProperties`
+        : kindMismatch(f, p.additionalProperties, resolve);
+    } else if (f.repeated) {
+      why = p.type !== 'array' || !p.items ? 'a list: type array with items' : kindMismatch(f, p.items, resolve);
+    } else {
+      why = kindMismatch(f, prop, resolve);
+    }
+    if (why) out.push(`${name}.${f.name}: ${why}`);
+  }
+  return out;
+}
+
 describe('openapi.yaml', () => {
+  it('describes every message as the server parses and renders it (fields, types, enums)', () => {
+    const { doc } = specRoutes();
+    const components = doc.components.schemas;
+    const resolve = (ref) => components[ref.split('/').pop()];
+    const byType = new Map();
+    for (const [name, schema] of Object.entries(components)) {
+      const t = schema['x-proto-type'];
+      if (!t) continue;
+      assert.ok(!byType.has(t), `two components describe ${t}`);
+      byType.set(t, [name, schema]);
+    }
+    const messages = serverSchemas();
+    assert.ok(messages.length >= 20, `${messages.length} messages`);
+    const problems = [];
+    for (const msg of messages) {
+      if (!byType.has(msg.type)) {
+        problems.push(`${msg.type}: no component schema with x-proto-type ${msg.type}`);
+        continue;
+      }
+      const [name, schema] = byType.get(msg.type);
+      problems.push(...messageMismatches(msg, name, schema, resolve));
+    }
+    const served = new Set(messages.map((m) => m.type));
+    for (const [t, [name]] of byType) {
+      if (!served.has(t)) problems.push(`${name}: x-proto-type ${t} is no message of the server`);
+    }
+    assert.deepEqual(problems, []);
+  });
+
+
   it('lists exactly the routes the server serves (method, path, operationId)', () => {
     const served = serverRoutes();
     const { routes: described } = specRoutes();

@@ -136,6 +136,46 @@ describe('Vertex customJobs', () => {
     assert.deepEqual(other, {});
   });
 
+  it('create, get and list give the same bytes: proto field order, int64 as strings (issue 17)', async () => {
+    const base = `http://127.0.0.1:${server.port}/v1/projects/canonproj/locations/${LOCATION}`;
+    const fetchText = async (url, init) => {
+      const r = await fetch(url, init);
+      assert.equal(r.status, 200, await r.clone().text());
+      return r.text();
+    };
+    // Keys in another order than the protos', numbers as numbers, an empty pool.
+    const body = {
+      labels: { zeta: 'z', alpha: 'a' },
+      jobSpec: {
+        scheduling: { timeout: '3600s', strategy: 'SPOT' },
+        workerPoolSpecs: [
+          {
+            containerSpec: { args: ['--x'], imageUri: 'gcr.io/p/t:1' },
+            replicaCount: 1,
+            machineSpec: { acceleratorCount: 1, acceleratorType: 'NVIDIA_TESLA_T4', machineType: 'n1-standard-4' },
+          },
+          {},
+        ],
+      },
+      displayName: 'canonical',
+    };
+    const created = await fetchText(`${base}/customJobs`, {
+      method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const job = JSON.parse(created);
+    assert.equal(await fetchText(`http://127.0.0.1:${server.port}/v1/${job.name}`), created, 'get');
+    assert.equal(await fetchText(`${base}/customJobs`), `{"customJobs":[${created}]}`, 'list');
+    assert.deepEqual(Object.keys(job), ['name', 'displayName', 'jobSpec', 'state', 'createTime',
+      'updateTime', 'labels']);
+    assert.deepEqual(Object.keys(job.jobSpec), ['workerPoolSpecs', 'scheduling']);
+    assert.deepEqual(Object.keys(job.jobSpec.workerPoolSpecs[0]), ['machineSpec', 'replicaCount', 'containerSpec']);
+    assert.deepEqual(Object.keys(job.jobSpec.workerPoolSpecs[0].machineSpec),
+      ['machineType', 'acceleratorType', 'acceleratorCount']);
+    assert.deepEqual(Object.keys(job.jobSpec.scheduling), ['timeout', 'strategy']);
+    assert.deepEqual(Object.keys(job.labels), ['alpha', 'zeta']);
+    assert.ok(created.includes('"replicaCount":"1"'), created);
+    assert.ok(created.includes('"workerPoolSpecs":[{"machineSpec"') && created.includes('},{}]'), created);
+  });
+
   it('cancel: queued jobs are cancelled with error code 1; finished ones refuse', async () => {
     const got = await create(seedJob());
     const res = await ai.projects.locations.customJobs.cancel({ name: got.name });

@@ -12,6 +12,8 @@
 #include <cmocka.h>
 
 #include "cli.h"
+#include "ml_types.h"
+#include "vertex_types.h"
 
 static json_t *fixture(const char *name)
 {
@@ -606,6 +608,159 @@ static void sort_by(void **state)
 	json_decref(a);
 }
 
+/* The server accepts scheduling.strategy; the CLI's --config used to refuse it. */
+static void config_accepts_what_the_server_accepts(void **state)
+{
+	char *err = NULL;
+	(void)state;
+	const char yaml[] = "trainingInput:\n  scheduling:\n    strategy: LOW_COST\n"
+			    "    resilientToWorkerRestart: yes\n";
+	json_t *cfg = cli_parse_config("c.yaml", yaml, strlen(yaml), &err);
+	if (!cfg)
+		fail_msg("%s", err);
+	json_t *want = parse_json("{\"trainingInput\":{\"scheduling\":{\"strategy\":\"LOW_COST\","
+				  "\"resilientToWorkerRestart\":true}}}");
+	assert_json_eq(cfg, want);
+	json_decref(want);
+	json_decref(cfg);
+	const char vx[] = "scheduling: {strategy: FLEX_START, maxWaitDuration: 3600s}\n";
+	cfg = cli_parse_custom_job_spec("s.yaml", vx, strlen(vx), &err);
+	if (!cfg)
+		fail_msg("%s", err);
+	json_decref(cfg);
+}
+
+/* A sample YAML value of field f's kind, which the server would take. */
+static void sample_value(struct strbuf *sb, const struct schema_field *f)
+{
+	switch (f->kind) {
+	case SK_BOOL: sb_addstr(sb, "true"); break;
+	case SK_INT32: case SK_INT64: sb_addstr(sb, "2"); break;
+	case SK_DOUBLE: sb_addstr(sb, "0.5"); break;
+	case SK_ENUM: sb_addstr(sb, f->enumeration->names[f->enumeration->count - 1]); break;
+	case SK_DURATION: sb_addstr(sb, "60s"); break;
+	case SK_TIMESTAMP: sb_addstr(sb, "'2026-01-01T00:00:00Z'"); break;
+	case SK_STRUCT: sb_addstr(sb, "{k: [1, x]}"); break;
+	case SK_MESSAGE: sb_addstr(sb, "{}"); break;
+	default: sb_addstr(sb, "x"); break;
+	}
+}
+
+/*
+ * Every field of every message below root, one file each, nested at its
+ * path in flow style: the CLI takes each with its kind's value (it reads
+ * the descriptors the server checks with, so no field can be the server's
+ * alone), and keeps none of the output-only ones.
+ */
+static void each_field(const struct schema_message *m, const char *prefix, const char *suffix,
+		       json_t *(*parse_fn)(const char *, const char *, size_t, char **), int depth,
+		       size_t *checked)
+{
+	if (depth > 4)
+		return;
+	for (size_t i = 0; i < m->count; i++) {
+		const struct schema_field *f = &m->fields[i];
+		struct strbuf sb = STRBUF_INIT;
+		char *err = NULL;
+		sb_addf(&sb, "%s%s: ", prefix, f->json);
+		if (f->map)
+			sb_addstr(&sb, "{k: ");
+		else if (f->repeated)
+			sb_addch(&sb, '[');
+		sample_value(&sb, f);
+		sb_addstr(&sb, f->map ? "}" : f->repeated ? "]" : "");
+		sb_addf(&sb, "%s\n", suffix);
+		json_t *got = parse_fn("f.yaml", sb.buf, sb.len, &err);
+		if (!got)
+			fail_msg("%s: %s", sb.buf, err);
+		char *text = json_dumps(got, JSON_COMPACT);
+		if (f->output_only != !strstr(text, f->json) && strcmp(f->json, "type") &&
+		    strcmp(f->json, "state"))
+			fail_msg("%s -> %s", sb.buf, text);
+		free(text);
+		json_decref(got);
+		(*checked)++;
+		if (f->kind == SK_MESSAGE && !f->output_only && f->message != m) {
+			char *p = xasprintf("%s%s: %s{", prefix, f->json, f->repeated ? "[" : "");
+			char *s2 = xasprintf("}%s%s", f->repeated ? "]" : "", suffix);
+			each_field(f->message, p, s2, parse_fn, depth + 1, checked);
+			free(p);
+			free(s2);
+		}
+		sb_release(&sb);
+	}
+}
+
+static void config_fields_are_the_descriptors(void **state)
+{
+	size_t checked = 0;
+	(void)state;
+	/* ml v1: the job's fields; trainingInput's, nested in flow style. */
+	each_field(&ml_job_message, "{", "}", cli_parse_config, 0, &checked);
+	each_field(vertex_custom_job_spec_message, "{", "}", cli_parse_custom_job_spec, 0, &checked);
+	assert_true(checked > 100);
+	/* An enum's value is checked, with its choices. */
+	char *err = NULL;
+	const char bad[] = "trainingInput:\n  scaleTier: HUGE\n";
+	assert_null(cli_parse_config("c.yaml", bad, strlen(bad), &err));
+	assert_string_equal(err, "c.yaml:2:14: scaleTier must be one of [BASIC, STANDARD_1, PREMIUM_1, "
+				 "BASIC_GPU, BASIC_TPU, CUSTOM], not [HUGE]");
+	free(err);
+	/* A describe output fed back: output-only fields are dropped, as the server drops them. */
+	const char described[] = "jobId: j\nstate: RUNNING\ncreateTime: '2026-01-01T00:00:00Z'\n"
+				 "trainingOutput: {consumedMLUnits: 1.5}\n";
+	json_t *cfg = cli_parse_config("d.yaml", described, strlen(described), &err);
+	if (!cfg)
+		fail_msg("%s", err);
+	json_t *want = parse_json("{\"jobId\":\"j\"}");
+	assert_json_eq(cfg, want);
+	json_decref(want);
+	json_decref(cfg);
+	/* Numbers of a double list; not a list of mappings. */
+	const char hp[] = "trainingInput:\n  hyperparameters:\n    params:\n      - discreteValues: [1, 2.5]\n"
+			  "        categoricalValues: [{a: 1}]\n";
+	assert_null(cli_parse_config("h.yaml", hp, strlen(hp), &err));
+	assert_string_equal(err, "h.yaml:5:29: categoricalValues must be a list of strings");
+	free(err);
+}
+
+/* The flags' choices are the descriptors' enum values, as gcloud lists them. */
+static void flag_choices_come_from_the_descriptors(void **state)
+{
+	char *err = NULL;
+	struct submit_opts o;
+	(void)state;
+	assert_null(cli_parse_accelerator("--worker-accelerator", "type=v100,count=1", &err));
+	assert_string_equal(err, "argument --worker-accelerator: type: Invalid choice: 'v100'. Valid choices "
+				 "are [nvidia-tesla-a100, nvidia-tesla-k80, nvidia-tesla-p100, nvidia-tesla-p4, "
+				 "nvidia-tesla-t4, nvidia-tesla-v100, tpu-v2, tpu-v2-pod, tpu-v3, tpu-v3-pod, "
+				 "tpu-v4-pod].");
+	free(err);
+	submit_opts_init(&o);
+	o.job_id = "j";
+	o.scale_tier = "huge";
+	o.master_image_uri = "i";
+	assert_null(cli_build_submit_body(&o, NULL, &err));
+	assert_string_equal(err, "argument --scale-tier: Invalid choice: 'huge'. Valid choices are "
+				 "[basic, basic-gpu, basic-tpu, custom, premium-1, standard-1].");
+	free(err);
+	o.scale_tier = "BASIC_GPU";
+	json_t *body = cli_build_submit_body(&o, NULL, &err);
+	assert_non_null(body);
+	assert_string_equal(json_string_value(json_object_get(json_object_get(body, "trainingInput"),
+							      "scaleTier")), "BASIC_GPU");
+	json_decref(body);
+	assert_null(cli_parse_worker_pool_spec("machine-type=n1,container-image-uri=i,"
+					       "accelerator-type=TPU_V3,accelerator-count=8", NULL, &err));
+	assert_string_equal(err, "Invalid value for [--worker-pool-spec]: Found invalid value of "
+				 "[accelerator-type]: TPU_V3. Available values are [NVIDIA_TESLA_K80, "
+				 "NVIDIA_TESLA_P100, NVIDIA_TESLA_V100, NVIDIA_TESLA_P4, NVIDIA_TESLA_T4, "
+				 "NVIDIA_TESLA_A100, NVIDIA_A100_80GB, NVIDIA_L4, NVIDIA_H100_80GB, "
+				 "NVIDIA_H100_MEGA_80GB, NVIDIA_H200_141GB, NVIDIA_B200, NVIDIA_GB200, "
+				 "NVIDIA_RTX_PRO_6000].");
+	free(err);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -623,6 +778,9 @@ int main(void)
 		cmocka_unit_test(worker_pool_spec_errors),
 		cmocka_unit_test(custom_job_config_errors),
 		cmocka_unit_test(sort_by),
+		cmocka_unit_test(config_accepts_what_the_server_accepts),
+		cmocka_unit_test(config_fields_are_the_descriptors),
+		cmocka_unit_test(flag_choices_come_from_the_descriptors),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

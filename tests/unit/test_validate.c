@@ -1,5 +1,5 @@
 /*
- * test_validate.c - the rule engine (server/validate.c) against the default
+ * test_validate.c - the rule engine (spec/validate.c) against the default
  * catalog (deploy/catalog.yaml; run from the repository root).
  *
  * The seed tables are transcribed here a second time, independently of the
@@ -117,7 +117,7 @@ static void assert_has(struct violations *vs, const char *field, const char *des
 static void ml(const char *ti_text, struct violations *vs)
 {
 	json_t *ti = parse(ti_text);
-	size_t n = validate_ml_training_input(cat, ti, vs);
+	size_t n = spec_check_ml(cat, ti, vs);
 
 	assert_int_equal(n, vs->n);
 	json_decref(ti);
@@ -144,7 +144,7 @@ static void ml_one(const char *ti_text, const char *field, const char *desc)
 static void vx(const char *location, const char *spec_text, struct violations *vs)
 {
 	json_t *spec = parse(spec_text);
-	size_t n = validate_vertex_job_spec(cat, location, spec, vs);
+	size_t n = spec_check_vertex(cat, location, spec, vs);
 
 	assert_int_equal(n, vs->n);
 	json_decref(spec);
@@ -562,13 +562,13 @@ static void test_mixed_gpu_types_need_one_zone(void **state)
 		"one accelerator type must run in one zone that offers all of them.";
 
 	(void)state;
-	validate_ml_training_input(cat, json_object_get(job, "trainingInput"), &vs);
+	spec_check_ml(cat, json_object_get(job, "trainingInput"), &vs);
 	assert_one(&vs, "training_input.region", zone_msg, "seed 000 T4/K80/P100 in us-central1");
 	violations_release(&vs);
 
 	/* The same job in us-east1, whose zone c offers all three, is accepted. */
 	json_object_set_new(json_object_get(job, "trainingInput"), "region", json_string("us-east1"));
-	validate_ml_training_input(cat, json_object_get(job, "trainingInput"), &vs);
+	spec_check_ml(cat, json_object_get(job, "trainingInput"), &vs);
 	assert_valid_vs(&vs, "T4/K80/P100 in us-east1");
 	json_decref(job);
 
@@ -1143,7 +1143,7 @@ static void labels_case(const char *text, const char *desc)
 {
 	struct violations vs = VIOLATIONS_INIT;
 	json_t *l = parse(text);
-	size_t n = validate_labels(l, "job.labels", &vs);
+	size_t n = spec_validate_labels(l, "job.labels", &vs);
 
 	assert_int_equal(n, vs.n);
 	if (desc)
@@ -1210,7 +1210,7 @@ static void test_labels(void **state)
 	/* NULL is no labels. */
 	{
 		struct violations vs = VIOLATIONS_INIT;
-		assert_int_equal(validate_labels(NULL, "job.labels", &vs), 0);
+		assert_int_equal(spec_validate_labels(NULL, "job.labels", &vs), 0);
 	}
 }
 
@@ -1473,15 +1473,15 @@ static void test_seed_examples(void **state)
 	for (size_t i = 0; i < ARRAY_SIZE(ml_ok); i++) {
 		struct violations vs = VIOLATIONS_INIT;
 		json_t *job = fixture(ml_ok[i]);
-		validate_ml_training_input(cat, json_object_get(job, "trainingInput"), &vs);
-		validate_labels(json_object_get(job, "labels"), "job.labels", &vs);
+		spec_check_ml(cat, json_object_get(job, "trainingInput"), &vs);
+		spec_validate_labels(json_object_get(job, "labels"), "job.labels", &vs);
 		assert_valid_vs(&vs, ml_ok[i]);
 		json_decref(job);
 	}
 	for (size_t i = 0; i < ARRAY_SIZE(vx_ok); i++) {
 		struct violations vs = VIOLATIONS_INIT;
 		json_t *job = fixture(vx_ok[i]);
-		validate_vertex_job_spec(cat, "us-central1", json_object_get(job, "jobSpec"), &vs);
+		spec_check_vertex(cat, "us-central1", json_object_get(job, "jobSpec"), &vs);
 		assert_valid_vs(&vs, vx_ok[i]);
 		json_decref(job);
 	}
@@ -1502,9 +1502,9 @@ static void test_wrong_types(void **state)
 	for (size_t i = 0; i < ARRAY_SIZE(junk); i++) {
 		struct violations vs = VIOLATIONS_INIT;
 		json_t *j = parse(junk[i]);
-		assert_true(validate_ml_training_input(cat, j, &vs) > 0);
-		(void)validate_vertex_job_spec(cat, "us-central1", j, &vs);
-		(void)validate_labels(j, "job.labels", &vs);
+		assert_true(spec_check_ml(cat, j, &vs) > 0);
+		(void)spec_check_vertex(cat, "us-central1", j, &vs);
+		(void)spec_validate_labels(j, "job.labels", &vs);
 		violations_release(&vs);
 		json_decref(j);
 	}

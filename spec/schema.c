@@ -16,7 +16,32 @@ const struct schema_field *schema_find_field(const struct schema_message *msg, c
 	return NULL;
 }
 
-static const char *kind_name(const struct schema_field *f)
+const struct schema_field *schema_field_at(const struct schema_message *msg, const char *path)
+{
+	const struct schema_field *f = NULL;
+	char name[128];
+
+	while (msg && *path) {
+		size_t n = strcspn(path, ".");
+		if (n >= sizeof(name))
+			return NULL;
+		memcpy(name, path, n);
+		name[n] = '\0';
+		f = NULL;
+		for (size_t i = 0; i < msg->count && !f; i++)
+			if (!strcmp(msg->fields[i].json, name))
+				f = &msg->fields[i];
+		if (!f)
+			return NULL;
+		path += n;
+		if (*path == '.')
+			path++;
+		msg = f->kind == SK_MESSAGE ? f->message : NULL;
+	}
+	return *path ? NULL : f;
+}
+
+const char *schema_kind_name(const struct schema_field *f)
 {
 	switch (f->kind) {
 	case SK_STRING: return "TYPE_STRING";
@@ -43,7 +68,7 @@ static void invalid_value(struct violations *out, const char *path, const struct
 
 	if (len > 80)
 		strcpy(text + 77, "...");
-	violations_add(out, path, "Invalid value at '%s' (%s), %s", path, kind_name(f),
+	violations_add(out, path, "Invalid value at '%s' (%s), %s", path, schema_kind_name(f),
 		       text ? text : "?");
 	free(text);
 }

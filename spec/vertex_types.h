@@ -1,6 +1,8 @@
 /*
- * vertex_types.h - the Vertex AI aiplatform v1 CustomJob messages as schema
- * data (reference §5.2-5.5).
+ * vertex_types.h - the Vertex AI aiplatform v1 CustomJob and
+ * TrainingPipeline messages as schema data (reference §5.2-5.5), fields by
+ * proto field number (googleapis google/cloud/aiplatform/v1/custom_job.proto,
+ * machine_resources.proto, training_pipeline.proto, ...).
  */
 #ifndef TP_VERTEX_TYPES_H
 #define TP_VERTEX_TYPES_H

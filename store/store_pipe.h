@@ -1,8 +1,9 @@
 /*
  * store_pipe.h - reads sent to PostgreSQL down one pipelined connection.
  *
- * The request threads of the HTTP server hand their reads (jobs.get) to
- * one thread that owns a connection in libpq's pipeline mode: whatever
+ * The request threads of the HTTP server hand their reads (jobs.get) and
+ * inserts (jobs.create) to one background connection (store/bgconn.h,
+ * "trainplane-server/pipe") in libpq's pipeline mode: whatever
  * arrives while a batch is out goes in the next batch, one write and one
  * read of the socket for all of them, and PostgreSQL executes them
  * back to back without waking up in between. Each read is still one
@@ -17,6 +18,10 @@
  * are sent again. After a lost connection the reads in flight are sent
  * again once on a new connection; the writes fail with STORE_UNAVAILABLE,
  * since they may or may not have committed, as on a pooled connection.
+ *
+ * The connection opens at the first command, and again at the next one
+ * after a loss; while it cannot be opened (a failed open backs off for
+ * 100 ms: bgloop.h), commands fail at once with STORE_UNAVAILABLE.
  */
 #ifndef TP_STORE_PIPE_H
 #define TP_STORE_PIPE_H

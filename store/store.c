@@ -487,12 +487,13 @@ bool store_conn_lost(struct store_conn *c)
 	return c->broken || PQstatus(c->pg) != CONNECTION_OK || store_pg_read_only(c->pg);
 }
 
-enum store_rc store_conn_check(struct store_conn *c)
+enum store_rc store_conn_consume(struct store_conn *c)
 {
-	enum store_rc rc;
-
-	PQclear(store_exec_sql(c, "SELECT 1", true, 0, NULL, &rc));
-	return rc;
+	if (!PQconsumeInput(c->pg) || store_conn_lost(c)) {
+		c->broken = true;
+		return STORE_UNAVAILABLE;
+	}
+	return STORE_OK;
 }
 
 PGconn *store_conn_pg(struct store_conn *c)

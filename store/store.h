@@ -90,7 +90,7 @@ void store_rollback(struct store_conn *c);
 
 /*
  * A connection of its own, outside the pool, for one owner (the scheduler
- * leader, the notification listener), named `component` in
+ * leader, the background connections of store/bgconn.h), named `component` in
  * pg_stat_activity (see store_pg_connect()). It is never reset behind the
  * owner's back: once lost, or once its server turns read-only, every
  * statement fails with STORE_UNAVAILABLE and the owner closes it and opens
@@ -102,11 +102,11 @@ void store_conn_close(struct store_conn *c);	/* NULL is a no-op */
 /* Lost, or on a server that no longer takes writes: close it. */
 bool store_conn_lost(struct store_conn *c);
 /*
- * One round trip on a standalone connection that otherwise only waits (a
- * listener): STORE_UNAVAILABLE once it is lost or its server has turned
- * read-only, which an idle session learns only from an answer.
+ * For a connection that waits between statements: reads what the server
+ * sent while it was idle (call when its socket is readable: usually the
+ * server closing it). STORE_UNAVAILABLE once it is lost (store_conn_lost()).
  */
-enum store_rc store_conn_check(struct store_conn *c);
+enum store_rc store_conn_consume(struct store_conn *c);
 /* The libpq connection, for LISTEN/NOTIFY polling. Borrowed. */
 PGconn *store_conn_pg(struct store_conn *c);
 

@@ -1,6 +1,6 @@
 /*
- * stub_store.c - the store, the job cache, the pipe and the scheduler as the
- * HTTP fuzz target sees them: no database. Every call fails the way the
+ * stub_store.c - the store, the job cache, the pipe, the LISTEN hub and the
+ * scheduler as the HTTP fuzz target sees them: no database. Every call fails the way the
  * fuzzer's first byte chose (stub_store_rc: not found, conflict, stale,
  * unavailable or error), so handlers run their validation and their error
  * paths; nothing ever suspends a request. Listed from the link of the
@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "job_cache.h"
+#include "listen_hub.h"
 #include "scheduler.h"
 #include "store.h"
 #include "store_iam.h"
@@ -48,44 +49,6 @@ void store_stats(struct store *st, struct store_stats *out)
 {
 	(void)st;
 	memset(out, 0, sizeof(*out));
-}
-
-struct store_conn *store_conn_open(const char *conninfo, const char *component, char *err,
-				   size_t errlen)
-{
-	(void)conninfo;
-	(void)component;
-	if (errlen)
-		strncpy(err, "no database in the fuzzer", errlen - 1);
-	return NULL;
-}
-
-void store_conn_close(struct store_conn *c)
-{
-	(void)c;
-}
-
-PGconn *store_conn_pg(struct store_conn *c)
-{
-	(void)c;
-	return NULL;
-}
-
-enum store_rc store_listen(struct store_conn *c, const char *channel)
-{
-	(void)c;
-	(void)channel;
-	return STORE_UNAVAILABLE;
-}
-
-enum store_rc store_notifications(struct store_conn *c,
-				  void (*fn)(void *ctx, const char *channel, const char *payload),
-				  void *ctx)
-{
-	(void)c;
-	(void)fn;
-	(void)ctx;
-	return STORE_UNAVAILABLE;
 }
 
 /* --- jobs ------------------------------------------------------------------ */
@@ -387,8 +350,16 @@ bool sched_is_leader(struct sched *s)
 	return false;
 }
 
-enum store_rc store_conn_check(struct store_conn *c)
+/* --- the LISTEN hub: no notifications in the fuzzer ---------------------------- */
+
+struct listen_sub *listen_hub_subscribe(struct listen_hub *h, const char *channel,
+					const struct listen_sub_ops *ops, void *arg)
 {
-	(void)c;
-	return STORE_UNAVAILABLE;
+	(void)h, (void)channel, (void)ops, (void)arg;
+	return NULL;
+}
+
+void listen_hub_unsubscribe(struct listen_hub *h, struct listen_sub *s)
+{
+	(void)h, (void)s;
 }

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "store.h"
+#include "store_pg.h"
 
 struct bgconn {
 	char *conninfo;

@@ -9,7 +9,7 @@
 #include "bgconn.h"
 #include "common.h"
 #include "log.h"
-#include "store.h"
+#include "store_pg.h"
 
 #define CHANNEL_MAX 63
 

@@ -8,6 +8,7 @@
 
 #include "log.h"
 #include "metrics.h"
+#include "store_pg.h"
 
 /* Statement ids 10-29 belong to this file (see store_job.c for 1-9). */
 

@@ -10,6 +10,7 @@
 #include "bgconn.h"
 #include "common.h"
 #include "log.h"
+#include "store_pg.h"
 
 #define MAX_PARAMS 8
 /* After a failed connect, commands fail fast for this long (they are what retries). */
@@ -24,6 +25,7 @@ struct item {
 	int nparams;
 	char *params[MAX_PARAMS];
 	store_pipe_done done;
+	void (*fn)(void);
 	void *arg;
 	int attempts;		/* sends so far */
 	struct item *batch_next;	/* answered, waiting for its batch's sync */
@@ -74,12 +76,13 @@ static void item_free(struct item *it)
 
 static void complete(struct item *it, PGresult *res, enum store_rc rc)
 {
-	it->done(it->arg, res, rc);
+	it->done(it->fn, it->arg, res, rc);
 	item_free(it);
 }
 
 void store_pipe_submit(struct store_pipe *p, const struct store_stmt *stmt, int nparams,
-		       const char *const *params, store_pipe_done done, void *arg)
+		       const char *const *params, store_pipe_done done, void (*fn)(void),
+		       void *arg)
 {
 	struct item *it = xcalloc(1, sizeof(*it));
 	bool wake;
@@ -91,6 +94,7 @@ void store_pipe_submit(struct store_pipe *p, const struct store_stmt *stmt, int 
 	for (int i = 0; i < nparams; i++)
 		it->params[i] = params[i] ? xstrdup(params[i]) : NULL;
 	it->done = done;
+	it->fn = fn;
 	it->arg = arg;
 
 	pthread_mutex_lock(&p->mu);

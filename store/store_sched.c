@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "metrics.h"
+#include "store_pg.h"
 
 /* Statement ids 30-49 belong to this file. */
 

@@ -71,37 +71,27 @@ void job_rows_free(struct job_rows *rows)
 	(void)rows;
 }
 
-enum store_rc job_rows_adopt(PGresult *res, enum store_rc rc, struct job_rows **out)
-{
-	(void)res;
-	(void)rc;
-	*out = NULL;
-	return stub_store_rc;
-}
-
 void store_job_insert_piped(struct store_pipe *pipe, const struct job_key *key,
 			    const char *region, const char *spec_json, const char *labels_json,
-			    void (*done)(void *arg, PGresult *res, enum store_rc rc), void *arg)
+			    store_job_insert_done done, void *arg)
 {
 	(void)pipe, (void)key, (void)region, (void)spec_json, (void)labels_json;
 	done(arg, NULL, stub_store_rc);
 }
 
-PGresult *store_job_insert_raw(struct store *st, const struct job_key *key, const char *region,
-			       const char *spec_json, const char *labels_json, enum store_rc *rc)
+enum store_rc store_job_insert(struct store *st, const struct job_key *key, const char *region,
+			       const char *spec_json, const char *labels_json, struct job *out)
 {
 	(void)st, (void)key, (void)region, (void)spec_json, (void)labels_json;
-	*rc = stub_store_rc;
-	return NULL;
-}
-
-enum store_rc store_job_insert_result(PGresult *res, enum store_rc rc, const struct job_key *key,
-				     const char *region, const char *spec_json,
-				     const char *labels_json, struct job *out)
-{
-	(void)res, (void)rc, (void)key, (void)region, (void)spec_json, (void)labels_json;
 	memset(out, 0, sizeof(*out));
 	return stub_store_rc;
+}
+
+void store_job_inserted(const struct job_key *key, const char *region, const char *spec_json,
+			const char *labels_json, const struct job_stamp *stamp, struct job *out)
+{
+	(void)key, (void)region, (void)spec_json, (void)labels_json, (void)stamp;
+	memset(out, 0, sizeof(*out));
 }
 
 enum store_rc store_job_get(struct store *st, const struct job_key *key, struct job_rows **out)
@@ -112,7 +102,7 @@ enum store_rc store_job_get(struct store *st, const struct job_key *key, struct 
 }
 
 void store_job_get_piped(struct store_pipe *pipe, const struct job_key *key,
-			 void (*done)(void *arg, PGresult *res, enum store_rc rc), void *arg)
+			 store_job_rows_done done, void *arg)
 {
 	(void)pipe, (void)key;
 	done(arg, NULL, stub_store_rc);

@@ -19,7 +19,7 @@
 #include "embedded.h"
 #include "job_cache.h"
 #include "listen_hub.h"
-#include "store.h"
+#include "store_pg.h"
 
 static struct pg_embedded *pg;
 static char *conninfo;

@@ -23,7 +23,8 @@ struct bgloop {
 	bool stopping;		/* atomic */
 
 	/* the thread's own */
-	int fd;			/* the session's descriptor, -1 without one */
+	bool up;		/* a session is open */
+	int fd;			/* its descriptor: -1 without one, or none to watch */
 	uint64_t session;	/* counts sessions: revents belong to the one they were polled on */
 	int64_t backoff_us;	/* the next wait; 0 after a success */
 	int64_t next_open_us;	/* no open before (loop's clock) */
@@ -69,14 +70,14 @@ bool bgloop_session(struct bgloop *b)
 {
 	char err[512], line[512];
 
-	if (b->fd >= 0)
+	if (b->up)
 		return true;
 	if (bgloop_now(b) < b->next_open_us)
 		return false;
 	err[0] = '\0';
 	int fd = b->ops->open(b->ctx, err, sizeof(err));
 	bgloop_one_line(line, sizeof(line), err);
-	if (fd < 0) {
+	if (fd < 0 && fd != BGLOOP_NO_FD) {
 		if (!b->outage)
 			log_warn("%s: cannot connect (%s); retrying", b->cfg.name, line);
 		else
@@ -90,7 +91,8 @@ bool bgloop_session(struct bgloop *b)
 	b->outage = false;
 	b->backoff_us = 0;
 	b->opened_us = bgloop_now(b);
-	b->fd = fd;
+	b->up = true;
+	b->fd = fd < 0 ? -1 : fd;
 	b->session++;
 	return true;
 }
@@ -99,10 +101,11 @@ void bgloop_drop(struct bgloop *b, const char *why)
 {
 	char line[512];
 
-	if (b->fd < 0)
+	if (!b->up)
 		return;
 	bgloop_one_line(line, sizeof(line), why);
 	log_warn("%s: connection lost (%s); reconnecting", b->cfg.name, line);
+	b->up = false;
 	b->fd = -1;
 	b->ops->close(b->ctx, why ? why : "");
 	/* A session that served a while is opened again at once (a killed
@@ -136,12 +139,12 @@ static void *loop_main(void *arg)
 		if (b->cfg.eager && !stopping)
 			(void)bgloop_session(b);
 		struct bgloop_wait w = { .events = 0, .deadline_us = BGLOOP_NEVER, .busy = false };
-		b->ops->turn(b->ctx, b->fd >= 0 && polled == b->session ? revents : 0, &w);
+		b->ops->turn(b->ctx, b->up && polled == b->session ? revents : 0, &w);
 		if (stopping && !w.busy)
 			break;
 
 		int64_t deadline = w.deadline_us;
-		if (b->cfg.eager && b->fd < 0 && b->next_open_us < deadline)
+		if (b->cfg.eager && !b->up && b->next_open_us < deadline)
 			deadline = b->next_open_us;
 		int timeout = -1;
 		if (deadline != BGLOOP_NEVER) {
@@ -161,7 +164,8 @@ static void *loop_main(void *arg)
 		}
 		revents = n == 2 ? fds[1].revents : 0;
 	}
-	if (b->fd >= 0) {
+	if (b->up) {
+		b->up = false;
 		b->fd = -1;
 		b->ops->close(b->ctx, NULL);
 	}

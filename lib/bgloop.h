@@ -7,8 +7,10 @@
  * What the session is for belongs to the loop's owner, in three callbacks
  * that all run on the loop's thread:
  *
- *   open(ctx, err)   makes a session; returns its descriptor, or -1 with
- *                    why in err (nothing is left open then)
+ *   open(ctx, err)   makes a session; returns its descriptor, BGLOOP_NO_FD
+ *                    for a session with none to watch (a client that makes
+ *                    blocking calls in its turns), or -1 with why in err
+ *                    (nothing is left open then)
  *   close(ctx, why)  ends it: what it owed fails or waits for the next one
  *                    (why: bgloop_drop()'s reason, or NULL at the stop)
  *   turn(ctx, revents, wait)
@@ -53,6 +55,7 @@
 #include "common.h"
 
 #define BGLOOP_NEVER INT64_MAX
+#define BGLOOP_NO_FD (-2)	/* open(): a session with no descriptor to watch */
 
 /* What a turn asks for; bgloop fills the defaults before each turn. */
 struct bgloop_wait {

@@ -329,6 +329,10 @@ static void a_lost_listener_empties_the_cache_until_it_is_back(void **state)
 	wait_listening(c);
 	assert_true(fill(c, "orphan", "after"));
 	assert_served(c, "orphan", "after");
+	struct listen_hub_stats hs;
+	listen_hub_stats(hub, &hs);
+	assert_int_equal(hs.reconnects, 1);
+	assert_true(hs.rounds >= 3);		/* LISTEN twice, a fence at least */
 	cache_stop(c);
 }
 
@@ -357,6 +361,9 @@ static void a_bulk_update_reaches_every_job_it_changed(void **state)
 	/* a payload that is not ours: nothing kept can be trusted */
 	exec("NOTIFY " JOB_CACHE_CHANNEL ", 'not a digest'", 0, NULL);
 	assert_served(c, "bystander", NULL);
+	struct listen_hub_stats hs;
+	listen_hub_stats(hub, &hs);
+	assert_true(hs.notifications >= 4);	/* three of digests, one not */
 	cache_stop(c);
 }
 

@@ -34,7 +34,7 @@ struct listen_hub {
 	pthread_mutex_t mu;	/* guards what follows, up to the thread's own */
 	bool up;		/* a connection is open: fences are taken */
 	bool stopping;
-	bool idle;		/* the thread waits with nothing to send: it must be woken */
+	bool idle;		/* the thread waits with nothing out or to send: it must be woken */
 	bool new_subs;		/* a subscriber waits for its LISTEN */
 	struct listen_fence *waiting, **waiting_tail;	/* for the next round */
 	struct listen_hub_stats stats;	/* atomics */
@@ -324,9 +324,6 @@ static void conn_turn(void *ctx, struct store_conn *c, short revents, struct bgl
 	struct listen_hub *h = ctx;
 
 	(void)c;
-	pthread_mutex_lock(&h->mu);
-	h->idle = false;
-	pthread_mutex_unlock(&h->mu);
 	if (h->pg && (revents & POLLOUT)) {
 		int f = PQflush(h->pg);
 		h->want_write = f == 1;
@@ -341,6 +338,7 @@ static void conn_turn(void *ctx, struct store_conn *c, short revents, struct bgl
 
 	if (h->pg && !h->round_out) {
 		pthread_mutex_lock(&h->mu);
+		h->idle = false;	/* awake: fences need not wake it */
 		bool subs = h->new_subs;
 		h->new_subs = false;
 		h->answering = h->waiting;
@@ -353,7 +351,9 @@ static void conn_turn(void *ctx, struct store_conn *c, short revents, struct bgl
 
 	pthread_mutex_lock(&h->mu);
 	bool more = h->waiting || h->new_subs;
-	h->idle = !more;
+	/* With a round out its answer wakes the thread, which then sends what
+	 * waits: only a thread with nothing out or waiting must be woken. */
+	h->idle = !more && !h->round_out;
 	pthread_mutex_unlock(&h->mu);
 	if (!h->pg)
 		return;		/* the loop reopens it (eager) */

@@ -410,9 +410,6 @@ static void conn_turn(void *ctx, struct store_conn *c, short revents, struct bgl
 	struct store_pipe *p = ctx;
 
 	(void)c;
-	pthread_mutex_lock(&p->mu);
-	p->idle = false;	/* awake: submits need not wake it */
-	pthread_mutex_unlock(&p->mu);
 	if (p->pg && (revents & POLLOUT)) {
 		int f = PQflush(p->pg);
 		p->want_write = f == 1;
@@ -427,6 +424,7 @@ static void conn_turn(void *ctx, struct store_conn *c, short revents, struct bgl
 	struct item *batch = NULL;
 	if (!p->slot_len) {
 		pthread_mutex_lock(&p->mu);
+		p->idle = false;	/* awake: submits need not wake it */
 		batch = p->queue;
 		p->queue = NULL;
 		p->queue_tail = &p->queue;

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
@@ -133,6 +134,11 @@ static void *loop_main(void *arg)
 	struct bgloop *b = arg;
 	short revents = 0;
 	uint64_t polled = 0;	/* the session revents belong to */
+	char name[16];
+
+	/* top -H and gdb show which loop a thread is (15 characters at most) */
+	snprintf(name, sizeof(name), "%s", b->cfg.name);
+	pthread_setname_np(pthread_self(), name);
 
 	for (;;) {
 		bool stopping = bgloop_stopping(b);

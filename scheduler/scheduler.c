@@ -31,6 +31,7 @@ struct sched {
 	struct store_conn *conn;	/* the open connection: holds the advisory lock while leader */
 	int64_t last_log_expiry;	/* mono_usec() */
 	/* What the next pass must do, set by wake-ups from any thread. */
+	bool wake_sent;		/* a wake-up is on its way: the next ones need not write */
 	bool want_new;		/* new jobs: place jobs above max_seen_id */
 	bool want_full;		/* capacity may have changed: consider every queued job */
 	int64_t max_seen_id;	/* the highest queued job id a pass has seen */
@@ -50,12 +51,24 @@ struct node_work {
 	unsigned char *ports;	/* bitmap over port_lo..port_hi: taken */
 };
 
+/*
+ * Sets flag and wakes the thread, once until it takes the flags: a storm
+ * of creates wakes it once per pass (they come MIN_PASS_GAP_US apart), not
+ * once per create.
+ */
 static void wake(struct sched *s, bool *flag)
 {
 	if (!s)
 		return;
-	__atomic_store_n(flag, true, __ATOMIC_RELEASE);
-	bgconn_wake(s->bg);
+	__atomic_store_n(flag, true, __ATOMIC_SEQ_CST);
+	if (!__atomic_exchange_n(&s->wake_sent, true, __ATOMIC_SEQ_CST))
+		bgconn_wake(s->bg);
+}
+
+/* The thread is about to read the flags: the next wake-up must write. */
+static void wake_taken(struct sched *s)
+{
+	__atomic_store_n(&s->wake_sent, false, __ATOMIC_SEQ_CST);
 }
 
 void sched_wake(struct sched *s)
@@ -600,6 +613,7 @@ static void sched_turn(void *ctx, struct store_conn *c, short revents, struct bg
 	}
 	if (!s->leader) {
 		/* Forward our wake-ups to the leader, wherever it runs. */
+		wake_taken(s);
 		bool full = __atomic_exchange_n(&s->want_full, false, __ATOMIC_ACQ_REL);
 		bool fresh = __atomic_exchange_n(&s->want_new, false, __ATOMIC_ACQ_REL);
 		if ((full || fresh) && store_sched_poke(c, full ? "full" : "new") != STORE_OK) {
@@ -611,10 +625,12 @@ static void sched_turn(void *ctx, struct store_conn *c, short revents, struct bg
 	}
 	int64_t t0 = mono_usec();
 	if (t0 - s->last_pass < MIN_PASS_GAP_US) {
-		/* Coalesce a storm of wake-ups into passes MIN_PASS_GAP_US apart. */
+		/* Coalesce a storm of wake-ups into passes MIN_PASS_GAP_US apart
+		 * (the wake-ups meanwhile do not write: wake()). */
 		w->deadline_us = s->last_pass + MIN_PASS_GAP_US;
 		return;
 	}
+	wake_taken(s);
 	bool full = t0 - s->last_full >= FULL_PASS_EVERY_US || s->starving;
 	/* A full pass asked for too soon stays asked for: the wait below is
 	 * cut to the gap, and a later turn runs it. */

@@ -27,6 +27,10 @@ CFLAGS   += -std=c11 -D_GNU_SOURCE $(OPT) -g -Wall -Wextra -Werror -Wshadow \
             -MMD -MP -Ilib -Ispec -Istore -Ischeduler -Iserver -Iagent $(PKG_CFLAGS)
 LDFLAGS  += $(LDSAN)
 LDLIBS   += $(PKG_LIBS) -lpthread -lm
+# libpq stays inside store/: server/, scheduler/ and cli/ are compiled without
+# its headers (store.h has no libpq type; store/store_pg.h is store/'s own).
+$(BUILD)/server/%.o $(BUILD)/scheduler/%.o $(BUILD)/cli/%.o: \
+	PKG_CFLAGS := $(shell pkg-config --cflags $(filter-out libpq,$(PKGS)) 2>/dev/null)
 
 LIB_SRC    := $(wildcard lib/*.c) $(wildcard spec/*.c) $(wildcard store/*.c) $(wildcard scheduler/*.c) $(filter-out server/main.c,$(wildcard server/*.c))
 LIB_OBJ    := $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/schema_sql.o $(BUILD)/gen/catalog_builtin.o

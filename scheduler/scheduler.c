@@ -1,16 +1,16 @@
 #include "scheduler.h"
 
 #include <poll.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "bgconn.h"
 #include "job_plan.h"
+#include "listen_hub.h"
 #include "log.h"
 #include "metrics.h"
 #include "snapshot.h"
@@ -29,13 +29,13 @@ METRIC_HISTOGRAM(pass_duration, "trainplane_scheduler_pass_duration_seconds",
 struct sched {
 	struct sched_config cfg;
 	char *conninfo;
-	pthread_t thread;
-	int wake_fd;		/* eventfd: local wake-ups */
-	bool stopping;
+	struct bgconn *bg;	/* the thread and its connection (store/bgconn.h) */
+	struct listen_sub *sub;	/* "tp_sched" on the hub: passes other servers ask for */
 	bool leader;
-	struct store_conn *conn;	/* holds the advisory lock while leader */
+	struct store_conn *conn;	/* the open connection: holds the advisory lock while leader */
 	int64_t last_log_expiry;	/* mono_usec() */
 	/* What the next pass must do, set by wake-ups from any thread. */
+	bool wake_sent;		/* a wake-up is on its way: the next ones need not write */
 	bool want_new;		/* new jobs: place jobs above max_seen_id */
 	bool want_full;		/* capacity may have changed: consider every queued job */
 	int64_t max_seen_id;	/* the highest queued job id a pass has seen */
@@ -55,14 +55,24 @@ struct node_work {
 	unsigned char *ports;	/* bitmap over port_lo..port_hi: taken */
 };
 
+/*
+ * Sets flag and wakes the thread, once until it takes the flags: a storm
+ * of creates wakes it once per pass (they come MIN_PASS_GAP_US apart), not
+ * once per create.
+ */
 static void wake(struct sched *s, bool *flag)
 {
-	uint64_t one = 1;
 	if (!s)
 		return;
-	__atomic_store_n(flag, true, __ATOMIC_RELEASE);
-	if (write(s->wake_fd, &one, sizeof(one)) < 0)
-		log_debug("scheduler wake-up: %m");
+	__atomic_store_n(flag, true, __ATOMIC_SEQ_CST);
+	if (!__atomic_exchange_n(&s->wake_sent, true, __ATOMIC_SEQ_CST))
+		bgconn_wake(s->bg);
+}
+
+/* The thread is about to read the flags: the next wake-up must write. */
+static void wake_taken(struct sched *s)
+{
+	__atomic_store_n(&s->wake_sent, false, __ATOMIC_SEQ_CST);
 }
 
 void sched_wake(struct sched *s)
@@ -539,113 +549,140 @@ out:
 	return rc;
 }
 
-/* A wake-up forwarded by another server: "new" jobs, or "full". */
-static void on_notify(void *ctx, const char *channel, const char *payload)
+/*
+ * The hub's thread: a wake-up forwarded by another server, "new" jobs or
+ * "full". Only the leader runs passes; the others forward their own
+ * wake-ups (and hear their own forwards: acting on them would forward
+ * them again, and again).
+ */
+static void on_notify(void *ctx, const char *payload)
 {
 	struct sched *s = ctx;
-	(void)channel;
-	if (!strcmp(payload, "new"))
-		__atomic_store_n(&s->want_new, true, __ATOMIC_RELEASE);
-	else
-		__atomic_store_n(&s->want_full, true, __ATOMIC_RELEASE);
+
+	if (!sched_is_leader(s))
+		return;
+	wake(s, !strcmp(payload, "new") ? &s->want_new : &s->want_full);
+}
+
+/* Listening (again): forwarded wake-ups may have been missed meanwhile. */
+static void on_listening(void *ctx)
+{
+	struct sched *s = ctx;
+
+	if (sched_is_leader(s))
+		wake(s, &s->want_full);
+}
+
+static const struct listen_sub_ops sched_sub_ops = { on_notify, on_listening, NULL };
+
+/* The connection closes (why; NULL: the scheduler stops), and the lock with it. */
+static void conn_down(void *ctx, struct store_conn *c, const char *why)
+{
+	struct sched *s = ctx;
+
+	(void)c;
+	if (s->leader)
+		log_warn("scheduler: leadership lost (%s)", why ? why : "stopping");
+	__atomic_store_n(&s->leader, false, __ATOMIC_RELEASE);
+	s->conn = NULL;
 }
 
 static void lose_leadership(struct sched *s, const char *why)
 {
-	if (s->leader)
-		log_warn("scheduler: leadership lost (%s)", why);
-	__atomic_store_n(&s->leader, false, __ATOMIC_RELEASE);
-	store_conn_close(s->conn);
-	s->conn = NULL;
+	bgconn_drop(s->bg, why);	/* conn_down() runs now */
 }
 
-static void *sched_main(void *arg)
+/* One turn: campaign, forward wake-ups, or run a pass (leader). */
+static void sched_turn(void *ctx, struct store_conn *c, short revents, struct bgloop_wait *w)
 {
-	struct sched *s = arg;
-	char err[512];
+	struct sched *s = ctx;
 
-	while (!__atomic_load_n(&s->stopping, __ATOMIC_ACQUIRE)) {
-		int timeout = s->leader ? s->cfg.tick_ms : 1000;
-		if (s->leader && __atomic_load_n(&s->want_full, __ATOMIC_ACQUIRE))
-			timeout = (int)(MIN_FULL_GAP_US / 1000);
-		if (!s->conn) {
-			s->conn = store_conn_open(s->conninfo, "scheduler", err, sizeof(err));
-			if (!s->conn)
-				log_debug("scheduler: cannot connect: %s", err);
-			else if (store_listen(s->conn, "tp_sched") != STORE_OK)
-				lose_leadership(s, "LISTEN failed");
+	if (bgconn_stopping(s->bg))
+		return;		/* no pass after sched_stop(): the lock goes at once */
+	/* The connection only waits between statements: anything the server
+	 * sends meanwhile is it going away. */
+	if (c && revents && store_conn_consume(c) != STORE_OK) {
+		lose_leadership(s, "database connection lost");
+		return;
+	}
+	s->conn = c;
+	if (!c)
+		return;		/* the loop opens another, with backoff */
+	w->events = POLLIN;
+	if (!s->leader) {
+		bool got = false;
+		if (store_sched_try_lock(c, &got) != STORE_OK) {
+			lose_leadership(s, "database unavailable");
+			return;
 		}
-		if (s->conn && !s->leader) {
-			bool got = false;
-			if (store_sched_try_lock(s->conn, &got) != STORE_OK)
-				lose_leadership(s, "database unavailable");
-			else if (got) {
-				__atomic_store_n(&s->leader, true, __ATOMIC_RELEASE);
-				log_info("scheduler: this server is the leader");
-			}
-		}
-		if (s->conn && !s->leader) {
-			/* Forward our wake-ups to the leader, wherever it runs. */
-			bool full = __atomic_exchange_n(&s->want_full, false, __ATOMIC_ACQ_REL);
-			bool fresh = __atomic_exchange_n(&s->want_new, false, __ATOMIC_ACQ_REL);
-			if ((full || fresh) && store_sched_poke(s->conn, full ? "full" : "new") != STORE_OK)
-				lose_leadership(s, "database unavailable");
-		}
-		if (s->leader && mono_usec() - s->last_pass < MIN_PASS_GAP_US) {
-			/* Coalesce a storm of wake-ups into passes MIN_PASS_GAP_US apart. */
-			usleep((useconds_t)(MIN_PASS_GAP_US - (mono_usec() - s->last_pass)));
-		}
-		if (s->leader) {
-			int64_t t0 = mono_usec();
-			bool full = t0 - s->last_full >= FULL_PASS_EVERY_US || s->starving;
-			/* A full pass asked for too soon stays asked for: the wait
-			 * below is cut to the gap, and the next iteration runs it. */
-			if (!full && __atomic_load_n(&s->want_full, __ATOMIC_ACQUIRE) &&
-			    t0 - s->last_full >= MIN_FULL_GAP_US)
-				full = true;
-			if (full)
-				__atomic_store_n(&s->want_full, false, __ATOMIC_RELEASE);
-			__atomic_store_n(&s->want_new, false, __ATOMIC_RELEASE);
-			s->last_pass = t0;
-			enum store_rc rc = sched_tick(s, full);
-			if (rc == STORE_UNAVAILABLE || (s->conn && store_conn_lost(s->conn)))
-				lose_leadership(s, "database connection lost");
-			else if (rc != STORE_OK)
-				log_error("scheduler pass failed: %s", store_rc_name(rc));
-			int64_t took = mono_usec() - t0;
-			metric_observe(&pass_duration, (double)took / 1e6);
-			log_debug("scheduler pass: %.1f ms", (double)took / 1000.0);
-		}
-		struct pollfd fds[2] = { { .fd = s->wake_fd, .events = POLLIN },
-					 { .fd = s->conn ? PQsocket(store_conn_pg(s->conn)) : -1,
-					   .events = POLLIN } };
-		if (poll(fds, 2, timeout) > 0) {
-			uint64_t v;
-			if ((fds[0].revents & POLLIN) && read(s->wake_fd, &v, sizeof(v)) < 0)
-				log_debug("scheduler: %m");
-			if (s->conn && (fds[1].revents & (POLLIN | POLLHUP | POLLERR)) &&
-			    store_notifications(s->conn, on_notify, s) != STORE_OK)
-				lose_leadership(s, "database connection lost");
+		if (got) {
+			__atomic_store_n(&s->leader, true, __ATOMIC_RELEASE);
+			log_info("scheduler: this server is the leader");
+			/* What the last leader was asked for may not have been done. */
+			__atomic_store_n(&s->want_full, true, __ATOMIC_RELEASE);
 		}
 	}
-	/* Closing the connection releases the lock: a standby takes over now. */
-	lose_leadership(s, "stopping");
-	return NULL;
+	if (!s->leader) {
+		/* Forward our wake-ups to the leader, wherever it runs. */
+		wake_taken(s);
+		bool full = __atomic_exchange_n(&s->want_full, false, __ATOMIC_ACQ_REL);
+		bool fresh = __atomic_exchange_n(&s->want_new, false, __ATOMIC_ACQ_REL);
+		if ((full || fresh) && store_sched_poke(c, full ? "full" : "new") != STORE_OK) {
+			lose_leadership(s, "database unavailable");
+			return;
+		}
+		w->deadline_us = mono_usec() + 1000000;	/* campaign again */
+		return;
+	}
+	int64_t t0 = mono_usec();
+	if (t0 - s->last_pass < MIN_PASS_GAP_US) {
+		/* Coalesce a storm of wake-ups into passes MIN_PASS_GAP_US apart
+		 * (the wake-ups meanwhile do not write: wake()). */
+		w->deadline_us = s->last_pass + MIN_PASS_GAP_US;
+		return;
+	}
+	wake_taken(s);
+	bool full = t0 - s->last_full >= FULL_PASS_EVERY_US || s->starving;
+	/* A full pass asked for too soon stays asked for: the wait below is
+	 * cut to the gap, and a later turn runs it. */
+	if (!full && __atomic_load_n(&s->want_full, __ATOMIC_ACQUIRE) &&
+	    t0 - s->last_full >= MIN_FULL_GAP_US)
+		full = true;
+	if (full)
+		__atomic_store_n(&s->want_full, false, __ATOMIC_RELEASE);
+	__atomic_store_n(&s->want_new, false, __ATOMIC_RELEASE);
+	s->last_pass = t0;
+	enum store_rc rc = sched_tick(s, full);
+	int64_t took = mono_usec() - t0;
+	metric_observe(&pass_duration, (double)took / 1e6);
+	log_debug("scheduler pass: %.1f ms", (double)took / 1000.0);
+	if (rc == STORE_UNAVAILABLE || store_conn_lost(c)) {
+		lose_leadership(s, "database connection lost");
+		return;
+	}
+	if (rc != STORE_OK)
+		log_error("scheduler pass failed: %s", store_rc_name(rc));
+	int64_t wait = __atomic_load_n(&s->want_full, __ATOMIC_ACQUIRE) ? MIN_FULL_GAP_US :
+		       (int64_t)s->cfg.tick_ms * 1000;
+	w->deadline_us = mono_usec() + wait;
 }
+
+static const struct bgconn_ops sched_conn_ops = { NULL, conn_down, sched_turn };
 
 struct sched *sched_start(const struct sched_config *cfg)
 {
+	static const struct bgconn_config conn_cfg = {
+		{ "scheduler", true, 100000, 500000, NULL }, "scheduler",
+	};
 	struct sched *s = xcalloc(1, sizeof(*s));
 
 	s->cfg = *cfg;
 	s->conninfo = xstrdup(cfg->conninfo);
 	s->cfg.conninfo = s->conninfo;
-	s->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	s->last_log_expiry = mono_usec() - INT64_C(3600) * 1000000 - 1;
-	if (s->wake_fd < 0 || pthread_create(&s->thread, NULL, sched_main, s)) {
-		log_error("cannot start the scheduler: %m");
-		abort();
-	}
+	bgconn_start(s->conninfo, &conn_cfg, &sched_conn_ops, s, &s->bg);
+	if (cfg->hub)
+		s->sub = listen_hub_subscribe(cfg->hub, "tp_sched", &sched_sub_ops, s);
 	return s;
 }
 
@@ -653,16 +690,16 @@ void sched_stop(struct sched *s)
 {
 	if (!s)
 		return;
-	__atomic_store_n(&s->stopping, true, __ATOMIC_RELEASE);
-	sched_wake(s);
-	pthread_join(s->thread, NULL);
+	listen_hub_unsubscribe(s->cfg.hub, s->sub);
+	s->sub = NULL;
+	bgconn_stop(s->bg);	/* closing the connection releases the lock: a standby takes over */
 }
 
 void sched_free(struct sched *s)
 {
 	if (!s)
 		return;
-	close(s->wake_fd);
+	bgconn_free(s->bg);
 	free(s->conninfo);
 	free(s);
 }

@@ -28,6 +28,7 @@
 #include "common.h"
 
 struct snapshot;
+struct listen_hub;
 
 struct sched_config {
 	const char *conninfo;
@@ -36,6 +37,7 @@ struct sched_config {
 	int tick_ms;		/* periodic pass */
 	int starve_s;		/* a queued job this old reserves its region */
 	int log_retention_days;	/* log entries older than this are deleted */
+	struct listen_hub *hub;	/* hears passes asked for by other servers (NULL: none) */
 };
 
 struct sched;

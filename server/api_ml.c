@@ -185,6 +185,8 @@ struct create_ctx {
 	json_t *job;		/* the normalised body; job_id points into it */
 	char *spec, *labels;
 	const char *region;
+	struct job_stamp stamp;	/* the insert's, once back from the pipe */
+	enum store_rc rc;
 };
 
 static void create_ctx_free(void *p)
@@ -196,25 +198,34 @@ static void create_ctx_free(void *p)
 	free(c);
 }
 
-/* The pipe's thread: the read or write is back, the request runs again. */
-static void piped_done(void *arg, PGresult *res, enum store_rc rc)
+/* The pipe's thread: the insert is back, the request runs again. */
+static void inserted(void *arg, const struct job_stamp *stamp, enum store_rc rc)
+{
+	struct request *req = arg;
+	struct create_ctx *c = req->ctx;
+
+	if (stamp)
+		c->stamp = *stamp;
+	c->rc = rc;
+	http_resume(req);
+}
+
+/* The pipe's thread: the read is back, the request runs again. */
+static void read_done(void *arg, struct job_rows *rows, enum store_rc rc)
 {
 	struct request *req = arg;
 
-	req->db_res = res;
+	req->db_rows = rows;
 	req->db_rc = rc;
 	http_resume(req);
 }
 
-/* Replies for an insert's outcome; c->job still holds the job id. */
-static void create_reply(struct request *req, struct create_ctx *c, PGresult *res,
+/* Replies for an insert's outcome (created: the job, on STORE_OK); c->job still holds the id. */
+static void create_reply(struct request *req, struct create_ctx *c, const struct job *created,
 			 enum store_rc rc)
 {
 	const char *job_id = json_string_value(json_object_get(c->job, "jobId"));
-	struct job_key key = { API_ML, req->params[0], job_id };
-	struct job created;
 
-	rc = store_job_insert_result(res, rc, &key, c->region, c->spec, c->labels, &created);
 	if (rc == STORE_CONFLICT) {
 		struct violations vs = VIOLATIONS_INIT;
 		violations_add(&vs, "job.job_id", "A job with this id already exists.");
@@ -231,7 +242,7 @@ static void create_reply(struct request *req, struct create_ctx *c, PGresult *re
 	log_info("job projects/%s/jobs/%s created", req->params[0], job_id);
 	sched_wake_new_job(req->srv->sched);
 	struct strbuf sb = STRBUF_INIT;
-	api_ml_job_render(&sb, &created);
+	api_ml_job_render(&sb, created);
 	size_t len = sb.len;
 	reply_json_text(req, 200, sb_detach(&sb), len);
 }
@@ -242,9 +253,13 @@ void api_ml_jobs_create(struct request *req)
 	struct create_ctx *c;
 
 	if (req->resumed) {
-		PGresult *res = req->db_res;
-		req->db_res = NULL;
-		create_reply(req, req->ctx, res, req->db_rc);
+		c = req->ctx;
+		const char *job_id = json_string_value(json_object_get(c->job, "jobId"));
+		struct job_key key = { API_ML, req->params[0], job_id };
+		struct job created;
+		if (c->rc == STORE_OK)
+			store_job_inserted(&key, c->region, c->spec, c->labels, &c->stamp, &created);
+		create_reply(req, c, &created, c->rc);
 		return;
 	}
 	json_t *job = schema_normalize(&ml_job_message, req->json, "job", &vs);
@@ -302,13 +317,13 @@ void api_ml_jobs_create(struct request *req)
 		/* Inserts of concurrent creates commit together (store_pipe.h). */
 		http_suspend(req);
 		store_job_insert_piped(req->srv->pipe, &key, c->region, c->spec, c->labels,
-				       piped_done, req);
+				       inserted, req);
 		goto out;
 	}
-	enum store_rc rc;
-	PGresult *res = store_job_insert_raw(req->srv->store, &key, c->region, c->spec, c->labels,
-					     &rc);
-	create_reply(req, c, res, rc);
+	struct job created;
+	enum store_rc rc = store_job_insert(req->srv->store, &key, c->region, c->spec, c->labels,
+					    &created);
+	create_reply(req, c, &created, rc);
 out:
 	json_decref(job);
 	violations_release(&vs);
@@ -327,12 +342,13 @@ void api_ml_jobs_get(struct request *req)
 	if (req->srv->pipe && !req->resumed) {
 		/* Read on the pipelined connection; this thread serves others meanwhile. */
 		http_suspend(req);
-		store_job_get_piped(req->srv->pipe, &key, piped_done, req);
+		store_job_get_piped(req->srv->pipe, &key, read_done, req);
 		return;
 	}
 	if (req->resumed) {
-		rc = job_rows_adopt(req->db_res, req->db_rc, &rows);
-		req->db_res = NULL;
+		rows = req->db_rows;
+		rc = req->db_rc;
+		req->db_rows = NULL;
 	} else {
 		rc = store_job_get(req->srv->store, &key, &rows);
 	}

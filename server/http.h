@@ -35,6 +35,7 @@ struct catalog;
 struct sched;
 struct store_pipe;
 struct job_cache;
+struct job_rows;
 struct http_server;
 struct snapshot;
 struct snap_ref;
@@ -111,7 +112,7 @@ struct request {
 	json_t *json;		/* the parsed body for takes_body routes, else NULL */
 	const struct catalog *catalog;	/* the catalog, held for the request's life */
 	struct snap_ref *catalog_ref;
-	PGresult *db_res;	/* a read done by the pipe while suspended (http_suspend) */
+	struct job_rows *db_rows;	/* a read done by the pipe while suspended (http_suspend) */
 	enum store_rc db_rc;
 	void *ctx;		/* a handler's state across a suspension; */
 	void (*ctx_free)(void *);	/* freed with the request */

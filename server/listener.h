@@ -1,17 +1,20 @@
 /*
- * listener.h - each server listens for the database's notifications on
- * its own connection and wakes what waits on them: an agent's parked sync
- * when its node's desired set changed ("tp_node", payload: node name).
- * After a reconnection every parked sync is woken, since notifications may
- * have been missed meanwhile.
+ * listener.h - agents' parked syncs woken by the database's notifications:
+ * a node's desired set changed ("tp_node", payload: the node's name), heard
+ * on the server's LISTEN hub (store/listen_hub.h). Each time the hub
+ * listens again after a lost connection every parked sync is woken, since
+ * notifications may have been missed meanwhile.
  */
 #ifndef TP_LISTENER_H
 #define TP_LISTENER_H
 
 struct http_server;
+struct listen_hub;
 struct listener;
 
-struct listener *listener_start(const char *conninfo, struct http_server *http);
-void listener_stop(struct listener *l);	/* NULL is a no-op */
+/* Subscribes; hub and http are borrowed until listener_stop(). */
+struct listener *listener_start(struct listen_hub *hub, struct http_server *http);
+/* Unsubscribes: nothing is woken once it returns. NULL is a no-op. */
+void listener_stop(struct listener *l);
 
 #endif

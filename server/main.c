@@ -25,6 +25,7 @@
 #include "embedded.h"
 #include "messages.h"
 #include "http.h"
+#include "listen_hub.h"
 #include "listener.h"
 #include "log.h"
 #include "scheduler.h"
@@ -317,6 +318,7 @@ int main(int argc, char **argv)
 	struct store *st = NULL;
 	struct http_server *http = NULL;
 	struct sched *sched = NULL;
+	struct listen_hub *hub = NULL;
 	struct listener *listener = NULL;
 	struct store_pipe *pipe = NULL;
 	struct job_cache *job_cache = NULL;
@@ -405,9 +407,15 @@ int main(int argc, char **argv)
 			  cfg.lease_seconds, cfg.sync_interval_seconds);
 		goto out;
 	}
+	/* The server's one listening connection: the job cache, the scheduler
+	 * and the agents' parked syncs subscribe to it. */
+	hub = listen_hub_start(conninfo);
 	if (cfg.scheduler) {
-		struct sched_config sc = { conninfo, catalogs, cfg.lease_seconds, cfg.scheduler_tick_ms,
-					   cfg.starve_seconds, cfg.log_retention_days };
+		struct sched_config sc = { .conninfo = conninfo, .catalogs = catalogs,
+					   .lease_s = cfg.lease_seconds,
+					   .tick_ms = cfg.scheduler_tick_ms,
+					   .starve_s = cfg.starve_seconds,
+					   .log_retention_days = cfg.log_retention_days, .hub = hub };
 		sched = sched_start(&sc);
 	}
 	struct server srv = { .store = st, .catalogs = catalogs, .tokens = token_snap,
@@ -423,7 +431,7 @@ int main(int argc, char **argv)
 	if (cfg.db_pipeline)
 		srv.pipe = pipe = store_pipe_start(conninfo);
 	if (cfg.job_cache_entries)
-		srv.job_cache = job_cache = job_cache_start(conninfo, (size_t)cfg.job_cache_entries);
+		srv.job_cache = job_cache = job_cache_start(hub, (size_t)cfg.job_cache_entries);
 	srv.tls_cert_pem = tls_cert;
 	srv.tls_key_pem = tls_key;
 	http = http_start(&srv, cfg.listen, cfg.http_threads, err, sizeof(err));
@@ -431,7 +439,7 @@ int main(int argc, char **argv)
 		log_error("%s", err);
 		goto out;
 	}
-	listener = listener_start(conninfo, http);
+	listener = listener_start(hub, http);
 	log_info("trainplane-server listening on %s://%.*s:%d/ (database: %s, auth: %s)",
 		 tls_cert ? "https" : "http", (int)(strrchr(cfg.listen, ':') - cfg.listen),
 		 cfg.listen, http_port(http), pg ? "embedded" : "external", cfg.auth_mode);
@@ -462,6 +470,7 @@ out:
 	http_stop(http);
 	store_pipe_stop(pipe);	/* after the requests that wait on it */
 	job_cache_stop(job_cache);	/* likewise */
+	listen_hub_stop(hub);	/* after its subscribers */
 	sched_free(sched);
 	store_close(st);
 	pg_embedded_stop(pg);

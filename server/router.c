@@ -15,6 +15,7 @@
 #include "http_internal.h"
 #include "log.h"
 #include "snapshot.h"
+#include "store_job.h"
 #include "wire.h"
 
 /* --- routing ----------------------------------------------------------- */
@@ -372,7 +373,7 @@ void router_release(struct request *req)
 	for (int i = 0; i < ROUTE_MAX_PARAMS; i++)
 		free(req->params[i]);
 	json_decref(req->json);
-	PQclear(req->db_res);
+	job_rows_free(req->db_rows);
 	if (req->ctx_free)
 		req->ctx_free(req->ctx);
 	snapshot_release(req->catalog_ref);

@@ -8,12 +8,15 @@
  * change or deletion of a job, whoever made it: this server, another one,
  * or plain SQL.
  *
- * A notification arrives a little after its commit, so a cached reply on
- * its own could be older than a write some client has already been told
- * about (by another server, say). Before a cached reply is served, the
- * cache sends a fence down the connection that listens: a bare pipeline
- * sync that PostgreSQL answers only after it has delivered every
- * notification of the transactions committed before the fence arrived.
+ * The notifications arrive on the server's one listening connection, the
+ * LISTEN hub (store/listen_hub.h), which hands them to the cache. A
+ * notification arrives a little after its commit, so a cached reply on its
+ * own could be older than a write some client has already been told about
+ * (by another server, say). Before a cached reply is served, the cache
+ * asks the hub for a fence: a bare pipeline sync on the listening
+ * connection, which PostgreSQL answers only after it has delivered every
+ * notification of the transactions committed before the fence arrived, and
+ * which the hub completes only after it has applied them.
  * A reply still cached once the fence is back is as fresh as a read of the
  * table made when the request arrived (Kubernetes' "consistent reads from
  * cache" make the same argument with etcd's revision). Requests that arrive
@@ -23,9 +26,10 @@
  * Filling the cache races with changes: a read that started before a change
  * may come back after its notification. A fill therefore begins with a
  * placeholder, made before the read is sent; a notification for its key
- * spoils it, and a spoiled placeholder is not filled. While the listening
- * connection is down the cache is empty, fences fail and nothing is filled:
- * every read goes to the database, as without a cache.
+ * spoils it, and a spoiled placeholder is not filled. While the hub's
+ * connection is down (and until its LISTEN has taken effect again) the
+ * cache is empty, fences fail and nothing is filled: every read goes to the
+ * database, as without a cache.
  *
  * Inserts do not notify: a job that is not there cannot be cached.
  */
@@ -35,6 +39,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "listen_hub.h"
 
 #define JOB_CACHE_CHANNEL "tp_job"
 
@@ -56,12 +62,12 @@ void job_cache_key_init(struct job_cache_key *k, const char *api, const char *pr
 void job_cache_key_release(struct job_cache_key *k);
 
 /*
- * Starts the cache's thread; it connects and listens on first need and
- * after a lost connection. max_entries bounds the replies kept (the least
- * recently used go first).
+ * Subscribes to JOB_CACHE_CHANNEL on hub (borrowed: it outlives the
+ * cache); the cache takes fills once the hub listens. max_entries bounds
+ * the replies kept (the least recently used go first).
  */
-struct job_cache *job_cache_start(const char *conninfo, size_t max_entries);
-/* Fails what waits on a fence, stops the thread, frees. NULL is a no-op. */
+struct job_cache *job_cache_start(struct listen_hub *hub, size_t max_entries);
+/* Unsubscribes and frees; no fence may be out (the requests stopped first). NULL is a no-op. */
 void job_cache_stop(struct job_cache *c);
 
 /* Whether a reply for k is cached now (it may be gone after the fence). */
@@ -69,13 +75,14 @@ bool job_cache_holds(struct job_cache *c, const struct job_cache_key *k);
 
 /* A fence: the caller's memory, untouched until done runs. */
 struct job_cache_fence {
-	struct job_cache_fence *next;
+	struct listen_fence hub;
+	struct job_cache *cache;
 	void (*done)(void *arg, bool ok);
 	void *arg;
 };
 
 /*
- * Calls done(arg, true) on the cache's thread once every change committed
+ * Calls done(arg, true) on the hub's thread once every change committed
  * before this call has been applied to the cache; done(arg, false) when that
  * cannot be known (no connection, stopping). done must not block.
  */

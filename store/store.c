@@ -1,4 +1,4 @@
-#include "store.h"
+#include "store_pg.h"
 
 #include <openssl/crypto.h>
 #include <poll.h>
@@ -77,8 +77,7 @@ bool store_pg_read_only(const PGconn *pg)
 	return (standby && !strcmp(standby, "on")) || (ro && !strcmp(ro, "on"));
 }
 
-/* SQLSTATE 25006: a write refused because the session is read-only. */
-static bool refused_read_only(const PGresult *res)
+bool store_pg_refused_read_only(const PGresult *res)
 {
 	const char *state = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
 	return state && !strcmp(state, "25006");
@@ -321,7 +320,7 @@ static enum store_rc classify(struct store_conn *c, const PGresult *res, const c
 	const char *state = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
 
 	if (lost_connection(c->pg, res)) {
-		if (refused_read_only(res) && !c->broken)
+		if (store_pg_refused_read_only(res) && !c->broken)
 			log_warn("%s", read_only_warning);
 		c->broken = true;
 		return STORE_UNAVAILABLE;
@@ -405,7 +404,7 @@ static PGresult *run(struct store_conn *c, const struct store_stmt *stmt, const 
 			return NULL;
 		}
 		/* Refused as read-only: it did not run, even a write may go again. */
-		bool refused = refused_read_only(res);
+		bool refused = store_pg_refused_read_only(res);
 		*rc = classify(c, res, stmt ? stmt->name : "query");
 		PQclear(res);
 		if (*rc == STORE_UNAVAILABLE && sent && (readonly || refused) && attempt == 0 &&
@@ -487,12 +486,13 @@ bool store_conn_lost(struct store_conn *c)
 	return c->broken || PQstatus(c->pg) != CONNECTION_OK || store_pg_read_only(c->pg);
 }
 
-enum store_rc store_conn_check(struct store_conn *c)
+enum store_rc store_conn_consume(struct store_conn *c)
 {
-	enum store_rc rc;
-
-	PQclear(store_exec_sql(c, "SELECT 1", true, 0, NULL, &rc));
-	return rc;
+	if (!PQconsumeInput(c->pg) || store_conn_lost(c)) {
+		c->broken = true;
+		return STORE_UNAVAILABLE;
+	}
+	return STORE_OK;
 }
 
 PGconn *store_conn_pg(struct store_conn *c)

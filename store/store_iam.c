@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "common.h"
+#include "store_pg.h"
 
 static const struct store_stmt stmt_get = {
 	5, "iam_get",

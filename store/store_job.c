@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "store_pg.h"
 #include "store_pipe.h"
 #include "strbuf.h"
 
@@ -146,6 +147,20 @@ static struct job_rows *wrap(PGresult *res)
 	return rows;
 }
 
+/* A read's rows; STORE_NOT_FOUND when there are none. */
+static enum store_rc job_rows_adopt(PGresult *res, enum store_rc rc, struct job_rows **out)
+{
+	*out = NULL;
+	if (rc != STORE_OK)
+		return rc;
+	if (PQntuples(res) == 0) {
+		PQclear(res);
+		return STORE_NOT_FOUND;
+	}
+	*out = wrap(res);
+	return STORE_OK;
+}
+
 /* Runs stmt; STORE_NOT_FOUND when it returned no row. */
 static enum store_rc exec_rows(struct store *st, const struct store_stmt *stmt, int n,
 			       const char *const *params, struct job_rows **out)
@@ -158,51 +173,62 @@ static enum store_rc exec_rows(struct store *st, const struct store_stmt *stmt, 
 	return job_rows_adopt(res, rc, out);
 }
 
-enum store_rc store_job_insert_result(PGresult *res, enum store_rc rc, const struct job_key *key,
-				     const char *region, const char *spec_json,
-				     const char *labels_json, struct job *out)
+void store_job_inserted(const struct job_key *key, const char *region, const char *spec_json,
+			const char *labels_json, const struct job_stamp *stamp, struct job *out)
 {
-	if (rc == STORE_OK && PQntuples(res) == 0)
-		rc = STORE_CONFLICT;	/* ON CONFLICT DO NOTHING: the id is taken */
-	if (rc == STORE_OK) {
-		*out = (struct job){ .id = col_int64(res, 0, 0), .project = key->project,
-				     .api = key->api, .job_id = key->job_id, .region = region,
-				     .spec_json = spec_json, .state = JOB_QUEUED, .error_message = "",
-				     .labels_json = labels_json, .output_json = "{}",
-				     .version = col_int64(res, 0, 1), .create_us = col_int64(res, 0, 2) };
-		out->update_us = out->create_us;
-	}
-	PQclear(res);
-	return rc;
+	*out = (struct job){ .id = stamp->id, .project = key->project, .api = key->api,
+			     .job_id = key->job_id, .region = region, .spec_json = spec_json,
+			     .state = JOB_QUEUED, .error_message = "", .labels_json = labels_json,
+			     .output_json = "{}", .version = stamp->version,
+			     .create_us = stamp->create_us, .update_us = stamp->create_us };
 }
 
-PGresult *store_job_insert_raw(struct store *st, const struct job_key *key, const char *region,
-			       const char *spec_json, const char *labels_json, enum store_rc *rc)
+/* The insert's outcome: ON CONFLICT DO NOTHING returns no row when the id is taken. */
+static enum store_rc insert_stamp(PGresult *res, enum store_rc rc, struct job_stamp *out)
 {
-	const char *params[] = { key->api, key->project, key->job_id, region, spec_json,
-				 labels_json };
-	struct store_conn *c = store_acquire(st);
-	PGresult *res = store_exec(c, &stmt_insert, 6, params, rc);
-
-	store_release(st, c);
-	return res;
+	if (rc == STORE_OK && PQntuples(res) == 0)
+		rc = STORE_CONFLICT;
+	if (rc == STORE_OK)
+		*out = (struct job_stamp){ col_int64(res, 0, 0), col_int64(res, 0, 1),
+					   col_int64(res, 0, 2) };
+	PQclear(res);
+	return rc;
 }
 
 enum store_rc store_job_insert(struct store *st, const struct job_key *key, const char *region,
 			       const char *spec_json, const char *labels_json, struct job *out)
 {
+	const char *params[] = { key->api, key->project, key->job_id, region, spec_json,
+				 labels_json };
+	struct store_conn *c = store_acquire(st);
+	struct job_stamp stamp;
 	enum store_rc rc;
-	PGresult *res = store_job_insert_raw(st, key, region, spec_json, labels_json, &rc);
-	return store_job_insert_result(res, rc, key, region, spec_json, labels_json, out);
+	PGresult *res = store_exec(c, &stmt_insert, 6, params, &rc);
+
+	store_release(st, c);
+	rc = insert_stamp(res, rc, &stamp);
+	if (rc == STORE_OK)
+		store_job_inserted(key, region, spec_json, labels_json, &stamp, out);
+	return rc;
+}
+
+/* The pipe's thread: the insert is back; its caller gets the stamp. */
+static void insert_piped_done(void (*fn)(void), void *arg, PGresult *res, enum store_rc rc)
+{
+	struct job_stamp stamp;
+
+	rc = insert_stamp(res, rc, &stamp);
+	((store_job_insert_done)fn)(arg, rc == STORE_OK ? &stamp : NULL, rc);
 }
 
 void store_job_insert_piped(struct store_pipe *pipe, const struct job_key *key,
 			    const char *region, const char *spec_json, const char *labels_json,
-			    void (*done)(void *arg, PGresult *res, enum store_rc rc), void *arg)
+			    store_job_insert_done done, void *arg)
 {
 	const char *params[] = { key->api, key->project, key->job_id, region, spec_json,
 				 labels_json };
-	store_pipe_submit(pipe, &stmt_insert, 6, params, done, arg);
+	store_pipe_submit(pipe, &stmt_insert, 6, params, insert_piped_done, (void (*)(void))done,
+			  arg);
 }
 
 enum store_rc store_job_get(struct store *st, const struct job_key *key, struct job_rows **out)
@@ -211,24 +237,20 @@ enum store_rc store_job_get(struct store *st, const struct job_key *key, struct 
 	return exec_rows(st, &stmt_get, 3, params, out);
 }
 
-void store_job_get_piped(struct store_pipe *pipe, const struct job_key *key,
-			 store_pipe_done done, void *arg)
+/* The pipe's thread: the read is back; its caller gets the rows. */
+static void get_piped_done(void (*fn)(void), void *arg, PGresult *res, enum store_rc rc)
 {
-	const char *params[] = { key->api, key->project, key->job_id };
-	store_pipe_submit(pipe, &stmt_get, 3, params, done, arg);
+	struct job_rows *rows;
+
+	rc = job_rows_adopt(res, rc, &rows);
+	((store_job_rows_done)fn)(arg, rows, rc);
 }
 
-enum store_rc job_rows_adopt(PGresult *res, enum store_rc rc, struct job_rows **out)
+void store_job_get_piped(struct store_pipe *pipe, const struct job_key *key,
+			 store_job_rows_done done, void *arg)
 {
-	*out = NULL;
-	if (rc != STORE_OK)
-		return rc;
-	if (PQntuples(res) == 0) {
-		PQclear(res);
-		return STORE_NOT_FOUND;
-	}
-	*out = wrap(res);
-	return STORE_OK;
+	const char *params[] = { key->api, key->project, key->job_id };
+	store_pipe_submit(pipe, &stmt_get, 3, params, get_piped_done, (void (*)(void))done, arg);
 }
 
 enum store_rc store_job_list(struct store *st, const char *api, const char *project,

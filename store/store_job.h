@@ -50,32 +50,41 @@ enum store_rc store_job_insert(struct store *st, const struct job_key *key, cons
 			       struct job *out) MUST_CHECK;
 
 /*
- * The same insert through the store pipe (store_pipe.h), or run now
- * (_raw); with the result, store_job_insert_result() and the same
- * arguments give what store_job_insert() would have (it frees res).
+ * What an insert adds to what its caller sent: the new row's id, version
+ * and creation time. store_job_inserted() makes the job of it.
  */
-PGresult *store_job_insert_raw(struct store *st, const struct job_key *key, const char *region,
-			       const char *spec_json, const char *labels_json,
-			       enum store_rc *rc) MUST_CHECK;
+struct job_stamp {
+	int64_t id, version, create_us;
+};
+/* The job an insert made: its arguments (borrowed) and its stamp. */
+void store_job_inserted(const struct job_key *key, const char *region, const char *spec_json,
+			const char *labels_json, const struct job_stamp *stamp, struct job *out);
+
+/*
+ * The same insert through the store pipe (store_pipe.h): done(arg, stamp,
+ * rc) runs on the pipe's thread (it must not block) with rc as
+ * store_job_insert() would return it (STORE_CONFLICT when the id is taken)
+ * and, on STORE_OK, the stamp (borrowed for the call).
+ */
 struct store_pipe;
+typedef void (*store_job_insert_done)(void *arg, const struct job_stamp *stamp,
+				      enum store_rc rc);
 void store_job_insert_piped(struct store_pipe *pipe, const struct job_key *key,
 			    const char *region, const char *spec_json, const char *labels_json,
-			    void (*done)(void *arg, PGresult *res, enum store_rc rc), void *arg);
-enum store_rc store_job_insert_result(PGresult *res, enum store_rc rc, const struct job_key *key,
-				     const char *region, const char *spec_json,
-				     const char *labels_json, struct job *out) MUST_CHECK;
+			    store_job_insert_done done, void *arg);
 
 enum store_rc store_job_get(struct store *st, const struct job_key *key,
 			    struct job_rows **out) MUST_CHECK;
 
 /*
- * The same read through the store pipe (store_pipe.h): done(arg, res, rc)
- * runs on the pipe's thread; job_rows_adopt(res, rc, &rows) then gives
- * what store_job_get() would have (STORE_NOT_FOUND for no row).
+ * The same read through the store pipe (store_pipe.h): done(arg, rows, rc)
+ * runs on the pipe's thread (it must not block) with what store_job_get()
+ * would have given (STORE_NOT_FOUND for no row); rows, NULL unless rc is
+ * STORE_OK, is the callee's to free.
  */
+typedef void (*store_job_rows_done)(void *arg, struct job_rows *rows, enum store_rc rc);
 void store_job_get_piped(struct store_pipe *pipe, const struct job_key *key,
-			 void (*done)(void *arg, PGresult *res, enum store_rc rc), void *arg);
-enum store_rc job_rows_adopt(PGresult *res, enum store_rc rc, struct job_rows **out) MUST_CHECK;
+			 store_job_rows_done done, void *arg);
 
 /*
  * One page of a project's jobs, newest first: jobs with id < before_id

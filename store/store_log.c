@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "store_pg.h"
 #include "strbuf.h"
 
 #define ENTRY_JSON \

@@ -1,5 +1,7 @@
 #include "store_metrics.h"
 
+#include "store_pg.h"
+
 /* Statement id 57 belongs to this file. */
 static const struct store_stmt stmt_snapshot = {
 	57, "metrics_snapshot",

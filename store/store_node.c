@@ -9,6 +9,7 @@
 #include "job_state.h"
 #include "log.h"
 #include "metrics.h"
+#include "store_pg.h"
 
 METRIC_HISTOGRAM(submit_to_running, "trainplane_submit_to_running_seconds",
 		 "Time from a job's creation to RUNNING, observed by the server whose agent sync "

@@ -1,19 +1,23 @@
 #include "store_pipe.h"
 
-#include <errno.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
-#include <unistd.h>
 
+#include "bgconn.h"
 #include "common.h"
 #include "log.h"
+#include "store_pg.h"
 
 #define MAX_PARAMS 8
-#define RECONNECT_GAP_US 100000	/* after a failed connect, fail fast this long */
+/* After a failed connect, commands fail fast for this long (they are what retries). */
+#define BACKOFF_MIN_US 100000
+#define BACKOFF_MAX_US 100000
+/* Reads that lost their connection wait this long for the next one at most. */
+#define RETRY_GAP_US 100000
 
 struct item {
 	struct item *next;
@@ -21,6 +25,7 @@ struct item {
 	int nparams;
 	char *params[MAX_PARAMS];
 	store_pipe_done done;
+	void (*fn)(void);
 	void *arg;
 	int attempts;		/* sends so far */
 	struct item *batch_next;	/* answered, waiting for its batch's sync */
@@ -40,9 +45,7 @@ struct slot {
 };
 
 struct store_pipe {
-	char *conninfo;
-	pthread_t thread;
-	int efd;		/* wakes the thread while it is idle */
+	struct bgconn *conn;	/* the thread, its connection, its wake-ups */
 
 	pthread_mutex_t mu;	/* guards the queue and the flags */
 	struct item *queue, **queue_tail;
@@ -51,12 +54,11 @@ struct store_pipe {
 	struct store_pipe_stats stats;	/* written by the thread, read by scrapes (atomics) */
 
 	/* the thread's own */
-	PGconn *pg;
+	PGconn *pg;		/* the connection's, while it is open */
 	uint64_t prepared;	/* bit per store_stmt.id prepared on pg */
 	struct slot *slots;	/* ring buffer */
 	size_t slot_head, slot_len, slot_cap;
 	struct item *retry, **retry_tail;	/* to send again after a reconnect */
-	int64_t next_connect_us;
 	bool want_write;	/* PQflush() has more to send */
 	/* The answered commands of the batch being read; the batch is one
 	 * implicit transaction that commits at its sync, or not at all. */
@@ -74,12 +76,13 @@ static void item_free(struct item *it)
 
 static void complete(struct item *it, PGresult *res, enum store_rc rc)
 {
-	it->done(it->arg, res, rc);
+	it->done(it->fn, it->arg, res, rc);
 	item_free(it);
 }
 
 void store_pipe_submit(struct store_pipe *p, const struct store_stmt *stmt, int nparams,
-		       const char *const *params, store_pipe_done done, void *arg)
+		       const char *const *params, store_pipe_done done, void (*fn)(void),
+		       void *arg)
 {
 	struct item *it = xcalloc(1, sizeof(*it));
 	bool wake;
@@ -91,6 +94,7 @@ void store_pipe_submit(struct store_pipe *p, const struct store_stmt *stmt, int 
 	for (int i = 0; i < nparams; i++)
 		it->params[i] = params[i] ? xstrdup(params[i]) : NULL;
 	it->done = done;
+	it->fn = fn;
 	it->arg = arg;
 
 	pthread_mutex_lock(&p->mu);
@@ -104,11 +108,8 @@ void store_pipe_submit(struct store_pipe *p, const struct store_stmt *stmt, int 
 	wake = p->idle;
 	p->idle = false;
 	pthread_mutex_unlock(&p->mu);
-	if (wake) {
-		uint64_t one = 1;
-		if (write(p->efd, &one, sizeof(one)) < 0 && errno != EAGAIN)
-			log_error("store pipe: cannot wake its thread: %s", strerror(errno));
-	}
+	if (wake)
+		bgconn_wake(p->conn);
 }
 
 /* --- the in-flight ring ------------------------------------------------- */
@@ -171,11 +172,17 @@ static void lost_item(struct store_pipe *p, struct item *it)
 	}
 }
 
-/* The connection is gone: what it owed is sent again once, elsewhere. */
-static void connection_lost(struct store_pipe *p, const char *why)
+/*
+ * The connection is about to close (why: lost; NULL: the pipe stops, with
+ * nothing in flight): what it owed is sent again once, elsewhere.
+ */
+static void conn_down(void *ctx, struct store_conn *c, const char *why)
 {
-	log_warn("store pipe: connection lost (%s); reconnecting", why);
-	__atomic_add_fetch(&p->stats.reconnects, 1, __ATOMIC_RELAXED);
+	struct store_pipe *p = ctx;
+
+	(void)c;
+	if (why)
+		__atomic_add_fetch(&p->stats.reconnects, 1, __ATOMIC_RELAXED);
 	for (struct item *it = p->answered, *next; it; it = next) {
 		next = it->batch_next;
 		lost_item(p, it);
@@ -190,31 +197,30 @@ static void connection_lost(struct store_pipe *p, const char *why)
 			lost_item(p, s->item);
 		slot_pop(p);
 	}
-	PQfinish(p->pg);
 	p->pg = NULL;
 	p->prepared = 0;
 	p->want_write = false;
 	p->read_only = false;
 }
 
-static bool connect_pipe(struct store_pipe *p)
+/* A new connection: into pipeline mode, without blocking. */
+static enum store_rc conn_up(void *ctx, struct store_conn *c, char *err, size_t errlen)
 {
-	if (p->pg)
-		return true;
-	if (mono_usec() < p->next_connect_us)
-		return false;
-	p->pg = store_pg_connect(p->conninfo, "pipe");
-	bool read_only = PQstatus(p->pg) == CONNECTION_OK && store_pg_read_only(p->pg);
-	if (PQstatus(p->pg) != CONNECTION_OK || read_only || !PQenterPipelineMode(p->pg) ||
-	    PQsetnonblocking(p->pg, 1)) {
-		log_warn("store pipe: cannot connect: %s", read_only ?
-			 "the database does not take writes" : PQerrorMessage(p->pg));
-		PQfinish(p->pg);
-		p->pg = NULL;
-		p->next_connect_us = mono_usec() + RECONNECT_GAP_US;
-		return false;
+	struct store_pipe *p = ctx;
+	PGconn *pg = store_conn_pg(c);
+
+	if (!PQenterPipelineMode(pg) || PQsetnonblocking(pg, 1)) {
+		snprintf(err, errlen, "%s", PQerrorMessage(pg));
+		return STORE_UNAVAILABLE;
 	}
-	return true;
+	p->pg = pg;
+	p->prepared = 0;
+	return STORE_OK;
+}
+
+static void connection_lost(struct store_pipe *p, const char *why)
+{
+	bgconn_drop(p->conn, why);	/* conn_down() runs now */
 }
 
 static bool send_item(struct store_pipe *p, struct item *it)
@@ -252,7 +258,7 @@ static void send_batch(struct store_pipe *p, struct item *batch)
 	}
 	if (!batch)
 		return;
-	if (!connect_pipe(p)) {
+	if (!bgconn_connect(p->conn)) {
 		while (batch) {
 			struct item *next = batch->next;
 			complete(batch, NULL, STORE_UNAVAILABLE);
@@ -398,77 +404,49 @@ static const char *read_results(struct store_pipe *p)
 	return NULL;
 }
 
-static void *pipe_thread(void *arg)
+/* One turn of the pipe's connection (bgloop.h). */
+static void conn_turn(void *ctx, struct store_conn *c, short revents, struct bgloop_wait *w)
 {
-	struct store_pipe *p = arg;
+	struct store_pipe *p = ctx;
 
-	for (;;) {
+	(void)c;
+	if (p->pg && (revents & POLLOUT)) {
+		int f = PQflush(p->pg);
+		p->want_write = f == 1;
+		if (f < 0)
+			connection_lost(p, PQerrorMessage(p->pg));
+	}
+	const char *why;
+	if (p->pg && (revents & (POLLIN | POLLERR | POLLHUP)) && (why = read_results(p)))
+		connection_lost(p, why);
+
+	/* A batch goes out only when the previous one has been answered. */
+	struct item *batch = NULL;
+	if (!p->slot_len) {
 		pthread_mutex_lock(&p->mu);
-		struct item *batch = p->queue;
+		p->idle = false;	/* awake: submits need not wake it */
+		batch = p->queue;
 		p->queue = NULL;
 		p->queue_tail = &p->queue;
-		bool busy = batch || p->slot_len || p->retry;
-		if (!busy && p->stopping) {
-			pthread_mutex_unlock(&p->mu);
-			break;
-		}
-		p->idle = !busy;
 		pthread_mutex_unlock(&p->mu);
-
-		/* A batch goes out only when the previous one has been answered. */
-		if (!p->slot_len)
-			send_batch(p, batch);
-		else if (batch) {
-			pthread_mutex_lock(&p->mu);	/* put it back, in front */
-			struct item **tail = &batch;
-			while (*tail)
-				tail = &(*tail)->next;
-			*tail = p->queue;
-			if (!p->queue)
-				p->queue_tail = tail;
-			p->queue = batch;
-			pthread_mutex_unlock(&p->mu);
-		}
-
-		struct pollfd fds[2] = { { .fd = p->efd, .events = POLLIN } };
-		nfds_t n = 1;
-		if (p->pg && p->slot_len) {
-			fds[1] = (struct pollfd){ .fd = PQsocket(p->pg),
-						  .events = POLLIN | (p->want_write ? POLLOUT : 0) };
-			n = 2;
-		}
-		/* with retries waiting for a reconnect, try again soon */
-		int timeout = p->retry && !p->slot_len ? RECONNECT_GAP_US / 1000 : -1;
-		if (!p->idle && n == 1 && timeout < 0)
-			timeout = 0;	/* queued work arrived meanwhile */
-		if (poll(fds, n, timeout) < 0 && errno != EINTR)
-			log_error("store pipe: poll: %s", strerror(errno));
-		if (fds[0].revents & POLLIN) {
-			uint64_t v;
-			if (read(p->efd, &v, sizeof(v)) < 0 && errno != EAGAIN)
-				log_error("store pipe: eventfd: %s", strerror(errno));
-		}
-		pthread_mutex_lock(&p->mu);
-		p->idle = false;
-		pthread_mutex_unlock(&p->mu);
-		if (n == 2 && fds[1].revents) {
-			if (fds[1].revents & POLLOUT) {
-				int f = PQflush(p->pg);
-				p->want_write = f == 1;
-				if (f < 0) {
-					connection_lost(p, PQerrorMessage(p->pg));
-					continue;
-				}
-			}
-			const char *why = NULL;
-			if ((fds[1].revents & (POLLIN | POLLERR | POLLHUP)) && (why = read_results(p)))
-				connection_lost(p, why);
-		}
+		send_batch(p, batch);
 	}
-	PQfinish(p->pg);
-	p->pg = NULL;
-	return NULL;
+
+	pthread_mutex_lock(&p->mu);
+	bool queued = p->queue != NULL;
+	/* Blocked with nothing in flight: a submit must wake the thread. */
+	p->idle = !queued && !p->slot_len && !p->retry;
+	pthread_mutex_unlock(&p->mu);
+	w->busy = queued || p->slot_len || p->retry;
+	if (p->pg && p->slot_len)
+		w->events = POLLIN | (p->want_write ? POLLOUT : 0);
+	else if (queued)
+		w->deadline_us = 0;	/* queued meanwhile, nothing in flight: at once */
+	else if (p->retry)		/* waiting for a reconnect: try again soon */
+		w->deadline_us = bgconn_now(p->conn) + RETRY_GAP_US;
 }
+
+static const struct bgconn_ops pipe_ops = { conn_up, conn_down, conn_turn };
 
 void store_pipe_stats(struct store_pipe *p, struct store_pipe_stats *out)
 {
@@ -480,36 +458,29 @@ void store_pipe_stats(struct store_pipe *p, struct store_pipe_stats *out)
 
 struct store_pipe *store_pipe_start(const char *conninfo)
 {
+	static const struct bgconn_config cfg = {
+		{ "store pipe", false, BACKOFF_MIN_US, BACKOFF_MAX_US, NULL }, "pipe",
+	};
 	struct store_pipe *p = xcalloc(1, sizeof(*p));
 
-	p->conninfo = xstrdup(conninfo);
 	p->queue_tail = &p->queue;
 	p->retry_tail = &p->retry;
 	p->answered_tail = &p->answered;
-	p->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (p->efd < 0)
-		abort();
 	pthread_mutex_init(&p->mu, NULL);
-	if (pthread_create(&p->thread, NULL, pipe_thread, p))
-		abort();
+	bgconn_start(conninfo, &cfg, &pipe_ops, p, &p->conn);
 	return p;
 }
 
 void store_pipe_stop(struct store_pipe *p)
 {
-	uint64_t one = 1;
-
 	if (!p)
 		return;
 	pthread_mutex_lock(&p->mu);
 	p->stopping = true;
 	pthread_mutex_unlock(&p->mu);
-	if (write(p->efd, &one, sizeof(one)) < 0 && errno != EAGAIN)
-		log_error("store pipe: cannot wake its thread: %s", strerror(errno));
-	pthread_join(p->thread, NULL);
-	close(p->efd);
+	bgconn_stop(p->conn);	/* turns until nothing is queued or in flight */
+	bgconn_free(p->conn);
 	pthread_mutex_destroy(&p->mu);
 	free(p->slots);
-	free(p->conninfo);
 	free(p);
 }

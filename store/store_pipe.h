@@ -1,13 +1,14 @@
 /*
  * store_pipe.h - reads sent to PostgreSQL down one pipelined connection.
  *
- * The request threads of the HTTP server hand their reads (jobs.get) to
- * one thread that owns a connection in libpq's pipeline mode: whatever
- * arrives while a batch is out goes in the next batch, one write and one
- * read of the socket for all of them, and PostgreSQL executes them
- * back to back without waking up in between. Each read is still one
- * statement executed after its request arrived: nothing is cached, so a
- * read sees every write committed before it on any server.
+ * The request threads of the HTTP server hand their reads (jobs.get) and
+ * inserts (jobs.create) to one background connection (store/bgconn.h,
+ * "trainplane-server/pipe") in libpq's pipeline mode: whatever arrives
+ * while a batch is out goes in the next batch, one write and one read of
+ * the socket for all of them, and PostgreSQL executes them back to back
+ * without waking up in between. Each read is still one statement executed
+ * after its request arrived: nothing is cached, so a read sees every write
+ * committed before it on any server.
  *
  * A batch is one implicit transaction: it commits at its sync, and only
  * then do its commands complete, so no caller sees a write that might still
@@ -17,6 +18,12 @@
  * are sent again. After a lost connection the reads in flight are sent
  * again once on a new connection; the writes fail with STORE_UNAVAILABLE,
  * since they may or may not have committed, as on a pooled connection.
+ *
+ * The connection opens at the first command, and again at the next one
+ * after a loss; while it cannot be opened (a failed open backs off for
+ * 100 ms: bgloop.h), commands fail at once with STORE_UNAVAILABLE.
+ * Commands are queued by the typed calls of store/ (store_job_get_piped(),
+ * ...; the runner is in store_pg.h).
  */
 #ifndef TP_STORE_PIPE_H
 #define TP_STORE_PIPE_H
@@ -28,22 +35,8 @@
 
 struct store_pipe;
 
-/*
- * Called on the pipe's thread when a read completes: res (owned by the
- * callee, NULL unless rc is STORE_OK) holds its rows. It must not block.
- */
-typedef void (*store_pipe_done)(void *arg, PGresult *res, enum store_rc rc);
-
 /* Starts the pipe's thread; it connects on first use. */
 struct store_pipe *store_pipe_start(const char *conninfo);
-
-/*
- * Queues stmt (one statement, no transaction control) with text parameters (copied). done(arg, ...)
- * runs exactly once: later on the pipe's thread, or before this returns
- * with STORE_UNAVAILABLE when the pipe is stopping.
- */
-void store_pipe_submit(struct store_pipe *p, const struct store_stmt *stmt, int nparams,
-		       const char *const *params, store_pipe_done done, void *arg);
 
 struct store_pipe_stats {
 	uint64_t batches;	/* syncs sent: batches of one or more commands */

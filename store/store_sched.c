@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "metrics.h"
+#include "store_pg.h"
 
 METRIC_HISTOGRAM(queue_wait, "trainplane_queue_wait_seconds",
 		 "Time from a job's creation to its placement (QUEUED to PREPARING), "
@@ -14,31 +15,6 @@ METRIC_HISTOGRAM(queue_wait, "trainplane_queue_wait_seconds",
 
 /* Any constant works; it only has to be the same in every server. */
 #define SCHED_LOCK_KEY "7262961207461826561"
-
-enum store_rc store_listen(struct store_conn *c, const char *channel)
-{
-	enum store_rc rc;
-	char *sql = xasprintf("LISTEN %s", channel);
-	PQclear(store_exec_sql(c, sql, false, 0, NULL, &rc));
-	free(sql);
-	return rc;
-}
-
-enum store_rc store_notifications(struct store_conn *c,
-				  void (*fn)(void *ctx, const char *channel, const char *payload),
-				  void *ctx)
-{
-	PGconn *pg = store_conn_pg(c);
-	PGnotify *n;
-
-	if (!PQconsumeInput(pg) || PQstatus(pg) != CONNECTION_OK)
-		return STORE_UNAVAILABLE;
-	while ((n = PQnotifies(pg))) {
-		fn(ctx, n->relname, n->extra);
-		PQfreemem(n);
-	}
-	return STORE_OK;
-}
 
 static const struct store_stmt stmt_lock = {
 	30, "sched_lock", "SELECT pg_try_advisory_lock(" SCHED_LOCK_KEY ")", false,

@@ -10,16 +10,6 @@
 
 #include "store.h"
 
-/* LISTEN on channel (a fixed identifier, never user text). */
-enum store_rc store_listen(struct store_conn *c, const char *channel) MUST_CHECK;
-/*
- * Reads what the server sent (call when the socket is readable) and calls
- * fn for every notification. STORE_UNAVAILABLE when the connection is lost.
- */
-enum store_rc store_notifications(struct store_conn *c,
-				  void (*fn)(void *ctx, const char *channel, const char *payload),
-				  void *ctx) MUST_CHECK;
-
 /* pg_try_advisory_lock on the scheduler key: *got tells whether we lead. */
 enum store_rc store_sched_try_lock(struct store_conn *c, bool *got) MUST_CHECK;
 

@@ -1,6 +1,6 @@
 /*
- * stub_store.c - the store, the job cache, the pipe and the scheduler as the
- * HTTP fuzz target sees them: no database. Every call fails the way the
+ * stub_store.c - the store, the job cache, the pipe, the LISTEN hub and the
+ * scheduler as the HTTP fuzz target sees them: no database. Every call fails the way the
  * fuzzer's first byte chose (stub_store_rc: not found, conflict, stale,
  * unavailable or error), so handlers run their validation and their error
  * paths; nothing ever suspends a request. Listed from the link of the
@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "job_cache.h"
+#include "listen_hub.h"
 #include "scheduler.h"
 #include "store.h"
 #include "store_iam.h"
@@ -56,44 +57,6 @@ void store_stats(struct store *st, struct store_stats *out)
 	memset(out, 0, sizeof(*out));
 }
 
-struct store_conn *store_conn_open(const char *conninfo, const char *component, char *err,
-				   size_t errlen)
-{
-	(void)conninfo;
-	(void)component;
-	if (errlen)
-		strncpy(err, "no database in the fuzzer", errlen - 1);
-	return NULL;
-}
-
-void store_conn_close(struct store_conn *c)
-{
-	(void)c;
-}
-
-PGconn *store_conn_pg(struct store_conn *c)
-{
-	(void)c;
-	return NULL;
-}
-
-enum store_rc store_listen(struct store_conn *c, const char *channel)
-{
-	(void)c;
-	(void)channel;
-	return STORE_UNAVAILABLE;
-}
-
-enum store_rc store_notifications(struct store_conn *c,
-				  void (*fn)(void *ctx, const char *channel, const char *payload),
-				  void *ctx)
-{
-	(void)c;
-	(void)fn;
-	(void)ctx;
-	return STORE_UNAVAILABLE;
-}
-
 /* --- jobs ------------------------------------------------------------------ */
 
 size_t job_rows_count(const struct job_rows *rows)
@@ -114,37 +77,27 @@ void job_rows_free(struct job_rows *rows)
 	(void)rows;
 }
 
-enum store_rc job_rows_adopt(PGresult *res, enum store_rc rc, struct job_rows **out)
-{
-	(void)res;
-	(void)rc;
-	*out = NULL;
-	return stub_store_rc;
-}
-
 void store_job_insert_piped(struct store_pipe *pipe, const struct job_key *key,
 			    const char *region, const char *spec_json, const char *labels_json,
-			    void (*done)(void *arg, PGresult *res, enum store_rc rc), void *arg)
+			    store_job_insert_done done, void *arg)
 {
 	(void)pipe, (void)key, (void)region, (void)spec_json, (void)labels_json;
 	done(arg, NULL, stub_store_rc);
 }
 
-PGresult *store_job_insert_raw(struct store *st, const struct job_key *key, const char *region,
-			       const char *spec_json, const char *labels_json, enum store_rc *rc)
+enum store_rc store_job_insert(struct store *st, const struct job_key *key, const char *region,
+			       const char *spec_json, const char *labels_json, struct job *out)
 {
 	(void)st, (void)key, (void)region, (void)spec_json, (void)labels_json;
-	*rc = stub_store_rc;
-	return NULL;
-}
-
-enum store_rc store_job_insert_result(PGresult *res, enum store_rc rc, const struct job_key *key,
-				     const char *region, const char *spec_json,
-				     const char *labels_json, struct job *out)
-{
-	(void)res, (void)rc, (void)key, (void)region, (void)spec_json, (void)labels_json;
 	memset(out, 0, sizeof(*out));
 	return stub_store_rc;
+}
+
+void store_job_inserted(const struct job_key *key, const char *region, const char *spec_json,
+			const char *labels_json, const struct job_stamp *stamp, struct job *out)
+{
+	(void)key, (void)region, (void)spec_json, (void)labels_json, (void)stamp;
+	memset(out, 0, sizeof(*out));
 }
 
 enum store_rc store_job_get(struct store *st, const struct job_key *key, struct job_rows **out)
@@ -155,7 +108,7 @@ enum store_rc store_job_get(struct store *st, const struct job_key *key, struct 
 }
 
 void store_job_get_piped(struct store_pipe *pipe, const struct job_key *key,
-			 void (*done)(void *arg, PGresult *res, enum store_rc rc), void *arg)
+			 store_job_rows_done done, void *arg)
 {
 	(void)pipe, (void)key;
 	done(arg, NULL, stub_store_rc);
@@ -393,8 +346,16 @@ bool sched_is_leader(struct sched *s)
 	return false;
 }
 
-enum store_rc store_conn_check(struct store_conn *c)
+/* --- the LISTEN hub: no notifications in the fuzzer ---------------------------- */
+
+struct listen_sub *listen_hub_subscribe(struct listen_hub *h, const char *channel,
+					const struct listen_sub_ops *ops, void *arg)
 {
-	(void)c;
-	return STORE_UNAVAILABLE;
+	(void)h, (void)channel, (void)ops, (void)arg;
+	return NULL;
+}
+
+void listen_hub_unsubscribe(struct listen_hub *h, struct listen_sub *s)
+{
+	(void)h, (void)s;
 }

@@ -167,8 +167,10 @@ describe('job cache', () => {
     await createJob(ca, id, { v: '1' });
     await ca.get(jobPath(id));
     assert.deepEqual((await ca.get(jobPath(id))).json.labels, { v: '1' });
-    // Kill both servers' listeners, then change the job while nobody listens.
-    db.psql("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query = 'LISTEN tp_job' AND datname = current_database()");
+    // Kill both servers' listening connections (their LISTEN hubs), then
+    // change the job while nobody listens.
+    db.psql("SELECT pg_terminate_backend(pid) FROM pg_stat_activity " +
+      "WHERE application_name = 'trainplane-server/listen' AND datname = current_database()");
     db.psql(`UPDATE jobs SET labels = '{"v": "2"}' WHERE job_id = '${id}'`);
     for (let i = 0; i < 10; i++) {
       const res = await ca.get(jobPath(id));

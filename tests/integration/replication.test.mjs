@@ -237,9 +237,10 @@ function connectionsOn(c) {
   return out;
 }
 
-// Every connection a server holds besides its pool, by application_name.
-const DEDICATED = ['trainplane-server/job-cache', 'trainplane-server/listener', 'trainplane-server/pipe',
-  'trainplane-server/scheduler'];
+// Every connection a server holds besides its pool, by application_name:
+// the one that listens for every channel (job cache, agents' wake-ups,
+// scheduler), the pipe, the scheduler's.
+const DEDICATED = ['trainplane-server/listen', 'trainplane-server/pipe', 'trainplane-server/scheduler'];
 
 /**
  * The scenario both tests share: two servers and an agent on the pair, a

@@ -18,7 +18,8 @@
 #include "common.h"
 #include "embedded.h"
 #include "job_cache.h"
-#include "store.h"
+#include "listen_hub.h"
+#include "store_pg.h"
 
 static struct pg_embedded *pg;
 static char *conninfo;
@@ -44,6 +45,22 @@ static char *sql(const char *text, int n, ...)
 	char *v = xstrdup(PQntuples(r) > 0 ? PQgetvalue(r, 0, 0) : "");
 	PQclear(r);
 	return v;
+}
+
+/* A cache on a LISTEN hub of its own, as in the server; one at a time. */
+static struct listen_hub *hub;
+
+static struct job_cache *cache_start(size_t max_entries)
+{
+	hub = listen_hub_start(conninfo);
+	return job_cache_start(hub, max_entries);
+}
+
+static void cache_stop(struct job_cache *c)
+{
+	job_cache_stop(c);
+	listen_hub_stop(hub);
+	hub = NULL;
 }
 
 static void exec(const char *text, int n, const char *p1)
@@ -175,7 +192,7 @@ static int teardown(void **state)
 
 static void a_filled_reply_is_served_after_a_fence(void **state)
 {
-	struct job_cache *c = job_cache_start(conninfo, 100);
+	struct job_cache *c = cache_start(100);
 	struct job_cache_stats s;
 
 	(void)state;
@@ -191,12 +208,12 @@ static void a_filled_reply_is_served_after_a_fence(void **state)
 	assert_int_equal(s.fills, 1);
 	assert_int_equal(s.entries, 1);
 	assert_true(s.fences >= 2);
-	job_cache_stop(c);
+	cache_stop(c);
 }
 
 static void every_change_or_deletion_committed_before_a_fence_is_seen(void **state)
 {
-	struct job_cache *c = job_cache_start(conninfo, 100);
+	struct job_cache *c = cache_start(100);
 	struct job_cache_stats s;
 
 	(void)state;
@@ -220,12 +237,12 @@ static void every_change_or_deletion_committed_before_a_fence_is_seen(void **sta
 	job_cache_stats(c, &s);
 	assert_true(s.invalidations >= 52);
 	assert_int_equal(s.entries, 0);
-	job_cache_stop(c);
+	cache_stop(c);
 }
 
 static void a_fill_that_races_a_change_keeps_nothing(void **state)
 {
-	struct job_cache *c = job_cache_start(conninfo, 100);
+	struct job_cache *c = cache_start(100);
 	struct job_cache_key k;
 
 	(void)state;
@@ -252,12 +269,12 @@ static void a_fill_that_races_a_change_keeps_nothing(void **state)
 	job_cache_fill_end(c, e, NULL, 0);
 	assert_served(c, "absent", NULL);
 	job_cache_key_release(&k);
-	job_cache_stop(c);
+	cache_stop(c);
 }
 
 static void inserts_and_other_keys_leave_a_reply_alone(void **state)
 {
-	struct job_cache *c = job_cache_start(conninfo, 100);
+	struct job_cache *c = cache_start(100);
 
 	(void)state;
 	insert_job("kept");
@@ -272,12 +289,12 @@ static void inserts_and_other_keys_leave_a_reply_alone(void **state)
 	     "VALUES ('vertex', 'p', $1, 'us-central1', '{}', 'QUEUED')", 1, "kept");
 	exec("UPDATE jobs SET state = 'PREPARING' WHERE api = 'vertex' AND job_id = $1", 1, "kept");
 	assert_served(c, "kept", "kept");
-	job_cache_stop(c);
+	cache_stop(c);
 }
 
 static void the_least_recently_used_reply_goes_first(void **state)
 {
-	struct job_cache *c = job_cache_start(conninfo, 2);
+	struct job_cache *c = cache_start(2);
 	struct job_cache_stats s;
 
 	(void)state;
@@ -291,12 +308,12 @@ static void the_least_recently_used_reply_goes_first(void **state)
 	assert_served(c, "lru-c", "c");
 	job_cache_stats(c, &s);
 	assert_int_equal(s.entries, 2);
-	job_cache_stop(c);
+	cache_stop(c);
 }
 
 static void a_lost_listener_empties_the_cache_until_it_is_back(void **state)
 {
-	struct job_cache *c = job_cache_start(conninfo, 100);
+	struct job_cache *c = cache_start(100);
 
 	(void)state;
 	insert_job("orphan");
@@ -305,19 +322,23 @@ static void a_lost_listener_empties_the_cache_until_it_is_back(void **state)
 	/* The listener dies, and a change commits while nobody listens: its
 	 * notification is lost, so the cache must not serve what it kept. */
 	exec("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-	     "WHERE query = 'LISTEN " JOB_CACHE_CHANNEL "'", 0, NULL);
+	     "WHERE application_name = 'trainplane-server/listen'", 0, NULL);
 	exec("UPDATE jobs SET state = 'FAILED' WHERE job_id = $1", 1, "orphan");
 	assert_served(c, "orphan", NULL);
 	/* It reconnects on its own and caches again. */
 	wait_listening(c);
 	assert_true(fill(c, "orphan", "after"));
 	assert_served(c, "orphan", "after");
-	job_cache_stop(c);
+	struct listen_hub_stats hs;
+	listen_hub_stats(hub, &hs);
+	assert_int_equal(hs.reconnects, 1);
+	assert_true(hs.rounds >= 3);		/* LISTEN twice, a fence at least */
+	cache_stop(c);
 }
 
 static void a_bulk_update_reaches_every_job_it_changed(void **state)
 {
-	struct job_cache *c = job_cache_start(conninfo, 1000);
+	struct job_cache *c = cache_start(1000);
 	char id[32];
 
 	(void)state;
@@ -340,7 +361,10 @@ static void a_bulk_update_reaches_every_job_it_changed(void **state)
 	/* a payload that is not ours: nothing kept can be trusted */
 	exec("NOTIFY " JOB_CACHE_CHANNEL ", 'not a digest'", 0, NULL);
 	assert_served(c, "bystander", NULL);
-	job_cache_stop(c);
+	struct listen_hub_stats hs;
+	listen_hub_stats(hub, &hs);
+	assert_true(hs.notifications >= 4);	/* three of digests, one not */
+	cache_stop(c);
 }
 
 /* --- linearizable under concurrency --------------------------------------- */
@@ -401,7 +425,7 @@ static void *reader(void *arg)
 
 static void no_read_after_a_fence_misses_an_earlier_commit(void **state)
 {
-	struct race r = { .c = job_cache_start(conninfo, 100) };
+	struct race r = { .c = cache_start(100) };
 	pthread_t w, rd[4];
 	struct job_cache_stats s;
 
@@ -420,7 +444,7 @@ static void no_read_after_a_fence_misses_an_earlier_commit(void **state)
 	assert_true(r.served > 100);	/* the cache was used, not bypassed */
 	assert_true(s.invalidations > 100);
 	assert_true(s.fences < s.hits + s.misses);	/* reads shared fences */
-	job_cache_stop(r.c);
+	cache_stop(r.c);
 }
 
 int main(void)

@@ -21,6 +21,7 @@
 #include "embedded.h"
 #include "store.h"
 #include "store_job.h"
+#include "store_pg.h"
 
 #define JOBS "5000"	/* in the project: a walk of it would read them all */
 

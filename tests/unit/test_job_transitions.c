@@ -28,6 +28,7 @@
 #include "job_state.h"
 #include "store.h"
 #include "store_job.h"
+#include "store_pg.h"
 #include "store_job_state.h"
 #include "store_sched.h"
 

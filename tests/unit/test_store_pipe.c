@@ -16,7 +16,7 @@
 
 #include "common.h"
 #include "embedded.h"
-#include "store.h"
+#include "store_pg.h"
 #include "store_pipe.h"
 
 static struct pg_embedded *pg;
@@ -53,9 +53,11 @@ struct waiter {
 
 #define WAITER_INIT { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, false, 0, "" }
 
-static void on_done(void *arg, PGresult *res, enum store_rc rc)
+static void on_done(void (*fn)(void), void *arg, PGresult *res, enum store_rc rc)
 {
 	struct waiter *w = arg;
+
+	(void)fn;
 
 	pthread_mutex_lock(&w->mu);
 	w->rc = rc;
@@ -79,7 +81,7 @@ static void submit(struct store_pipe *p, const struct store_stmt *s, const char 
 		   struct waiter *w)
 {
 	const char *params[] = { param };
-	store_pipe_submit(p, s, param ? 1 : 0, params, on_done, w);
+	store_pipe_submit(p, s, param ? 1 : 0, params, on_done, NULL, w);
 }
 
 static int64_t rows_with(struct store_pipe *p, int v)

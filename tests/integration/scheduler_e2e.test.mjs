@@ -10,7 +10,7 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 
-import { makeTempDir, request, startPostgres, startServer, waitFor } from './harness.mjs';
+import { REPO_ROOT, makeTempDir, request, startPostgres, startServer, waitFor } from './harness.mjs';
 import {
   AGENT_BIN, assertStateOrder, cancelJob, createJob, freePort, getJob, getNode, killMarked, leftoverPids,
   listNodes, pgrep, readJobLog, startAgent, waitJobState, waitLogLine, waitNodeState, waitNoProcesses, watchJob,
@@ -705,16 +705,9 @@ describe('scheduler and agents end to end', { skip: !AGENT_BIN && 'TRAINPLANE_AG
 /** Why podman cannot run a container here (null when it can); builds the test image when missing. */
 function podmanUnusable(wrapper, extra) {
   const sh = (cmd) => spawnSync('sh', ['-c', cmd], { encoding: 'utf8', timeout: 60_000 });
-  if (sh('command -v podman').status !== 0) return 'podman is not installed';
-  if (sh(`podman image exists ${IMAGE}`).status !== 0) {
-    if (!fs.existsSync('/bin/busybox')) return `no ${IMAGE} and no /bin/busybox to build it`;
-    const d = makeTempDir('tp-img-');
-    const r = sh(`set -e; mkdir -p ${d}/rootfs/bin; cp /bin/busybox ${d}/rootfs/bin/; ` +
-      `for c in sh echo sleep cat env; do ln -sf busybox ${d}/rootfs/bin/$c; done; ` +
-      `tar -C ${d}/rootfs -cf ${d}/rootfs.tar .; podman import ${d}/rootfs.tar ${IMAGE}`);
-    fs.rmSync(path.join(d, 'rootfs.tar'), { force: true });
-    if (r.status !== 0) return `cannot build ${IMAGE}: ${r.stderr.slice(-500)}`;
-  }
+  // The image, built once for every test that needs it (under a lock).
+  const img = spawnSync(path.join(REPO_ROOT, 'tests/integration/podman-image.sh'), { encoding: 'utf8', timeout: 120_000 });
+  if (img.status !== 0) return img.stderr.trim() || `tests/integration/podman-image.sh: ${img.status ?? img.signal}`;
   const r = sh(`${wrapper} podman run --rm ${extra} ${IMAGE} sh -c :`);
   if (r.status !== 0) return `podman cannot run a container here: ${r.stderr.slice(-500)}`;
   return null;

@@ -1,9 +1,10 @@
 /*
- * Unit tests: the container runtime with a real podman (agent/
+ * Integration tests: the container runtime with a real podman (agent/
  * runtime_container.c), with the configuration this machine needs
  * (/work/shared/ENVIRONMENT.md): a busybox image imported as
- * localhost/trainer:test (built here when missing), the `unshare -m`
- * wrapper and --cgroups=disabled / --ulimit extra arguments.
+ * localhost/trainer:test (tests/integration/podman-image.sh builds it when
+ * missing), the `unshare -m` wrapper and --cgroups=disabled / --ulimit extra
+ * arguments.
  * Skipped, saying why, where podman cannot run a container.
  */
 #include <setjmp.h>
@@ -37,23 +38,19 @@ static int sh(const char *cmd)
 static int group_setup(void **state)
 {
 	(void)state;
-	if (sh("command -v podman")) {
+	/* The image, built once for every test that needs it (under a lock). */
+	switch (WEXITSTATUS(sh("tests/integration/podman-image.sh"))) {
+	case 0:
+		break;
+	case 3:
 		skip_reason = "podman is not installed";
 		return 0;
-	}
-	if (sh("podman image exists " IMAGE)) {
-		if (sh("test -x /bin/busybox")) {
-			skip_reason = "no " IMAGE " and no /bin/busybox to build it";
-			return 0;
-		}
-		/* ENVIRONMENT.md's recipe: a busybox rootfs imported as a local image. */
-		if (sh("set -e; d=$(mktemp -d); mkdir -p $d/rootfs/bin; cp /bin/busybox $d/rootfs/bin/;"
-		       " for c in sh echo sleep cat env; do ln -sf busybox $d/rootfs/bin/$c; done;"
-		       " tar -C $d/rootfs -cf $d/rootfs.tar .; podman import $d/rootfs.tar " IMAGE ";"
-		       " rm -rf $d")) {
-			skip_reason = "cannot import " IMAGE;
-			return 0;
-		}
+	case 4:
+		skip_reason = "no " IMAGE " and no /bin/busybox to build it";
+		return 0;
+	default:
+		skip_reason = "cannot import " IMAGE;
+		return 0;
 	}
 	if (sh(WRAPPER " podman run --rm " EXTRA " " IMAGE " sh -c :")) {
 		skip_reason = "podman cannot run a container here";

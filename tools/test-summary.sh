@@ -12,7 +12,7 @@ failed=$(sed -n 's/^make\[[0-9]*\]: \*\*\* \[[^]]*: \([^]]*\)\] Error .*/\1/p' "
 # node:test's top-level failures (a suite, or a file that failed to load) and cmocka's.
 sed -n -e 's/^not ok [0-9]* - \(.*\)/  not ok: \1/p' -e 's/^\[  FAILED  \] \([a-z_0-9]*\)$/  FAILED: \1/p' "$log" | sort -u
 if [ -n "$times" ] && [ -s "$times" ]; then
-	echo "slowest: $(sort -k2 -rn "$times" | head -n 8 | awk '{ printf "%s%s %s s", NR > 1 ? ", " : "", $1, $2 }')"
+	echo "slowest: $(sort -k2 -rn "$times" | head -n 8 | awk '{ printf "%s%s %s s", (NR > 1 ? ", " : ""), $1, $2 }')"
 fi
 grep '^ran in [0-9]* s$' "$log" | tail -n 1
 awk '

@@ -33,6 +33,8 @@ after(async () => {
   if (pg) await pg.cleanup();
 });
 
+let worlds = 0;
+
 /** A server with a short lease and three 1-GPU agents; everything killed after the test. */
 async function world(t, { lease = LEASE_S, syncInterval = 1 } = {}) {
   const w = { dir: makeTempDir('tp-fence-'), agents: [], servers: [] };
@@ -60,7 +62,7 @@ async function world(t, { lease = LEASE_S, syncInterval = 1 } = {}) {
   }
   w.file = path.join(w.dir, 'signs-of-life.txt');
   fs.writeFileSync(w.file, '');
-  w.mark = `tpfence_${process.pid}_${Date.now().toString(36)}`;
+  w.mark = `tpfence_${process.pid}_${Date.now().toString(36)}_${++worlds}`;
   w.logs = () => [...w.agents.map((a) => `== agent ${a.node}\n${a.stderr().slice(-2500)}`),
     `== server\n${w.server.stderr().slice(-2500)}`].join('\n');
   return w;
@@ -168,7 +170,8 @@ async function assertNoOverlap(w, role, old, victim, what) {
   return timeline;
 }
 
-describe('fencing of lost nodes', { skip: !AGENT_BIN && 'TRAINPLANE_AGENT_BIN is not set' }, () => {
+// Each test has a world of its own (database, server, agents, markers): two run at once.
+describe('fencing of lost nodes', { skip: !AGENT_BIN && 'TRAINPLANE_AGENT_BIN is not set', concurrency: 2 }, () => {
   it('kill -9 of the agent running the master: the old master is gone before the new one starts', async (t) => {
     const w = await world(t);
     const id = `kill9_${Date.now()}`;

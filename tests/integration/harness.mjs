@@ -15,6 +15,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import assert from 'node:assert/strict';
+import { after as afterAll } from 'node:test';
 
 export const SERVER_BIN = process.env.TRAINPLANE_SERVER_BIN;
 export const SANITIZED = process.env.TRAINPLANE_SANITIZED === '1';
@@ -62,6 +63,24 @@ if (process.env.TRAINPLANE_TEST_TIMES) {
     } catch { /* the timing is not the test */ }
   });
 }
+
+// A test file's process ends when nothing keeps it alive: a timer, a child
+// or a socket left behind holds the whole run up for as long as it lasts.
+// Two seconds after the file's last test (and its own clean-up), this says
+// what is still open. (Only under node --test: tests/soak/ imports this too.)
+if (process.env.NODE_TEST_CONTEXT) afterAll(() => {
+  setTimeout(() => {
+    const open = process._getActiveHandles().map((h) => {
+      const kind = h.constructor?.name ?? typeof h;
+      if (kind === 'ChildProcess') return `child ${h.spawnargs?.join(' ').slice(0, 120)}`;
+      if (kind === 'Socket' && h.remotePort) return `socket to ${h.remoteAddress}:${h.remotePort}`;
+      if (kind === 'Timeout') return `timer of ${h._idleTimeout} ms: ${String(h._onTimeout).slice(0, 120)}`;
+      return kind;
+    }).filter((x) => !/^(Socket|WriteStream|ReadStream|Pipe)$/.test(x));
+    process.stderr.write(`# ${path.basename(process.argv[1] ?? '?')}: still running 2 s after its tests ended; ` +
+      `open: ${open.join('; ') || '(nothing named)'}\n`);
+  }, 2000).unref();
+});
 
 /** A fresh temp dir (in base), traversable by the postgres user, removed on exit. */
 export function makeTempDir(prefix = 'tp-it-', base = os.tmpdir()) {

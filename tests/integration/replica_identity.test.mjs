@@ -204,7 +204,8 @@ function checkoutVar() {
   return out.sort();
 }
 
-describe('make run keeps its state in its state directory; replica identities never repeat', () => {
+// Each scenario has its own state directories and ports: they run at once.
+describe('make run keeps its state in its state directory; replica identities never repeat', { concurrency: 3 }, () => {
   it('a fresh state directory after a first run: the job with the same row id runs and succeeds', async () => {
     const varBefore = checkoutVar();
     const first = makeTempDir('tp-run1-');

@@ -142,7 +142,8 @@ async function killSmallMidRun(w, job) {
   return first;
 }
 
-describe('Vertex scheduling on worker loss', { skip: !AGENT_BIN && 'TRAINPLANE_AGENT_BIN is not set' }, () => {
+// Each test has a world of its own (database, server, agents, marker): they run at once.
+describe('Vertex scheduling on worker loss', { skip: !AGENT_BIN && 'TRAINPLANE_AGENT_BIN is not set', concurrency: 4 }, () => {
   it('restartJobOnWorkerRestart: kill -9 of one agent restarts the whole gang with attempt 2 and new addresses', async (t) => {
     const w = await world(t, 'gang');
     const job = await createJob(w, [pool(w), pool(w)], { restartJobOnWorkerRestart: true });

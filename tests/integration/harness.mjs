@@ -66,21 +66,25 @@ if (process.env.TRAINPLANE_TEST_TIMES) {
 
 // A test file's process ends when nothing keeps it alive: a timer, a child
 // or a socket left behind holds the whole run up for as long as it lasts.
-// Two seconds after the file's last test (and its own clean-up), this says
-// what is still open. (Only under node --test: tests/soak/ imports this too.)
-if (process.env.NODE_TEST_CONTEXT) afterAll(() => {
+// Two seconds after the file's last test and its last clean-up (this hook
+// is registered once the file's own top-level hooks are), this names what
+// still holds it. (Only under node --test: tests/soak/ imports this too.)
+if (process.env.NODE_TEST_CONTEXT) setImmediate(() => afterAll(() => {
   setTimeout(() => {
     const open = process._getActiveHandles().map((h) => {
       const kind = h.constructor?.name ?? typeof h;
       if (kind === 'ChildProcess') return `child ${h.spawnargs?.join(' ').slice(0, 120)}`;
       if (kind === 'Socket' && h.remotePort) return `socket to ${h.remoteAddress}:${h.remotePort}`;
-      if (kind === 'Timeout') return `timer of ${h._idleTimeout} ms: ${String(h._onTimeout).slice(0, 120)}`;
-      return kind;
-    }).filter((x) => !/^(Socket|WriteStream|ReadStream|Pipe)$/.test(x));
-    process.stderr.write(`# ${path.basename(process.argv[1] ?? '?')}: still running 2 s after its tests ended; ` +
-      `open: ${open.join('; ') || '(nothing named)'}\n`);
+      return null;
+    }).filter(Boolean);
+    const timers = process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
+    if (timers) open.push(`${timers} timer${timers > 1 ? 's' : ''}`);
+    if (open.length) {
+      process.stderr.write(`# ${path.basename(process.argv[1] ?? '?')}: still running 2 s after its tests ` +
+        `ended; open: ${open.join('; ')}\n`);
+    }
   }, 2000).unref();
-});
+}));
 
 /** A fresh temp dir (in base), traversable by the postgres user, removed on exit. */
 export function makeTempDir(prefix = 'tp-it-', base = os.tmpdir()) {

@@ -277,7 +277,7 @@ async function failover(t, loseThePrimary, checkOldPrimary = () => {}) {
 
   const load = clientLoad(a, b, 4);
   cleanups.push(() => load.stop());
-  await waitFor(() => load.creates.filter((o) => o.status === 200).length >= 50, 20_000, 'load started');
+  await waitFor(() => load.creates.filter((o) => o.status === 200).length >= 50, 60_000, 'load started');
   // The pipe connects at its first command.
   await waitFor(() => DEDICATED.every((n) => connectionsOn(primary)[n] === 2), 10_000,
     `each server's dedicated connections on the primary: ${JSON.stringify(connectionsOn(primary))}`);
@@ -333,7 +333,7 @@ async function failover(t, loseThePrimary, checkOldPrimary = () => {}) {
     `no single leader after the failover:\n${logs()}`);
   const leaderAt = Date.now();
   const acksAfter = () => load.creates.filter((o) => o.at > fullAt && o.status === 200).length;
-  await waitFor(() => acksAfter() >= 50, 20_000, 'creates did not resume');
+  await waitFor(() => acksAfter() >= 50, 60_000, 'creates did not resume');
   await load.stop();
 
   // Every create and read answered in time: 200, or 503 UNAVAILABLE.

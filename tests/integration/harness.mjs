@@ -159,7 +159,7 @@ export function initPostgresData(data) {
   const bin = postgresBinDir();
   const initdb = path.join(bin, 'initdb');
   const key = crypto.createHash('sha256')
-    .update(JSON.stringify([initdb, fs.statSync(initdb).mtimeMs, INITDB_ARGS, IS_ROOT])).digest('hex').slice(0, 12);
+    .update(JSON.stringify([initdb, fs.statSync(initdb).mtimeMs, INITDB_ARGS, process.getuid?.()])).digest('hex').slice(0, 12);
   const template = path.join(PG_BASE, `trainplane-pg-template-${path.basename(path.dirname(bin))}-${key}`);
   if (!fs.existsSync(path.join(template, 'data', 'PG_VERSION'))) {
     const tmp = fs.mkdtempSync(`${template}.tmp-`);

@@ -98,13 +98,32 @@ static int teardown(void **state)
 		skip(); \
 	} } while (0)
 
+/*
+ * A replica id of this process: containers are named after replicas
+ * (tp-<replica>-<attempt>) and podman's are the machine's, so another run of
+ * this driver at the same time (another checkout's make test) must not meet
+ * them. Freed by the caller.
+ */
+static char *replica_id(const char *id)
+{
+	return xasprintf("%s-%d", id, (int)getpid());
+}
+
+/* The container of attempt 1 of replica_id(id); freed by the caller. */
+static char *container_of(const char *id)
+{
+	return xasprintf("tp-%s-%d-1", id, (int)getpid());
+}
+
 static struct replica *start(struct fx *f, const char *id, const char *image,
 			     const char *const *command, const char *const *args,
 			     const char *const *env)
 {
 	struct desired_replica d;
-	struct replica *r = replica_new(f->dir, id, 1, f->cfg.runtime);
-	test_desired(&d, id, 1, command, args, env);
+	char *uid = replica_id(id);
+	struct replica *r = replica_new(f->dir, uid, 1, f->cfg.runtime);
+	test_desired(&d, uid, 1, command, args, env);
+	free(uid);
 	d.image = xstrdup(image);
 	d.job = xstrdup("projects/p/jobs/j");
 	runtime_start(&f->cfg, r, &d);
@@ -139,8 +158,9 @@ static void podman__echo_gives_its_log_line_and_exit_code(void **state)
 			       NULL };
 	const char *env[] = { "GREETING=hi", "CUDA_VISIBLE_DEVICES=1", NULL };
 	struct replica *r = start(f, "pod-echo", IMAGE, cmd, args, env);
+	char *name = container_of("pod-echo");
 	assert_int_equal(r->state, RS_STARTING);
-	assert_string_equal(r->container, "tp-pod-echo-1");
+	assert_string_equal(r->container, name);
 	assert_true(test_wait_end(&f->cfg, r, 30000));
 	assert_int_equal(r->state, RS_EXITED);
 	assert_int_equal(r->exit_code, 4);
@@ -149,7 +169,8 @@ static void podman__echo_gives_its_log_line_and_exit_code(void **state)
 	assert_non_null(strstr(logs, "stderr:to-stderr\n"));
 	free(logs);
 	/* The container stays until the server has recorded the end. */
-	assert_true(container_exists("tp-pod-echo-1"));
+	assert_true(container_exists(name));
+	free(name);
 	forget(f, r);
 }
 
@@ -167,10 +188,15 @@ static void podman__env_and_labels_reach_the_container(void **state)
 	assert_non_null(strstr(logs, "stdout:NVIDIA_VISIBLE_DEVICES=void\n"));
 	free(logs);
 	struct strbuf out = STRBUF_INIT;
+	char *name = container_of("pod-env"), *label = replica_id("pod-env");
+	char *want = xasprintf("%s\n", label);
 	char *argv[] = { "podman", "inspect", "--format",
-			 "{{index .Config.Labels \"trainplane.replica\"}}", "tp-pod-env-1", NULL };
+			 "{{index .Config.Labels \"trainplane.replica\"}}", name, NULL };
 	assert_int_equal(run_command(argv, &out, NULL, 20000), 0);
-	assert_string_equal(sb_str(&out), "pod-env\n");
+	assert_string_equal(sb_str(&out), want);
+	free(name);
+	free(label);
+	free(want);
 	sb_release(&out);
 	forget(f, r);
 }

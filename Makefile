@@ -29,7 +29,7 @@ LDFLAGS  += $(LDSAN)
 LDLIBS   += $(PKG_LIBS) -lpthread -lm
 
 LIB_SRC    := $(wildcard lib/*.c) $(wildcard spec/*.c) $(wildcard store/*.c) $(wildcard scheduler/*.c) $(filter-out server/main.c,$(wildcard server/*.c))
-LIB_OBJ    := $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/schema_sql.o
+LIB_OBJ    := $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/schema_sql.o $(BUILD)/gen/catalog_builtin.o
 SERVER_OBJ := $(BUILD)/server/main.o
 AGENT_SRC  := $(filter-out agent/main.c,$(wildcard agent/*.c))
 AGENT_OBJ  := $(AGENT_SRC:%.c=$(BUILD)/%.o)
@@ -61,6 +61,14 @@ $(BUILD)/gen/schema_sql.c: $(sort $(wildcard schema/*.sql)) tools/embed_sql.sh
 $(BUILD)/gen/schema_sql.o: $(BUILD)/gen/schema_sql.c
 	$(CC) $(CFLAGS) -c -o $@ $<
 
+# The default catalog, compiled in: the server needs no file to start.
+$(BUILD)/gen/catalog_builtin.c: deploy/catalog.yaml tools/embed_text.sh
+	@mkdir -p $(dir $@)
+	sh tools/embed_text.sh catalog_builtin_yaml deploy/catalog.yaml > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/gen/catalog_builtin.o: $(BUILD)/gen/catalog_builtin.c
+	$(CC) $(CFLAGS) -c -o $@ $<
+
 $(BUILD)/libtrainplane.a: $(LIB_OBJ)
 	rm -f $@ && ar rcs $@ $^
 
@@ -82,9 +90,12 @@ $(AGENT): $(BUILD)/agent/main.o $(BUILD)/libagent.a $(BUILD)/libtrainplane.a
 .SECONDEXPANSION:
 # One archive per folder for the unit drivers (the binaries link
 # libtrainplane.a): the linker takes from an archive only what is reached.
+# The generated objects go with the folder whose header declares them.
 # (No '%' in the prerequisites: a pattern rule puts the stem there.)
+GEN_OF_lib   := $(BUILD)/gen/catalog_builtin.o
+GEN_OF_store := $(BUILD)/gen/schema_sql.o
 $(BUILD)/lib%.a: $$(addsuffix .o,$$(addprefix $(BUILD)/,$$(basename $$(filter-out $$*/main.c,$$(wildcard $$*/*.c))))) \
-		$$(if $$(filter store,$$*),$(BUILD)/gen/schema_sql.o)
+		$$(GEN_OF_$$*)
 	rm -f $@ && ar rcs $@ $^
 
 # Unit drivers: each links lib/ and what its test_x_LINK names: folders
@@ -99,13 +110,12 @@ test_agent_process_LINK  := agent
 test_agent_simulate_LINK := agent
 test_agent_sync_LINK     := agent
 test_auth_LINK           := server/auth.o
-test_auth_WRAP           := reply_error reply_error_full reply_store_error req_header req_query \
-                            store_iam_get
+test_auth_WRAP           := store_iam_get
 test_cli_LINK            := cli
 test_filter_LINK         := server
 test_http_parse_LINK     := server
 test_metric_file_LINK    := agent
-test_metrics_LINK        := server/metrics.o
+test_metrics_LINK        := server/api_metrics.o
 test_metrics_WRAP        := reply_text job_cache_stats sched_is_leader store_metrics_snapshot \
                             store_pipe_stats store_rc_name store_stats
 test_placement_LINK      := scheduler
@@ -131,13 +141,50 @@ $(ITEST_BIN): $(BUILD)/tests/%: tests/integration/c/%.c $(BUILD)/libagent.a $(BU
 		$(BUILD)/libtrainplane.a $(LDLIBS) -lcmocka
 
 # --- set-up -----------------------------------------------------------------
-DEB_PKGS := build-essential pkg-config libmicrohttpd-dev libjansson-dev libyaml-dev \
-            libpq-dev postgresql libcmocka-dev libcurl4-openssl-dev nodejs npm wrk \
-            clang libclang-rt-14-dev podman busybox-static libssl-dev openssl prometheus systemd yamllint
-deps:
-	@missing=""; for p in $(DEB_PKGS); do \
-	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || \
-	  { command -v $$p >/dev/null 2>&1 && [ $$p = nodejs -o $$p = npm ] || missing="$$missing $$p"; }; \
+# Debian packages, by what needs them. Each command installs only its lists:
+# make run DEB_RUN; make test DEB_RUN + DEB_TEST (what .ci/run gets on a fresh
+# machine); make bench DEB_RUN + DEB_BENCH; make fuzz DEB_RUN + DEB_FUZZ;
+# make soak DEB_RUN + DEB_SOAK. Root installs what is missing; anyone else
+# gets the apt-get line to run. `make deps` alone installs every list.
+#
+# Building and running: the compiler, the libraries the programs link,
+# PostgreSQL (the embedded database), curl (tools/run.sh waits on /readyz).
+DEB_RUN   := build-essential pkg-config libjansson-dev libyaml-dev libpq-dev \
+             libcurl4-openssl-dev libssl-dev postgresql curl
+# Fuzzing: clang with libFuzzer, ASan and UBSan (tools/fuzz.sh).
+DEB_FUZZ  := clang libclang-rt-14-dev
+# The suite: cmocka (unit); node and npm (integration tests, Google clients,
+# openapi lint); podman and busybox-static (real containers from an image
+# made offline); prometheus/promtool, yamllint and systemd-analyze (metrics
+# and deploy tests); openssl (test CAs, tokens); wrk (SIGHUP under load);
+# procps (pgrep); python3 (test_agent_podman's fake docker daemon); the
+# fuzzing set (make test replays every fuzz corpus).
+DEB_TEST  := libcmocka-dev nodejs npm podman busybox-static prometheus yamllint systemd \
+             openssl wrk procps python3 $(DEB_FUZZ)
+# Benchmarks: wrk; libmicrohttpd-dev (the static-reply baseline server);
+# node (1,000 simulated agents); python3 (latency percentiles).
+DEB_BENCH := wrk libmicrohttpd-dev nodejs python3
+# make soak: its driver is a node script.
+DEB_SOAK  := nodejs
+
+DEB_FOR_run   := $(DEB_RUN)
+DEB_FOR_test  := $(DEB_RUN) $(DEB_TEST)
+DEB_FOR_bench := $(DEB_RUN) $(DEB_BENCH)
+DEB_FOR_fuzz  := $(DEB_RUN) $(DEB_FUZZ)
+DEB_FOR_soak  := $(DEB_RUN) $(DEB_SOAK)
+# `deps` (what run, test, bench, fuzz and soak depend on) installs the lists
+# of the commands given on the command line, or every list when none is.
+DEB_GOALS := $(filter run test bench fuzz soak,$(MAKECMDGOALS))
+DEB_PKGS  := $(sort $(foreach g,$(or $(DEB_GOALS),run test bench fuzz soak),$(DEB_FOR_$(g))))
+
+# Installs the Debian packages $(1) that are missing. nodejs, npm and python3
+# also count as present when their command is on PATH (installed otherwise).
+define deb_install
+	@missing=""; for p in $(1); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' && continue; \
+	  case $$p in nodejs) cmd=node ;; npm|python3) cmd=$$p ;; *) cmd= ;; esac; \
+	  [ -n "$$cmd" ] && command -v $$cmd >/dev/null 2>&1 && continue; \
+	  missing="$$missing $$p"; \
 	done; \
 	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = 0 ]; then \
@@ -147,6 +194,13 @@ deps:
 	    echo "missing packages; run: sudo apt-get install -y$$missing"; exit 1; \
 	  fi; \
 	fi
+endef
+
+.PHONY: deps-run deps-test deps-bench deps-fuzz deps-soak
+deps:
+	$(call deb_install,$(DEB_PKGS))
+deps-run deps-test deps-bench deps-fuzz deps-soak: deps-%:
+	$(call deb_install,$(DEB_FOR_$*))
 
 node_modules/.package-lock.json: package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error

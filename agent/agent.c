@@ -16,6 +16,7 @@
 #include "gpu.h"
 #include "http.h"
 #include "log.h"
+#include "replica_log.h"
 #include "runtime.h"
 
 #define BACKOFF_MIN_MS 100

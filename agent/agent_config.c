@@ -15,7 +15,7 @@
 #include "gpu.h"
 #include "http.h"
 #include "log.h"
-#include "runtime.h"
+#include "simulate_script.h"
 
 static const char *check_port_range(const char *v)
 {
@@ -139,27 +139,6 @@ int agent_parse_port_range(const char *s, int *lo, int *hi)
 	*lo = (int)a;
 	*hi = (int)b;
 	return 0;
-}
-
-static const char *const runtime_names[] = {
-	[RUNTIME_PROCESS] = "process", [RUNTIME_PODMAN] = "podman",
-	[RUNTIME_DOCKER] = "docker", [RUNTIME_SIMULATE] = "simulate",
-};
-
-int agent_runtime_parse(const char *s, enum agent_runtime *out)
-{
-	for (size_t i = 0; s && i < ARRAY_SIZE(runtime_names); i++) {
-		if (!strcmp(s, runtime_names[i])) {
-			*out = (enum agent_runtime)i;
-			return 0;
-		}
-	}
-	return -1;
-}
-
-const char *agent_runtime_name(enum agent_runtime rt)
-{
-	return (size_t)rt < ARRAY_SIZE(runtime_names) ? runtime_names[rt] : "?";
 }
 
 static void set_default(char **field, const char *value)

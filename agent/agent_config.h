@@ -13,13 +13,7 @@
 #include <stddef.h>
 
 #include "common.h"
-
-enum agent_runtime {
-	RUNTIME_PROCESS,	/* the command as a host process; image ignored */
-	RUNTIME_PODMAN,		/* containers through the podman CLI */
-	RUNTIME_DOCKER,		/* containers through the docker CLI */
-	RUNTIME_SIMULATE,	/* nothing runs; a scripted duration and exit code */
-};
+#include "runtime_kind.h"
 
 struct agent_config {
 	/* As loaded (strings owned, freed by agent_config_free()). */
@@ -79,8 +73,5 @@ void agent_config_free(struct agent_config *cfg);
 
 /* "21000-21999" -> 21000, 21999. 0 or -1. */
 int agent_parse_port_range(const char *s, int *lo, int *hi) MUST_CHECK;
-/* "process" ... "simulate" -> enum. 0 or -1. */
-int agent_runtime_parse(const char *s, enum agent_runtime *out) MUST_CHECK;
-const char *agent_runtime_name(enum agent_runtime rt);
 
 #endif

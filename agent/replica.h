@@ -1,6 +1,6 @@
 /*
  * replica.h - what the agent knows of one replica attempt, and the files
- * that keep it across agent restarts.
+ * that keep it across agent restarts (its log file: replica_log.h).
  *
  * Each attempt has a directory <work_dir>/replicas/<replica>.<attempt>/
  * (the replica id is unique for all time, agent/PROTOCOL.md "Identity"):
@@ -25,8 +25,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "agent_config.h"
 #include "common.h"
+#include "runtime_kind.h"
 
 enum replica_state {
 	RS_STARTING,		/* being started (a container engine's `run` in progress) */
@@ -148,29 +148,5 @@ int replica_write_exit(const char *dir, int code, int64_t end_usec);
  * old content or the new, never a part. No stdio: safe in a supervisor.
  * 0 or -1 (errno). */
 int replica_write_atomic(const char *path, const char *data, size_t len) MUST_CHECK;
-
-/* Appends one record to output.log (stream 'O' or 'E'). */
-void replica_log_append(const struct replica *r, char stream, const char *text);
-
-/*
- * Pins the next batch of log records if none is pinned: at most max_lines
- * lines and max_bytes of text from output.log after log_off. When more than
- * backlog_max bytes wait unread, the oldest are skipped up to a line
- * boundary and the batch starts with a line "N lines dropped". Returns the
- * number of lines in the pinned batch (0: none).
- */
-size_t replica_logs_pin(struct replica *r, size_t max_lines, size_t max_bytes,
-			int64_t backlog_max);
-/* The pinned batch was acknowledged: drop it and advance log_off. */
-void replica_logs_ack(struct replica *r);
-/* Bytes of output.log not yet acknowledged (0 when the file is missing). */
-int64_t replica_logs_pending(const struct replica *r);
-
-/* Whether pid is alive and still the process that started at start_ticks
- * (its /proc start time); zombies count as dead. */
-bool proc_alive(pid_t pid, unsigned long long start_ticks);
-/* /proc/<pid>/stat start time in clock ticks (also of a zombie), 0 if the
- * pid is gone. */
-unsigned long long proc_start_ticks(pid_t pid);
 
 #endif

@@ -1,23 +1,21 @@
 /*
- * runtime.c - the runtime dispatch, re-adoption, and the process and
- * simulate runtimes (the container runtime is in runtime_container.c).
+ * runtime.c - what every runtime shares: the dispatch to a replica's
+ * runtime (runtime_process.c, runtime_container.c, runtime_simulate.c),
+ * saving its status around each step, re-adoption after an agent restart,
+ * and the gs:// mapping.
  */
 #include "runtime.h"
 
 #include <dirent.h>
 #include <errno.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include <unistd.h>
 
 #include "log.h"
-#include "shim.h"
 #include "strbuf.h"
-#include "strvec.h"
 
 const struct runtime_ops *runtime_ops_for(enum agent_runtime rt)
 {
@@ -190,195 +188,3 @@ char *runtime_map_gcs(const char *s, const char *storage_root, bool container)
 	sb_addstr(&sb, s);
 	return sb_detach(&sb);
 }
-
-/* ---- simulate -------------------------------------------------------- */
-
-int simulate_script_parse(const char *s, double *seconds, int *exit_code)
-{
-	double sec;
-	int code, end = -1;
-
-	if (!s)
-		return -1;
-	if ((sscanf(s, "run-%lfs-exit-%d%n", &sec, &code, &end) == 2 && end >= 0 && !s[end]) ||
-	    (end = -1, sscanf(s, "fail-%d-after-%lfs%n", &code, &sec, &end) == 2 && end >= 0 &&
-	     !s[end])) {
-		/* both forms parsed */
-	} else if (end = -1, sscanf(s, "succeed-after-%lfs%n", &sec, &end) == 1 && end >= 0 &&
-		   !s[end]) {
-		code = 0;
-	} else {
-		return -1;
-	}
-	if (!(sec >= 0 && sec <= 86400 * 365) || code < 0 || code > 255)
-		return -1;
-	*seconds = sec;
-	*exit_code = code;
-	return 0;
-}
-
-static void simulate_start(const struct agent_config *cfg, struct replica *r,
-			   const struct desired_replica *d)
-{
-	if (d && d->has_simulate) {
-		r->sim_seconds = d->sim_seconds;
-		r->sim_exit = d->sim_exit;
-	} else if (simulate_script_parse(cfg->simulate_default, &r->sim_seconds, &r->sim_exit)) {
-		r->sim_seconds = 2;
-		r->sim_exit = 0;
-	}
-	char *line = xasprintf("simulate: replica %s attempt %d runs for %gs, then exits with %d",
-			       r->id, r->attempt, r->sim_seconds, r->sim_exit);
-	replica_log_append(r, 'O', line);
-	free(line);
-	r->state = RS_RUNNING;
-}
-
-static void simulate_poll(const struct agent_config *cfg, struct replica *r)
-{
-	(void)cfg;
-	int64_t end = r->start_usec + (int64_t)(r->sim_seconds * 1e6);
-	if (r->state != RS_RUNNING || now_usec() < end)
-		return;
-	char *line = xasprintf("simulate: exiting with %d", r->sim_exit);
-	replica_log_append(r, r->sim_exit ? 'E' : 'O', line);
-	free(line);
-	replica_set_final(r, RS_EXITED, r->sim_exit, end, NULL);
-}
-
-static void simulate_stop(const struct agent_config *cfg, struct replica *r)
-{
-	(void)cfg;
-	r->stopping = true;
-	if (r->state != RS_RUNNING && r->state != RS_STARTING)
-		return;
-	replica_log_append(r, 'E', "simulate: stopped by SIGTERM");
-	replica_set_final(r, RS_EXITED, 128 + SIGTERM, 0, NULL);
-}
-
-static void nothing_to_release(const struct agent_config *cfg, struct replica *r)
-{
-	(void)cfg;
-	(void)r;
-}
-
-const struct runtime_ops runtime_simulate_ops = {
-	simulate_start, simulate_poll, simulate_stop, nothing_to_release,
-};
-
-/* ---- process --------------------------------------------------------- */
-
-static bool env_has(char **env, const char *name)
-{
-	size_t n = strlen(name);
-	for (size_t i = 0; env && env[i]; i++)
-		if (!strncmp(env[i], name, n) && env[i][n] == '=')
-			return true;
-	return false;
-}
-
-static void process_start(const struct agent_config *cfg, struct replica *r,
-			  const struct desired_replica *d)
-{
-	struct strvec argv = STRVEC_INIT, envp = STRVEC_INIT;
-	char err[512], *cwd = replica_path(r, "work");
-	pid_t shim, child;
-
-	if (!d->command || !d->command[0] || !*d->command[0]) {
-		replica_set_final(r, RS_FAILED_TO_START, 0, 0,
-				  "the process runtime needs a command: the replica has none "
-				  "(an image's default entrypoint needs a container runtime)");
-		goto out;
-	}
-	for (size_t i = 0; d->command[i]; i++)
-		strvec_push_own(&argv, runtime_map_gcs(d->command[i], cfg->storage_root, false));
-	for (size_t i = 0; d->args && d->args[i]; i++)
-		strvec_push_own(&argv, runtime_map_gcs(d->args[i], cfg->storage_root, false));
-	for (size_t i = 0; d->env && d->env[i]; i++)
-		strvec_push_own(&envp, runtime_map_gcs(d->env[i], cfg->storage_root, false));
-	if (!env_has(d->env, "PATH"))
-		strvec_pushf(&envp, "PATH=%s", getenv("PATH") ? getenv("PATH") :
-			     "/usr/local/bin:/usr/bin:/bin");
-	if (!env_has(d->env, "HOME"))
-		strvec_pushf(&envp, "HOME=%s", getenv("HOME") ? getenv("HOME") : cwd);
-
-	struct shim_spec spec = { r->dir, strvec_get(&argv), strvec_get(&envp), cwd,
-				  cfg->lease_file, NULL, NULL };
-	if (shim_spawn(&spec, &shim, &child, err, sizeof(err))) {
-		replica_set_final(r, RS_FAILED_TO_START, 0, 0, err);
-		goto out;
-	}
-	r->shim_pid = shim;
-	r->shim_start = proc_start_ticks(shim);
-	r->pgid = child;
-	r->state = RS_RUNNING;
-out:
-	strvec_clear(&argv);
-	strvec_clear(&envp);
-	free(cwd);
-}
-
-/* Reaps our own supervisor if it is our child (not after an agent restart). */
-static void reap(pid_t pid)
-{
-	if (pid > 0)
-		while (waitpid(pid, NULL, WNOHANG) < 0 && errno == EINTR)
-			;
-}
-
-static void process_poll(const struct agent_config *cfg, struct replica *r)
-{
-	int code;
-	int64_t end;
-	(void)cfg;
-
-	reap(r->shim_pid);
-	if (r->state != RS_RUNNING && r->state != RS_STARTING)
-		return;
-	if (replica_read_exit(r, &code, &end) == 1) {
-		replica_set_final(r, RS_EXITED, code, end, NULL);
-		return;
-	}
-	if (!proc_alive(r->shim_pid, r->shim_start)) {
-		/* The supervisor writes the exit file before it exits: look again. */
-		if (replica_read_exit(r, &code, &end) == 1) {
-			replica_set_final(r, RS_EXITED, code, end, NULL);
-		} else {
-			char *msg = xasprintf("exit status lost: the replica's supervisor "
-					      "(pid %d) ended without recording it",
-					      (int)r->shim_pid);
-			if (r->pgid > 0)
-				kill(-r->pgid, SIGKILL);	/* no orphan either way */
-			replica_set_final(r, RS_EXITED, 255, 0, msg);
-			free(msg);
-		}
-		return;
-	}
-	if (r->stopping && !r->killed && now_usec() >= r->kill_usec) {
-		log_warn("replica %s.%d: still running after the grace period; SIGKILL",
-			 r->id, r->attempt);
-		kill(-r->pgid, SIGKILL);
-		r->killed = true;
-		if (replica_save(r))
-			log_warn("replica %s.%d: status not saved", r->id, r->attempt);
-	}
-}
-
-static void process_stop(const struct agent_config *cfg, struct replica *r)
-{
-	r->stopping = true;
-	r->kill_usec = now_usec() + (int64_t)cfg->stop_grace_seconds * 1000000;
-	if (r->state != RS_RUNNING || !proc_alive(r->shim_pid, r->shim_start))
-		return;
-	/* The supervisor is alive, so the group id has not been recycled. */
-	if (cfg->stop_grace_seconds > 0) {
-		kill(-r->pgid, SIGTERM);
-	} else {
-		kill(-r->pgid, SIGKILL);
-		r->killed = true;
-	}
-}
-
-const struct runtime_ops runtime_process_ops = {
-	process_start, process_poll, process_stop, nothing_to_release,
-};

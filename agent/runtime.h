@@ -10,9 +10,13 @@
  *
  *   process   the command as a host process under a supervisor (shim.h),
  *             in its own process group, cwd <dir>/work; image ignored
+ *             (runtime_process.c)
  *   podman    a container per attempt, named tp-<replica>-<attempt>, through
  *   docker    the engine's CLI (run -d, logs -f, inspect, stop, rm)
+ *             (runtime_container.c)
  *   simulate  nothing runs: RUNNING for N seconds, then EXITED with code C
+ *             (runtime_simulate.c, simulate_script.h)
+ * runtime.c dispatches to them and saves the status around each call.
  */
 #ifndef TP_AGENT_RUNTIME_H
 #define TP_AGENT_RUNTIME_H
@@ -69,12 +73,6 @@ int runtime_adopt_all(const struct agent_config *cfg, const char *cluster,
 /* Polls a loaded replica once, so that one that ended while no agent
  * watched is EXITED with its recorded code, and logs its adoption. */
 void runtime_adopt(const struct agent_config *cfg, struct replica *r);
-
-/*
- * Parses a simulate script: "run-<N>s-exit-<C>", "fail-<C>-after-<N>s" or
- * "succeed-after-<N>s" (N may have a fraction; C 0-255). 0 or -1.
- */
-int simulate_script_parse(const char *s, double *seconds, int *exit_code) MUST_CHECK;
 
 /*
  * Rewrites "gs://" prefixes for a replica: with a storage root, each

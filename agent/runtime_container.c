@@ -44,6 +44,7 @@
 
 #include "imageref.h"
 #include "log.h"
+#include "proc.h"
 #include "shim.h"
 #include "strbuf.h"
 #include "strvec.h"

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime.h"
+#include "simulate_script.h"
 #include "wire.h"
 
 json_t *sync_register_body(const struct agent_config *cfg, const char *incarnation,

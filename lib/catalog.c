@@ -819,20 +819,14 @@ static int load_root(struct loader *ld, yaml_node_t *root)
 	return 0;
 }
 
-int catalog_load(const char *path, struct catalog **out, char *err, size_t errlen)
+/* Checks the loaded document doc (deleted here) into *out; path names it in errors. */
+static int load_doc(const char *path, yaml_document_t *doc, struct catalog **out, char *err,
+		    size_t errlen)
 {
-	struct loader ld = { path, NULL, err, errlen, NULL };
-	yaml_document_t doc;
-	yaml_node_t *root;
+	struct loader ld = { path, doc, err, errlen, NULL };
+	yaml_node_t *root = yaml_document_get_root_node(doc);
 	int rc = -1;
 
-	*out = NULL;
-	if (errlen)
-		err[0] = '\0';
-	if (yaml_doc_load(path, &doc, err, errlen))
-		return -1;
-	ld.doc = &doc;
-	root = yaml_document_get_root_node(&doc);
 	if (!root) {
 		snprintf(err, errlen, "%s:1:1: the catalog is empty", path);
 		goto out;
@@ -845,8 +839,33 @@ int catalog_load(const char *path, struct catalog **out, char *err, size_t errle
 	rc = 0;
 out:
 	catalog_free(ld.cat);
-	yaml_document_delete(&doc);
+	yaml_document_delete(doc);
 	return rc;
+}
+
+int catalog_load(const char *path, struct catalog **out, char *err, size_t errlen)
+{
+	yaml_document_t doc;
+
+	*out = NULL;
+	if (errlen)
+		err[0] = '\0';
+	if (yaml_doc_load(path, &doc, err, errlen))
+		return -1;
+	return load_doc(path, &doc, out, err, errlen);
+}
+
+int catalog_load_text(const char *name, const char *text, size_t len, struct catalog **out,
+		      char *err, size_t errlen)
+{
+	yaml_document_t doc;
+
+	*out = NULL;
+	if (errlen)
+		err[0] = '\0';
+	if (yaml_doc_load_text(name, text, len, &doc, err, errlen))
+		return -1;
+	return load_doc(name, &doc, out, err, errlen);
 }
 
 /* ------------------------------------------------------------------------- */

@@ -15,4 +15,11 @@
  */
 int yaml_doc_load(const char *path, yaml_document_t *doc, char *err, size_t errlen);
 
+/*
+ * The same from len bytes of text held in memory (a file compiled into the
+ * binary); name stands for the path in errors ("name:line:col: problem").
+ */
+int yaml_doc_load_text(const char *name, const char *text, size_t len, yaml_document_t *doc,
+		       char *err, size_t errlen);
+
 #endif

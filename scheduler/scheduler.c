@@ -22,6 +22,10 @@
 
 #define MAX_QUEUED_PER_PASS 2000
 
+METRIC_HISTOGRAM(pass_duration, "trainplane_scheduler_pass_duration_seconds",
+		 "Duration of the scheduling passes (placement included) this server ran as the "
+		 "leader.", &metrics_latency_buckets)
+
 struct sched {
 	struct sched_config cfg;
 	char *conninfo;
@@ -602,7 +606,7 @@ static void *sched_main(void *arg)
 			else if (rc != STORE_OK)
 				log_error("scheduler pass failed: %s", store_rc_name(rc));
 			int64_t took = mono_usec() - t0;
-			metrics_observe_sched_pass((double)took / 1e6);
+			metric_observe(&pass_duration, (double)took / 1e6);
 			log_debug("scheduler pass: %.1f ms", (double)took / 1000.0);
 		}
 		struct pollfd fds[2] = { { .fd = s->wake_fd, .events = POLLIN },

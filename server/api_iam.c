@@ -354,7 +354,8 @@ void api_iam_test_permissions(struct request *req)
 			known |= !strcmp(name, auth_ml_job_permissions[k]);
 		if (!known)
 			continue;
-		rc = auth_request_allows_job(req, req->params[0], req->params[1], name, &allowed);
+		rc = auth_allows_job(req->srv->store, req->srv->auth_mode, req->caller,
+				     req->params[0], req->params[1], name, &allowed);
 		if (rc != STORE_OK) {
 			reply_store_error(req, rc);
 			goto out;

@@ -11,7 +11,6 @@
 #include <yaml.h>
 
 #include "common.h"
-#include "http.h"
 #include "log.h"
 #include "snapshot.h"
 #include "store_iam.h"
@@ -469,19 +468,25 @@ double auth_secret_bits(const char *s)
 			other = true;
 	}
 	bool any_lower = lower || lower_hex, any_upper = upper || upper_hex;
+	bool digits = strpbrk(s, "0123456789") != NULL;
 	double alphabet;
-	if (other || (b64 && b64url))
-		alphabet = 94;
-	else if (b64 || b64url)
-		alphabet = 64;
-	else if (any_lower && any_upper)
-		alphabet = 62;
-	else if (lower || upper)
-		alphabet = 36;
-	else if (lower_hex || upper_hex)
-		alphabet = 16;
-	else
-		alphabet = 10;
+	if (any_lower && any_upper) {
+		/* Mixed case: base64 and friends draw from the whole set. */
+		if (other || (b64 && b64url))
+			alphabet = 94;
+		else if (b64 || b64url)
+			alphabet = 64;
+		else
+			alphabet = 62;
+	} else if (!lower && !upper && !b64 && !b64url && !other) {
+		alphabet = lower_hex || upper_hex ? 16 : 10;	/* hex, or digits */
+	} else {
+		/* One case: a random string of base64's alphabet would hold both
+		 * (all but about 1 in 10^9 of them), so count only the classes
+		 * used: "a-lowercase-phrase" is 27 symbols, not 64. */
+		alphabet = (digits ? 10 : 0) + 26 + (b64 ? 2 : 0) + (b64url ? 2 : 0) +
+			   (other ? 32 : 0);
+	}
 	return (double)n * log2(alphabet);
 }
 
@@ -507,9 +512,9 @@ bool auth_secret_strong(const char *s, char *why, size_t len)
 	size_t n = strlen(s), counts[256] = { 0 }, max = 0, steps = 0;
 
 	for (size_t i = 0; i < ARRAY_SIZE(known_weak); i++)
-		if (!strcasecmp(s, known_weak[i]))
-			return weak(why, len, "it is the public default, known to anyone who read the "
-				    "README");
+		if (strcasestr(s, known_weak[i]))
+			return weak(why, len, "it holds the public default of open mode, known to "
+				    "anyone who read the README");
 	for (size_t i = 0; i < ARRAY_SIZE(placeholder_marks); i++)
 		if (strcasestr(s, placeholder_marks[i]))
 			return weak(why, len, "it is a placeholder (it holds \"%s\")",
@@ -639,28 +644,67 @@ bool auth_policy_allows(const json_t *policy, const char *member, const char *pe
 	return false;
 }
 
-/* --- the router's hooks --------------------------------------------------- */
+/* --- decisions on requests -------------------------------------------------- */
 
-static const char *credential(struct request *req)
+static struct auth_decision allow(void)
 {
-	const char *auth = req_header(req, "Authorization");
-	if (auth && !strncasecmp(auth, "Bearer ", 7))
-		return auth + 7;
-	return req_query(req, "key");
+	return (struct auth_decision){ .allowed = true, .store_rc = STORE_OK };
+}
+
+/* A refusal: code, HTTP status (0: the code's), details (stolen) and the message. */
+PRINTF_LIKE(4, 5)
+static struct auth_decision refuse(enum api_code code, int http, json_t *details,
+				   const char *fmt, ...)
+{
+	struct auth_decision d = { .code = code, .http = http, .details = details,
+				   .store_rc = STORE_OK };
+	va_list ap;
+
+	va_start(ap, fmt);
+	if (vasprintf(&d.message, fmt, ap) < 0)
+		abort();
+	va_end(ap);
+	return d;
+}
+
+void auth_decision_release(struct auth_decision *d)
+{
+	json_decref(d->details);
+	free(d->message);
+	*d = (struct auth_decision){ 0 };
+}
+
+static const char *param(const struct auth_request *ar, size_t i)
+{
+	return i < ar->nparams ? ar->params[i] : NULL;
+}
+
+/* The Bearer credential of the Authorization header, or NULL. */
+static const char *bearer(const struct auth_request *ar)
+{
+	const char *auth = ar->authorization;
+	return auth && !strncasecmp(auth, "Bearer ", 7) ? auth + 7 : NULL;
+}
+
+/* A user's credential: the Bearer token, else ?key=. */
+static const char *credential(const struct auth_request *ar)
+{
+	const char *b = bearer(ar);
+	return b ? b : ar->key;
 }
 
 #define AUTH_HELP "Expected OAuth 2 access token, login cookie or other valid authentication " \
 		  "credential. See https://developers.google.com/identity/sign-in/web/devconsole-project."
 
-static void reply_unauthenticated(struct request *req, bool missing)
+static struct auth_decision unauthenticated(bool missing)
 {
 	json_t *details = json_pack("[{s:s, s:s, s:s}]", "@type",
 				    "type.googleapis.com/google.rpc.ErrorInfo", "reason",
 				    missing ? "CREDENTIALS_MISSING" : "ACCESS_TOKEN_TYPE_UNSUPPORTED",
 				    "domain", "googleapis.com");
-	reply_error_full(req, API_UNAUTHENTICATED, 0, details,
-			 missing ? "Request is missing required authentication credential. " AUTH_HELP
-				 : "Request had invalid authentication credentials. " AUTH_HELP);
+	return refuse(API_UNAUTHENTICATED, 0, details, "%s",
+		      missing ? "Request is missing required authentication credential. " AUTH_HELP
+			      : "Request had invalid authentication credentials. " AUTH_HELP);
 }
 
 /*
@@ -669,91 +713,73 @@ static void reply_unauthenticated(struct request *req, bool missing)
  * the one, user routes the other); a second take drops the first rather
  * than leak it.
  */
-static const struct auth_tokens *request_tokens(struct request *req)
+static const struct auth_tokens *request_tokens(const struct auth_request *ar)
 {
-	snapshot_release(req->tokens_ref);
-	req->tokens_ref = NULL;
-	return snapshot_acquire(req->srv->tokens, &req->tokens_ref);
+	snapshot_release(*ar->tokens_ref);
+	*ar->tokens_ref = NULL;
+	return snapshot_acquire(ar->tokens, ar->tokens_ref);
 }
 
-static const char *bearer(struct request *req)
+struct auth_decision auth_check_agent(const struct auth_request *ar)
 {
-	const char *auth = req_header(req, "Authorization");
-	return auth && !strncasecmp(auth, "Bearer ", 7) ? auth + 7 : NULL;
-}
-
-int auth_check_agent_or_reply(struct request *req)
-{
-	const struct server *srv = req->srv;
-	const char *token = bearer(req);
+	const char *token = bearer(ar);
 	char perm[128];
 
-	if (req->route->agent) {
-		const struct auth_tokens *t = srv->auth_mode == AUTH_TOKENS ? request_tokens(req)
-									   : NULL;
-		const char *node = req->params[0];
-		switch (auth_agent_allows(srv->agent_token, t, node ? node : "", token)) {
+	if (ar->agent_route) {
+		const struct auth_tokens *t = ar->mode == AUTH_TOKENS ? request_tokens(ar) : NULL;
+		const char *node = param(ar, 0);
+		switch (auth_agent_allows(ar->cluster_token, t, node ? node : "", token)) {
 		case AUTH_AGENT_ALLOWED:
-			return 0;
+			return allow();
 		case AUTH_AGENT_OTHER_NODE:
-			reply_error(req, API_PERMISSION_DENIED,
-				    "The caller does not have permission: this agent token is not "
-				    "bound to node %s.", node);
-			return -1;
+			return refuse(API_PERMISSION_DENIED, 0, NULL,
+				      "The caller does not have permission: this agent token is not "
+				      "bound to node %s.", node);
 		case AUTH_AGENT_UNAUTHENTICATED:
 			break;
 		}
-		reply_error(req, API_UNAUTHENTICATED,
-			    "Request had invalid authentication credentials: agent routes need the "
-			    "cluster token or the node's agent token (Authorization: Bearer).");
-		return -1;
+		return refuse(API_UNAUTHENTICATED, 0, NULL, "%s",
+			      "Request had invalid authentication credentials: agent routes need the "
+			      "cluster token or the node's agent token (Authorization: Bearer).");
 	}
-	if (auth_route_permission(srv->auth_mode, req->route->operation_id, perm, sizeof(perm)) &&
-	    auth_is_cluster_token(srv->agent_token, token)) {
+	if (auth_route_permission(ar->mode, ar->operation_id, perm, sizeof(perm)) &&
+	    auth_is_cluster_token(ar->cluster_token, token)) {
 		/* (public routes such as /healthz take anyone) */
-		reply_error(req, API_PERMISSION_DENIED,
-			    "The caller does not have permission: the agents' cluster token cannot "
-			    "call user APIs.");
-		return -1;
+		return refuse(API_PERMISSION_DENIED, 0, NULL, "%s",
+			      "The caller does not have permission: the agents' cluster token "
+			      "cannot call user APIs.");
 	}
-	return 0;
+	return allow();
 }
 
-int auth_authenticate_or_reply(struct request *req)
+struct auth_decision auth_authenticate(struct auth_request *ar)
 {
-	const struct server *srv = req->srv;
-
-	if (srv->auth_mode == AUTH_OPEN || req->route->agent)
-		return 0;	/* agent routes: auth_check_agent_or_reply() */
+	if (ar->mode == AUTH_OPEN || ar->agent_route)
+		return allow();	/* agent routes: auth_check_agent() */
 	char perm[128];
-	if (!auth_route_permission(srv->auth_mode, req->route->operation_id, perm, sizeof(perm)))
-		return 0;	/* public */
-	const char *cred = credential(req);
-	if (!cred || !*cred) {
-		reply_unauthenticated(req, true);
-		return -1;
-	}
-	req->caller = auth_tokens_find(request_tokens(req), cred);
-	if (!req->caller) {
-		reply_unauthenticated(req, false);
-		return -1;
-	}
-	if (req->caller->kind != TOKEN_USER && !auth_token_allows(req->caller, NULL, perm)) {
+	if (!auth_route_permission(ar->mode, ar->operation_id, perm, sizeof(perm)))
+		return allow();	/* public */
+	const char *cred = credential(ar);
+	if (!cred || !*cred)
+		return unauthenticated(true);
+	ar->caller = auth_tokens_find(request_tokens(ar), cred);
+	if (!ar->caller)
+		return unauthenticated(false);
+	if (ar->caller->kind != TOKEN_USER && !auth_token_allows(ar->caller, NULL, perm)) {
 		/* Before any IAM policy: an agent's or a scraper's token is no user. */
-		reply_error(req, API_PERMISSION_DENIED,
-			    "The caller does not have permission: %s tokens open %s only.",
-			    req->caller->kind == TOKEN_AGENT ? "agent" : "metrics",
-			    req->caller->kind == TOKEN_AGENT ? "the agent routes of their nodes"
-							     : "/metrics");
-		return -1;
+		return refuse(API_PERMISSION_DENIED, 0, NULL,
+			      "The caller does not have permission: %s tokens open %s only.",
+			      ar->caller->kind == TOKEN_AGENT ? "agent" : "metrics",
+			      ar->caller->kind == TOKEN_AGENT ? "the agent routes of their nodes"
+							      : "/metrics");
 	}
-	return 0;
+	return allow();
 }
 
 /* "projects/p/jobs/j" for /v1/projects/p/jobs/j:cancel; the parent for list/create. */
-static char *resource_name(struct request *req, const char *permission)
+static char *resource_name(const char *path, const char *permission)
 {
-	const char *p = req->path;
+	const char *p = path;
 	const char *verb = strrchr(permission, '.') + 1;
 
 	if (!strncmp(p, "/v1/", 4))
@@ -769,98 +795,96 @@ static char *resource_name(struct request *req, const char *permission)
 	return xstrndup(p, n);
 }
 
-static void reply_denied(struct request *req, const char *permission, const char *resource)
+static struct auth_decision denied(const char *permission, const char *resource)
 {
 	json_t *details = json_pack("[{s:s, s:s, s:s, s:{s:s}}]", "@type",
 				    "type.googleapis.com/google.rpc.ErrorInfo", "reason",
 				    "IAM_PERMISSION_DENIED", "domain", "iam.googleapis.com",
 				    "metadata", "permission", permission);
-	char *msg = xasprintf("Permission '%s' denied on resource '%s' (or it may not exist).",
-			      permission, resource);
-	reply_error_full(req, API_PERMISSION_DENIED, 0, details, msg);
-	free(msg);
+	return refuse(API_PERMISSION_DENIED, 0, details,
+		      "Permission '%s' denied on resource '%s' (or it may not exist).", permission,
+		      resource);
 }
 
-static bool is_ml_job_route(const struct request *req)
+static bool is_ml_job_route(const struct auth_request *ar)
 {
-	return !strncmp(req->route->operation_id, "ml.projects.jobs.", 17) && req->params[1];
+	return !strncmp(ar->operation_id, "ml.projects.jobs.", 17) && param(ar, 1);
 }
 
-enum store_rc auth_request_allows_job(struct request *req, const char *project,
-				     const char *job_id, const char *permission, bool *allowed)
+enum store_rc auth_allows_job(struct store *st, enum auth_mode mode,
+			      const struct auth_token *caller, const char *project,
+			      const char *job_id, const char *permission, bool *allowed)
 {
 	char *policy = NULL;
 	int64_t etag;
 
 	*allowed = true;
-	if (req->srv->auth_mode == AUTH_OPEN || auth_token_allows(req->caller, project, permission))
+	if (mode == AUTH_OPEN || auth_token_allows(caller, project, permission))
 		return STORE_OK;
 	*allowed = false;
-	enum store_rc rc = store_iam_get(req->srv->store, "ml", project, job_id, &policy, &etag);
+	enum store_rc rc = store_iam_get(st, "ml", project, job_id, &policy, &etag);
 	if (rc == STORE_NOT_FOUND)
 		return STORE_OK;
 	if (rc != STORE_OK)
 		return rc;
 	json_t *p = json_loads(policy, 0, NULL);
-	*allowed = p && auth_policy_allows(p, req->caller->member, permission);
+	*allowed = p && auth_policy_allows(p, caller->member, permission);
 	json_decref(p);
 	free(policy);
 	return STORE_OK;
 }
 
 /* logging's entries:list names its projects in the body: "projects/<id>". */
-static bool logging_allowed(struct request *req, const char *permission, char **denied)
+static bool logging_allowed(const struct auth_request *ar, const char *permission,
+			    char **denied_name)
 {
-	const json_t *names = json_object_get(req->json, "resourceNames"), *n;
+	const json_t *names = json_object_get(ar->body, "resourceNames"), *n;
 	size_t i;
 
 	json_array_foreach(names, i, n) {
 		const char *s = json_string_value(n);
 		if (!s || strncmp(s, "projects/", 9))
 			continue;	/* the handler refuses what is not a project */
-		if (!auth_token_allows(req->caller, s + 9, permission)) {
-			*denied = xstrdup(s);
+		if (!auth_token_allows(ar->caller, s + 9, permission)) {
+			*denied_name = xstrdup(s);
 			return false;
 		}
 	}
 	return true;
 }
 
-int auth_authorize_or_reply(struct request *req)
+struct auth_decision auth_authorize(const struct auth_request *ar)
 {
 	char perm[128];
 
-	if (req->srv->auth_mode == AUTH_OPEN || req->route->agent || !req->caller ||
-	    !auth_route_permission(req->srv->auth_mode, req->route->operation_id, perm,
-				   sizeof(perm)))
-		return 0;
+	if (ar->mode == AUTH_OPEN || ar->agent_route || !ar->caller ||
+	    !auth_route_permission(ar->mode, ar->operation_id, perm, sizeof(perm)))
+		return allow();
 	if (!strcmp(perm, "ml.jobs.testIamPermissions"))
-		return 0;	/* anyone signed in; the answer is what they hold */
+		return allow();	/* anyone signed in; the answer is what they hold */
 	if (!strcmp(perm, "logging.logEntries.list")) {
-		char *denied = NULL;
-		if (logging_allowed(req, perm, &denied))
-			return 0;
-		reply_denied(req, perm, denied);
-		free(denied);
-		return -1;
+		char *name = NULL;
+		if (logging_allowed(ar, perm, &name))
+			return allow();
+		struct auth_decision d = denied(perm, name);
+		free(name);
+		return d;
 	}
 	/* Routes under /v1/projects/{projectsId}/ have the project first. */
-	const char *project = !strncmp(req->route->pattern, "/v1/projects/{", 14) ? req->params[0]
-										   : NULL;
+	const char *project = !strncmp(ar->pattern, "/v1/projects/{", 14) ? param(ar, 0) : NULL;
 	bool ok = true;
-	if (!is_ml_job_route(req)) {
-		ok = auth_token_allows(req->caller, project, perm);
+	if (!is_ml_job_route(ar)) {
+		ok = auth_token_allows(ar->caller, project, perm);
 	} else {
-		enum store_rc rc = auth_request_allows_job(req, project, req->params[1], perm, &ok);
-		if (rc != STORE_OK) {
-			reply_store_error(req, rc);
-			return -1;
-		}
+		enum store_rc rc = auth_allows_job(ar->store, ar->mode, ar->caller, project,
+						   param(ar, 1), perm, &ok);
+		if (rc != STORE_OK)
+			return (struct auth_decision){ .store_rc = rc };
 	}
 	if (ok)
-		return 0;
-	char *res = resource_name(req, perm);
-	reply_denied(req, perm, res);
+		return allow();
+	char *res = resource_name(ar->path, perm);
+	struct auth_decision d = denied(perm, res);
 	free(res);
-	return -1;
+	return d;
 }

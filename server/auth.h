@@ -28,10 +28,15 @@
  * which needs trainplane.metrics.get (admins and metrics tokens): it shows
  * every project's job counts, the nodes and their GPUs. The agents' routes
  * take the cluster token (agent_token) or the node's agent token, checked
- * before any of this (auth_check_agent_or_reply()).
+ * before any of this (auth_check_agent()).
  *
  * A refusal never tells whether another project's resource exists: it is
  * the same 403 for a job that exists and one that does not.
+ *
+ * auth decides and the HTTP layer replies: the router (router.c) describes
+ * the request in a struct auth_request, and turns each struct
+ * auth_decision into the reply (or lets the request go on). Nothing here
+ * knows HTTP's types.
  */
 #ifndef TP_AUTH_H
 #define TP_AUTH_H
@@ -40,8 +45,12 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "http.h"
+#include "api_error.h"
+#include "common.h"
 #include "store.h"
+
+/* open: every caller may do everything; tokens: the tokens file says who may do what. */
+enum auth_mode { AUTH_OPEN, AUTH_TOKENS };
 
 enum auth_role { ROLE_NONE = 0, ROLE_VIEWER, ROLE_DEVELOPER, ROLE_ADMIN };
 
@@ -171,25 +180,66 @@ bool auth_is_cluster_token(const char *cluster_token, const char *bearer);
 extern const char *const auth_ml_job_permissions[];
 extern const size_t auth_ml_job_permissions_count;
 
-struct request;
+struct snapshot;
+struct snap_ref;
+
+/* A request as auth sees it; the router fills it in. Strings borrowed. */
+struct auth_request {
+	enum auth_mode mode;
+	struct snapshot *tokens;	/* struct auth_tokens; AUTH_TOKENS only */
+	struct snap_ref **tokens_ref;	/* holds the version taken until the request ends */
+	const char *cluster_token;	/* the agents' (agent_token); NULL or "": none */
+	struct store *store;		/* the jobs' IAM policies */
+	const char *operation_id;	/* the route's, as in openapi.yaml */
+	const char *pattern;		/* the route's ("/v1/projects/{projectsId}/jobs") */
+	bool agent_route;		/* the route is for agents */
+	char *const *params;		/* the path's variables in pattern order, NULL after the last */
+	size_t nparams;			/* the size of params */
+	const char *path;		/* percent-decoded */
+	const char *authorization;	/* the Authorization header, or NULL */
+	const char *key;		/* the "key" query parameter, or NULL (AUTH_OPEN: may be NULL) */
+	const json_t *body;		/* the parsed body (auth_authorize()), or NULL */
+	const struct auth_token *caller;	/* set by auth_authenticate(); NULL: none */
+};
+
 /*
- * Router hooks (http.c). Each replies and returns -1 when the request may
- * not go on. check_agent runs first: an agent route needs the cluster token
- * or its node's agent token (auth_agent_allows(); 401, or 403 for another
- * node's token), and the cluster token opens no other route but the public
- * ones (403). authenticate runs before the body is read (401s; 403 for an
- * agent or metrics token on a route it does not open); authorize after it
- * is parsed (403s; logging's resourceNames are in the body).
+ * What auth decided: allowed, or the refusal the HTTP layer replies with
+ * (Google's envelope of code, with http as its status, 0: the code's own).
+ * A refusal because a job's policy could not be read has store_rc set (not
+ * STORE_OK): the reply is the store error's.
  */
-int auth_check_agent_or_reply(struct request *req);
-int auth_authenticate_or_reply(struct request *req);
-int auth_authorize_or_reply(struct request *req);
+struct auth_decision {
+	bool allowed;
+	enum api_code code;
+	int http;
+	json_t *details;	/* owned: the error's details array, or NULL */
+	char *message;		/* owned */
+	enum store_rc store_rc;
+};
+/* Frees what d owns (NULL fields are fine) and zeroes it. */
+void auth_decision_release(struct auth_decision *d);
+
 /*
- * Whether the caller of req holds permission on an ml job, through its
- * token or the job's IAM policy: *allowed. Fails only when the policy
- * cannot be read.
+ * The three checks, in the router's order. check_agent first: an agent
+ * route needs the cluster token or its node's agent token
+ * (auth_agent_allows(); 401, or 403 for another node's token), and the
+ * cluster token opens no other route but the public ones (403).
+ * authenticate before the body is read: 401s, and 403 for an agent or
+ * metrics token on a route it does not open; sets ar->caller. authorize
+ * after the body is parsed (logging's resourceNames are in it): 403s,
+ * reading a job's IAM policy from the store for an ml job route.
  */
-enum store_rc auth_request_allows_job(struct request *req, const char *project,
-				     const char *job_id, const char *permission, bool *allowed);
+struct auth_decision auth_check_agent(const struct auth_request *ar) MUST_CHECK;
+struct auth_decision auth_authenticate(struct auth_request *ar) MUST_CHECK;
+struct auth_decision auth_authorize(const struct auth_request *ar) MUST_CHECK;
+
+/*
+ * Whether caller (NULL in open mode) holds permission on an ml job,
+ * through its token or the job's IAM policy in st: *allowed. Fails only
+ * when the policy cannot be read.
+ */
+enum store_rc auth_allows_job(struct store *st, enum auth_mode mode,
+			      const struct auth_token *caller, const char *project,
+			      const char *job_id, const char *permission, bool *allowed) MUST_CHECK;
 
 #endif

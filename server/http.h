@@ -14,7 +14,7 @@
  * (printable ASCII, at most REQUEST_ID_MAX characters), else 128 random
  * bits in hex. It is echoed in the X-Request-Id response header, written in
  * every log line of the request's handling, and in every error's details.
- * Each answered request is counted in metrics.h by route and status.
+ * Each answered request is counted in api_metrics.h by route and status.
  *
  * Threads: a request's handler runs on the connection's worker thread; it
  * may block (the database). It replies, or suspends (http_suspend,
@@ -27,6 +27,7 @@
 #include <stdbool.h>
 
 #include "api_error.h"
+#include "auth.h"
 #include "store.h"
 #include "strbuf.h"
 
@@ -38,8 +39,6 @@ struct http_server;
 struct snapshot;
 struct snap_ref;
 struct auth_token;
-
-enum auth_mode { AUTH_OPEN, AUTH_TOKENS };
 
 /* The HTTP server's limits (configuration keys http_*); 0 takes the default. */
 struct http_limits {
@@ -124,8 +123,9 @@ struct request {
 	bool late;		/* it arrived after the server began to stop: refused */
 	bool close;		/* the reply closes the connection */
 	bool resumed;		/* the handler runs again after http_park() */
-	bool parked;
-	bool awaiting;		/* suspended by http_suspend() until http_resume() */
+	bool parked;		/* in the park list (under the server's park lock) */
+	bool suspended;		/* parked, or awaiting http_resume(): until its worker runs it
+				 * again (read and written by that worker only) */
 	bool suspend_counted;	/* counted in the server's suspended connections */
 	int64_t park_deadline;
 	char *park_key;

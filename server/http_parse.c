@@ -27,16 +27,17 @@ long http_head_end(const char *buf, size_t len, struct http_head_scan *s,
 {
 	for (size_t i = s->pos; i < len; i++) {
 		char c = buf[i];
+		/* Every byte counts, CR and LF included: the head's end must be
+		 * found within the limits or the head is refused. */
+		if (s->line == 0 && i >= HTTP_MAX_REQUEST_LINE)
+			return fail(err, 414, "The request line is too long.");
+		if (i >= HTTP_MAX_HEAD)
+			return fail(err, 431, "The request head is too large.");
 		if (c == '\n')
 			return fail(err, 400, "A line of the request head ends in a bare LF (CRLF is "
 				    "required).");
-		if (c != '\r') {
-			if (s->line == 0 && i >= HTTP_MAX_REQUEST_LINE)
-				return fail(err, 414, "The request line is too long.");
-			if (i >= HTTP_MAX_HEAD)
-				return fail(err, 431, "The request head is too large.");
+		if (c != '\r')
 			continue;
-		}
 		if (i + 1 == len) {
 			s->pos = i;	/* look at this CR again with the next byte */
 			return 0;
@@ -172,9 +173,12 @@ static int check_framing(struct http_head *h, struct http_perror *err)
 			if (parse_content_length(value, &h->content_length, &have_length, err))
 				return -1;
 		} else if (!strcasecmp(name, "transfer-encoding")) {
-			if (!*value)
-				return fail(err, 400, "The Transfer-Encoding header is empty.");
+			int before = tc.count;
 			add_codings(value, &tc);
+			/* "", "," ...: a Transfer-Encoding that names no coding is
+			 * still one (a proxy may take it for chunked). */
+			if (tc.count == before)
+				return fail(err, 400, "The Transfer-Encoding header names no coding.");
 		} else if (!strcasecmp(name, "host")) {
 			hosts++;
 		} else if (!strcasecmp(name, "connection")) {

@@ -60,7 +60,7 @@
 #include "http_internal.h"
 #include "http_parse.h"
 #include "log.h"
-#include "metrics.h"
+#include "api_metrics.h"
 
 /* How long a graceful stop waits for the requests in flight. */
 #define DRAIN_SECONDS 10
@@ -69,6 +69,14 @@
 /* How long a closing connection drops what the client still sends. */
 #define LINGER_USEC (2 * 1000 * 1000)
 #define RBUF_MIN 4096
+/*
+ * A body must keep coming at this average rate: its time allowed starts at
+ * the I/O timeout and grows by a second for each BODY_MIN_RATE bytes, so a
+ * client that trickles a byte now and then (slow POST) is closed.
+ */
+#define BODY_MIN_RATE 1024
+/* A body's buffer grows as its bytes arrive, this much at a time at most. */
+#define BODY_CHUNK 65536
 #define EVENTS_MAX 128
 
 enum phase { PH_TLS, PH_IDLE, PH_HEAD, PH_BODY, PH_HANDLER, PH_WRITE, PH_LINGER };
@@ -96,6 +104,8 @@ struct http_conn {
 	/* the request being received or handled */
 	struct request *req;
 	uint64_t body_left;	/* Content-Length bytes still to come */
+	int64_t body_deadline;	/* the whole body by then (BODY_MIN_RATE) */
+	bool rdhup;		/* the client's FIN was signalled: read to the end */
 	struct http_chunked chunk;
 	bool chunked;
 
@@ -239,7 +249,11 @@ static void client_key(const struct sockaddr_storage *sa, unsigned char key[16])
 		key[10] = key[11] = 0xff;
 		memcpy(key + 12, &((const struct sockaddr_in *)sa)->sin_addr, 4);
 	} else if (sa->ss_family == AF_INET6) {
-		memcpy(key, &((const struct sockaddr_in6 *)sa)->sin6_addr, 16);
+		const struct in6_addr *a = &((const struct sockaddr_in6 *)sa)->sin6_addr;
+		memcpy(key, a, 16);
+		/* One client holds a whole /64 (SLAAC, privacy addresses). */
+		if (!IN6_IS_ADDR_V4MAPPED(a))
+			memset(key + 8, 0, 8);
 	}
 }
 
@@ -451,7 +465,7 @@ static bool conn_fill(struct http_conn *c, size_t max)
 		c->rend += (size_t)n;
 		/* A short read of a plain socket took all it had: the next byte
 		 * brings a new edge. (TLS may hold more records: read on.) */
-		if (!c->ssl && (size_t)n < room)
+		if (!c->ssl && (size_t)n < room && !c->rdhup)
 			c->can_read = false;
 	}
 	return true;
@@ -699,17 +713,30 @@ static void request_begin(struct http_conn *c, size_t len)
 		conn_refuse(c, 413, NULL);
 		return;
 	}
-	if (c->body_left)
-		sb_grow(&req->body, (size_t)c->body_left);
 	if (x->head.expect_continue && (c->chunked || c->body_left) && c->rstart == c->rend &&
 	    !req->late) {
 		sb_addstr(&c->out, "HTTP/1.1 100 Continue\r\n\r\n");
 		c->interim_pending = true;
 	}
-	if (c->chunked || c->body_left)
-		set_phase(c, PH_BODY, mono_usec() + secs(h->lim.io_timeout_s));
-	else
+	if (c->chunked || c->body_left) {
+		c->body_deadline = mono_usec() + secs(h->lim.io_timeout_s);
+		set_phase(c, PH_BODY, c->body_deadline);
+	} else {
 		request_run(c);
+	}
+}
+
+/* n body bytes came: the deadlines move (never without bytes). */
+static void body_progress(struct http_conn *c, size_t n)
+{
+	int64_t now = mono_usec();
+
+	if (!n)
+		return;
+	c->body_deadline += (int64_t)n * 1000000 / BODY_MIN_RATE;
+	c->deadline = now + secs(c->w->h->lim.io_timeout_s);
+	if (c->deadline > c->body_deadline)
+		c->deadline = c->body_deadline;
 }
 
 /* Takes body bytes from rbuf. Returns 1 when the body is complete. */
@@ -723,6 +750,7 @@ static int body_take(struct http_conn *c)
 		sb_add(&req->body, c->rbuf + c->rstart, n);
 		c->rstart += n;
 		c->body_left -= n;
+		body_progress(c, n);
 		return c->body_left == 0;
 	}
 	size_t used = 0;
@@ -730,6 +758,7 @@ static int body_take(struct http_conn *c)
 	int rc = http_chunked_feed(&c->chunk, c->rbuf + c->rstart, avail, &used, &req->body,
 				   c->w->h->srv->max_body, &perr);
 	c->rstart += used;
+	body_progress(c, used);
 	if (rc < 0) {
 		conn_refuse(c, perr.status, perr.message);
 		return -1;
@@ -746,7 +775,12 @@ static bool body_read_direct(struct http_conn *c)
 	struct strbuf *b = &c->req->body;
 
 	while (c->can_read && !c->peer_eof && c->body_left) {
-		ssize_t n = conn_recv(c, b->buf + b->len, (size_t)c->body_left);
+		/* The buffer grows with what arrives, not with what is announced. */
+		sb_grow(b, c->body_left < BODY_CHUNK ? (size_t)c->body_left : BODY_CHUNK);
+		size_t room = b->alloc - b->len - 1;
+		if (room > c->body_left)
+			room = (size_t)c->body_left;
+		ssize_t n = conn_recv(c, b->buf + b->len, room);
 		if (n == -1) {
 			c->can_read = false;
 			break;
@@ -760,7 +794,7 @@ static bool body_read_direct(struct http_conn *c)
 		b->len += (size_t)n;
 		b->buf[b->len] = '\0';
 		c->body_left -= (size_t)n;
-		c->deadline = mono_usec() + secs(c->w->h->lim.io_timeout_s);
+		body_progress(c, (size_t)n);
 	}
 	return true;
 }
@@ -770,7 +804,7 @@ static void after_handler(struct http_conn *c)
 {
 	struct request *req = c->req;
 
-	if (req->parked || req->awaiting) {
+	if (req->suspended) {
 		set_phase(c, PH_HANDLER, 0);
 		return;
 	}
@@ -836,6 +870,11 @@ static bool step_receive(struct http_conn *c)
 			if (end == 0) {
 				if (c->peer_eof)
 					return false;	/* half a request, then gone */
+				if (c->rend - c->rstart >= HTTP_MAX_HEAD) {
+					/* (http_head_end says so first; never spin on a full buffer) */
+					conn_refuse(c, 431, "The request head is too large.");
+					return true;
+				}
 				if (!c->can_read)
 					return true;
 				continue;	/* the buffer was full: grown, read on */
@@ -861,7 +900,6 @@ static bool step_receive(struct http_conn *c)
 				request_run(c);
 				return true;
 			}
-			c->deadline = mono_usec() + secs(h->lim.io_timeout_s);
 			if (c->peer_eof)
 				return false;	/* the body will never be complete */
 			if (!c->can_read)
@@ -943,7 +981,10 @@ static void conn_step(struct http_conn *c)
 				}
 				pthread_mutex_unlock(&h->park_mu);
 				if (unparked) {
-					/* A long-poll whose client left: nothing to answer. */
+					/* A long-poll whose client left: nothing to answer,
+					 * and no resume will come (it left the park list). */
+					uncount_suspended(c->req);
+					c->req->suspended = false;
 					conn_close(c);
 					return;
 				}
@@ -991,7 +1032,10 @@ static void conn_close(struct http_conn *c)
 	struct worker *w = c->w;
 	struct http_server *h = w->h;
 
-	if (c->req && (c->req->awaiting || c->req->parked || c->rq_queued)) {
+	pthread_mutex_lock(&w->rq_mu);
+	bool queued = c->rq_queued;
+	pthread_mutex_unlock(&w->rq_mu);
+	if (queued || (c->req && c->req->suspended)) {
 		c->broken = true;
 		c->peer_eof = true;
 		if (c->fd >= 0)
@@ -1070,10 +1114,17 @@ static int run_resume_queue(struct worker *w)
 		if (!c)
 			return ran;
 		struct request *req = c->req;
-		if (!req)
+		if (c->mem_closed)
 			continue;
+		if (!req || !req->suspended) {
+			/* Not for a request that waits: a close put off until this
+			 * entry was taken off the queue happens now. */
+			if (c->broken)
+				conn_close(c);
+			continue;
+		}
 		uncount_suspended(req);
-		req->awaiting = false;
+		req->suspended = false;
 		req->parked = false;
 		if (c->parked_gone) {
 			/* a long-poll whose client left: nothing to answer */
@@ -1084,7 +1135,7 @@ static int run_resume_queue(struct worker *w)
 		log_set_request_id(req->request_id);
 		router_dispatch(req);
 		log_set_request_id(NULL);
-		if (c->broken && !req->awaiting && !req->parked) {
+		if (c->broken && !req->suspended) {
 			conn_close(c);
 			continue;
 		}
@@ -1111,7 +1162,7 @@ void http_suspend(struct request *req)
 	struct http_server *h = req->srv->http;
 
 	req->resumed = false;
-	req->awaiting = true;
+	req->suspended = true;
 	if (!req->suspend_counted) {
 		atomic_fetch_add_explicit(&h->suspended, 1, memory_order_relaxed);
 		req->suspend_counted = true;
@@ -1133,6 +1184,7 @@ bool http_park(struct request *req, const char *key, int64_t deadline_us)
 		return false;
 	}
 	req->parked = true;
+	req->suspended = true;
 	req->park_next = h->parked;
 	h->parked = req;
 	if (!req->suspend_counted) {
@@ -1352,6 +1404,8 @@ static void *worker_main(void *arg)
 				uint32_t e = ev[i].events;
 				if (e & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR))
 					c->can_read = true;
+				if (e & (EPOLLRDHUP | EPOLLHUP))
+					c->rdhup = true;
 				if (e & EPOLLERR)
 					c->broken = true;
 				conn_step(c);
@@ -1603,7 +1657,7 @@ void http_stop(struct http_server *h)
 		while (w->conns) {
 			struct http_conn *c = w->conns;
 			if (c->req) {
-				c->req->awaiting = c->req->parked = false;
+				c->req->suspended = c->req->parked = false;
 				c->rq_queued = false;
 			}
 			conn_close(c);

@@ -4,6 +4,10 @@
  *   trainplane-server [--config FILE]   run
  *   trainplane-server --routes          print the route table and exit
  *   trainplane-server --check-config    load config and catalog, then exit
+ *
+ * With no `catalog` key the server uses the catalog compiled into it
+ * (deploy/catalog.yaml as built), so an installed binary starts from any
+ * working directory; a `catalog` path replaces it.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -83,7 +87,7 @@ static const char *check_log_format(const char *v)
 static const struct config_key server_keys[] = {
 	KEY(agent_token, CONFIG_STRING, NULL, 0, 0, NULL),
 	KEY(auth_mode, CONFIG_STRING, "open", 0, 0, check_auth_mode),
-	KEY(catalog, CONFIG_STRING, "deploy/catalog.yaml", 0, 0, NULL),
+	KEY(catalog, CONFIG_STRING, NULL, 0, 0, NULL),
 	KEY(database_url, CONFIG_STRING, NULL, 0, 0, NULL),
 	KEY(db_pipeline, CONFIG_BOOL, "true", 0, 0, NULL),
 	KEY(db_pool_size, CONFIG_INT, "16", 1, 1000, NULL),
@@ -112,14 +116,32 @@ static const struct config_key server_keys[] = {
 	KEY(tokens_file, CONFIG_STRING, NULL, 0, 0, NULL),
 };
 
+/* What leaving a key unset means, where that is more than "none" (--help). */
+static const struct {
+	const char *key, *meaning;
+} unset_meanings[] = {
+	{ "catalog", "the built-in catalog, deploy/catalog.yaml as built" },
+	{ "database_url", "an embedded PostgreSQL under state_dir" },
+	{ "postgres_bin_dir", "the newest /usr/lib/postgresql/N/bin" },
+};
+
 static void usage(FILE *f)
 {
 	fputs("usage: trainplane-server [--config FILE] [--routes] [--check-config]\n"
 	      "       trainplane-server --hash-token < TOKEN   (the sha256 for a tokens file)\n"
 	      "Configuration keys (YAML file or TRAINPLANE_<KEY> environment variables):\n", f);
-	for (size_t i = 0; i < ARRAY_SIZE(server_keys); i++)
-		fprintf(f, "  %-18s default %s\n", server_keys[i].name,
-			server_keys[i].def ? server_keys[i].def : "(unset)");
+	for (size_t i = 0; i < ARRAY_SIZE(server_keys); i++) {
+		const char *meaning = NULL;
+
+		for (size_t j = 0; j < ARRAY_SIZE(unset_meanings); j++)
+			if (!strcmp(unset_meanings[j].key, server_keys[i].name))
+				meaning = unset_meanings[j].meaning;
+		if (server_keys[i].def)
+			fprintf(f, "  %-18s default %s\n", server_keys[i].name, server_keys[i].def);
+		else
+			fprintf(f, "  %-18s default (unset%s%s)\n", server_keys[i].name,
+				meaning ? ": " : "", meaning ? meaning : "");
+	}
 }
 
 /* --hash-token: reads a token on stdin (one line) and prints its SHA-256. */
@@ -178,6 +200,23 @@ static void catalog_free_any(void *cat)
 	catalog_free(cat);
 }
 
+/* cfg's catalog file, or the built-in one when the key is unset or empty. */
+static int load_catalog(const struct server_config *cfg, struct catalog **out, char *err,
+			size_t errlen)
+{
+	if (cfg->catalog && *cfg->catalog)
+		return catalog_load(cfg->catalog, out, err, errlen);
+	return catalog_load_text(CATALOG_BUILTIN_NAME, catalog_builtin_yaml, catalog_builtin_yaml_len,
+				 out, err, errlen);
+}
+
+/* For the log: which catalog load_catalog() reads. */
+static const char *catalog_source(const struct server_config *cfg)
+{
+	return cfg->catalog && *cfg->catalog ? cfg->catalog :
+	       "built in (deploy/catalog.yaml of this build)";
+}
+
 /* Loads the tokens file when the mode needs one (else *out = NULL). */
 static int load_tokens(const struct server_config *cfg, struct auth_tokens **out, char *err,
 		       size_t errlen)
@@ -199,11 +238,11 @@ static void reload(const struct server_config *cfg, struct server *srv)
 	struct catalog *cat;
 	struct auth_tokens *tokens;
 
-	if (catalog_load(cfg->catalog, &cat, err, sizeof(err))) {
+	if (load_catalog(cfg, &cat, err, sizeof(err))) {
 		log_error("SIGHUP: catalog not reloaded, keeping the current one: %s", err);
 	} else {
 		snapshot_replace(srv->catalogs, cat);
-		log_info("SIGHUP: catalog %s reloaded", cfg->catalog);
+		log_info("SIGHUP: catalog %s reloaded", catalog_source(cfg));
 	}
 	if (srv->auth_mode != AUTH_TOKENS)
 		return;
@@ -296,7 +335,7 @@ int main(int argc, char **argv)
 	enum log_format format;
 	if (!log_format_parse(cfg.log_format, &format))
 		log_set_format(format);
-	if (catalog_load(cfg.catalog, &cat, err, sizeof(err))) {
+	if (load_catalog(&cfg, &cat, err, sizeof(err))) {
 		fprintf(stderr, "trainplane-server: bad catalog: %s\n", err);
 		goto out;
 	}
@@ -318,6 +357,7 @@ int main(int argc, char **argv)
 		goto out;
 	}
 
+	log_info("catalog: %s", catalog_source(&cfg));
 	if (tokens)
 		log_agent_credentials(agent_token, tokens);
 	catalogs = snapshot_new(cat, catalog_free_any);

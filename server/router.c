@@ -248,16 +248,44 @@ static int parse_body_or_reply(struct request *req)
 	return 0;
 }
 
-/* --- credentials ------------------------------------------------------------- */
+/* --- credentials: auth decides, the router replies ---------------------------- */
 
-/*
- * Agent routes take the cluster token or their node's agent token; user
- * routes never take the cluster token (a leaked agent token reaches no
- * job). Replies and returns -1 when the request may not pass (auth.c).
- */
-static int check_token_or_reply(struct request *req)
+/* The request as auth.c sees it (its route is known). */
+static void auth_request_of(struct request *req, struct auth_request *ar)
 {
-	return auth_check_agent_or_reply(req);
+	const struct server *srv = req->srv;
+
+	*ar = (struct auth_request){
+		.mode = srv->auth_mode,
+		.tokens = srv->tokens,
+		.tokens_ref = &req->tokens_ref,
+		.cluster_token = srv->agent_token,
+		.store = srv->store,
+		.operation_id = req->route->operation_id,
+		.pattern = req->route->pattern,
+		.agent_route = req->route->agent,
+		.params = req->params,
+		.nparams = ROUTE_MAX_PARAMS,
+		.path = req->path,
+		.authorization = req_header(req, "Authorization"),
+		/* ?key= is a credential in tokens mode only */
+		.key = srv->auth_mode == AUTH_TOKENS ? req_query(req, "key") : NULL,
+	};
+}
+
+/* Replies with auth's refusal and returns -1; 0 when d allows the request. */
+static int apply_or_reply(struct request *req, struct auth_decision d)
+{
+	if (d.allowed)
+		return 0;
+	if (d.store_rc != STORE_OK) {
+		reply_store_error(req, d.store_rc);
+	} else {
+		reply_error_full(req, d.code, d.http, d.details, d.message);
+		d.details = NULL;	/* stolen */
+	}
+	auth_decision_release(&d);
+	return -1;
 }
 
 /* --- dispatch ------------------------------------------------------------------ */
@@ -276,7 +304,7 @@ static bool query_utf8_valid(const struct request *req)
 /* The handler ran: it replied, or it waits for its resume. */
 static void handler_done(struct request *req)
 {
-	if (!req->replied && !req->parked && !req->awaiting) {
+	if (!req->replied && !req->suspended) {
 		log_error("handler for %s %s sent no reply", req->method, req->path);
 		reply_error(req, API_INTERNAL, "Internal error encountered.");
 	}
@@ -316,12 +344,23 @@ void router_dispatch(struct request *req)
 				    "The requested URL %s was not found on this server.", req->path);
 		return;
 	}
-	if (check_path_ids_or_reply(req) || check_token_or_reply(req) ||
-	    auth_authenticate_or_reply(req))
+	if (check_path_ids_or_reply(req))
+		return;
+	/* Agent routes take the cluster token or their node's agent token; user
+	 * routes never take the cluster token (a leaked agent token reaches no
+	 * job); then who calls, then (body parsed) whether they may. */
+	struct auth_request ar;
+	auth_request_of(req, &ar);
+	if (apply_or_reply(req, auth_check_agent(&ar)))
+		return;
+	int refused = apply_or_reply(req, auth_authenticate(&ar));
+	req->caller = ar.caller;
+	if (refused)
 		return;
 	if (req->route->takes_body && parse_body_or_reply(req))
 		return;
-	if (auth_authorize_or_reply(req))
+	ar.body = req->json;
+	if (apply_or_reply(req, auth_authorize(&ar)))
 		return;
 	req->catalog = snapshot_acquire(req->srv->catalogs, &req->catalog_ref);
 	req->route->handler(req);

@@ -6,10 +6,10 @@
 #include "api_agent.h"
 #include "api_iam.h"
 #include "api_logging.h"
+#include "api_metrics.h"
 #include "api_ml.h"
 #include "api_vertex.h"
 #include "http.h"
-#include "metrics.h"
 
 static void health_live(struct request *req)
 {

@@ -9,6 +9,10 @@
 #include "log.h"
 #include "metrics.h"
 
+METRIC_HISTOGRAM(submit_to_running, "trainplane_submit_to_running_seconds",
+		 "Time from a job's creation to RUNNING, observed by the server whose agent sync "
+		 "made it RUNNING.", &metrics_wait_buckets)
+
 /* Statement ids 10-29 belong to this file (see store_job.c for 1-9). */
 
 static const struct store_stmt stmt_register = {
@@ -347,7 +351,7 @@ enum store_rc store_node_sync(struct store *st, const char *node, const char *in
 	if ((rc = store_commit(c)) != STORE_OK)
 		goto out;
 	for (int i = 0; i < nrunning; i++)
-		metrics_observe_submit_to_running(running[i]);
+		metric_observe(&submit_to_running, running[i]);
 	*version = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
 	*desired = json_loads(PQgetvalue(res, 0, 1), 0, NULL);
 	if (!*desired)

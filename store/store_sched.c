@@ -6,6 +6,10 @@
 
 #include "metrics.h"
 
+METRIC_HISTOGRAM(queue_wait, "trainplane_queue_wait_seconds",
+		 "Time from a job's creation to its placement (QUEUED to PREPARING), "
+		 "observed by the scheduler leader that placed it.", &metrics_wait_buckets)
+
 /* Statement ids 30-49 belong to this file. */
 
 /* Any constant works; it only has to be the same in every server. */
@@ -292,7 +296,7 @@ enum store_rc store_sched_commit_jobs(struct store_conn *c, const json_t *batch,
 	*placed = rc == STORE_OK ? PQntuples(res) : 0;
 	/* One statement, committed: these jobs left the queue. */
 	for (int i = 0; i < *placed; i++)
-		metrics_observe_queue_wait(strtod(PQgetvalue(res, i, 2), NULL));
+		metric_observe(&queue_wait, strtod(PQgetvalue(res, i, 2), NULL));
 	PQclear(res);
 	free(text);
 	return rc;

@@ -90,7 +90,7 @@ cat <<MSG
       -d '{"resourceNames": ["projects/demo"], "filter": "resource.labels.job_id=\\"hello_...\\""}'
   The nodes:
     curl -s $base/trainplane/v1/nodes
-  More in README.md.
+  More in README.md and docs/.
 
 MSG
 wait "${pids[0]}"

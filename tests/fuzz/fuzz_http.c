@@ -5,12 +5,14 @@
  * (http_serve_memory), through the router, auth and the handlers, with the
  * database stubbed (stub_store.c).
  *
- * The first byte picks the store's answer (tests/fuzz/stub_store.c), open or
- * tokens mode, and how many bytes each read returns (so that heads and
- * bodies split everywhere). Checked on every input: what the server sends
- * is a sequence of whole HTTP/1.1 responses, each with a Content-Length
- * that matches, every error in Google's JSON envelope with a code equal to
- * the status, and nothing after a response that said Connection: close.
+ * The first byte picks the store's answer (tests/fuzz/stub_store.c; bit 7:
+ * agents' syncs succeed, and park), open or tokens mode, and how many bytes
+ * each read returns (so that heads and bodies split everywhere). Checked on
+ * every input: what the server sends is a sequence of whole HTTP/1.1
+ * responses, each with a Content-Length that matches, every error in
+ * Google's JSON envelope with a code equal to the status, no 500 unless the
+ * store said STORE_ERROR, and nothing after a response that said
+ * Connection: close. An input that makes a worker spin is a timeout.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -25,6 +27,7 @@
 #include "snapshot.h"
 
 extern enum store_rc stub_store_rc;
+extern bool stub_node_ok;
 
 static struct server srv;
 
@@ -58,7 +61,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 }
 
 /* A whole response at s (HTTP/1.1 status line, head, Content-Length body); its length. */
-static size_t check_response(const char *s, size_t len, bool *close)
+static size_t check_response(const char *s, size_t len, bool *close, bool may_500)
 {
 	const char *end = memmem(s, len, "\r\n\r\n", 4);
 	int status;
@@ -69,6 +72,8 @@ static size_t check_response(const char *s, size_t len, bool *close)
 	size_t head = (size_t)(end - s) + 4;
 	if (status == 100)
 		return head;
+	if (status == 500 && !may_500)
+		abort();	/* an internal error the store did not cause */
 	const char *cl = memmem(s, head, "\r\nContent-Length: ", 18);
 	if (!cl || sscanf(cl + 18, "%zu", &clen) != 1)
 		abort();
@@ -102,6 +107,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!size)
 		return 0;
 	stub_store_rc = rcs[data[0] & 7];
+	stub_node_ok = data[0] & 0x80;
 	srv.auth_mode = data[0] & 8 ? AUTH_TOKENS : AUTH_OPEN;
 	http_serve_memory(&srv, data + 1, size - 1, steps[(data[0] >> 4) & 7], &out);
 
@@ -109,7 +115,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (size_t off = 0; off < out.len;) {
 		if (close)
 			abort();	/* a response after Connection: close */
-		off += check_response(out.buf + off, out.len - off, &close);
+		off += check_response(out.buf + off, out.len - off, &close,
+				      stub_store_rc == STORE_ERROR);
 	}
 	sb_release(&out);
 	return 0;

@@ -22,6 +22,12 @@
 #include "store_sched.h"
 
 enum store_rc stub_store_rc = STORE_UNAVAILABLE;
+/*
+ * With stub_node_ok, an agent's sync succeeds with an empty desired set of
+ * version 1, and the version read right after it says 2: the change that
+ * lands between the two wakes the long-poll that just parked.
+ */
+bool stub_node_ok;
 
 static const unsigned char page_key[32] = "fuzz page token key, 32 bytes..";
 
@@ -285,17 +291,17 @@ enum store_rc store_node_sync(struct store *st, const char *node, const char *in
 			      int64_t *version, bool *changed)
 {
 	(void)st, (void)node, (void)incarnation, (void)lease_s, (void)reports;
-	*desired = NULL;
-	*version = 0;
+	*desired = stub_node_ok ? json_array() : NULL;
+	*version = 1;
 	*changed = false;
-	return stub_store_rc;
+	return stub_node_ok ? STORE_OK : stub_store_rc;
 }
 
 enum store_rc store_node_version(struct store *st, const char *node, int64_t *version)
 {
 	(void)st, (void)node;
-	*version = 0;
-	return stub_store_rc;
+	*version = 2;
+	return stub_node_ok ? STORE_OK : stub_store_rc;
 }
 
 enum store_rc store_node_list(struct store *st, json_t **out)

@@ -399,6 +399,8 @@ describe('the agents\' credentials in tokens mode', () => {
       'a repeated block': '0123456789abcdef'.repeat(4),
       'a run of the alphabet': 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789',
       'a space inside': `${crypto.randomBytes(20).toString('hex')} ${crypto.randomBytes(20).toString('hex')}`,
+      'the public default padded out': `trainplane-dev-token-${'x'.repeat(50)}`,
+      'a lowercase phrase of 53 characters (not base64url: 254 bits)': 'correct-horse-battery-staple-and-some-more-words-here',
     };
     for (const [what, token] of Object.entries(weak)) {
       const r = checkConfig({ TRAINPLANE_AGENT_TOKEN: token });

@@ -293,9 +293,9 @@ function sanitizerEnv() {
  * Runs the server binary to completion (for --routes, bad config...).
  * Returns { status, signal, stdout, stderr }.
  */
-export function runServerSync(args, { env = {}, timeout = 30_000, cwd = REPO_ROOT } = {}) {
-  assert.ok(SERVER_BIN, 'TRAINPLANE_SERVER_BIN must name the server binary');
-  const r = spawnSync(SERVER_BIN, args, {
+export function runServerSync(args, { env = {}, timeout = 30_000, cwd = REPO_ROOT, bin = SERVER_BIN } = {}) {
+  assert.ok(bin, 'TRAINPLANE_SERVER_BIN must name the server binary');
+  const r = spawnSync(bin, args, {
     cwd,
     encoding: 'utf8',
     timeout,
@@ -319,11 +319,12 @@ function baseEnv() {
  * line and, unless `ready: false`, for /readyz to answer 200.
  *
  * Returns { port, base, child, stderr(), stdout(), stop() }. stop() sends
- * SIGTERM and asserts a clean exit (status 0, no sanitizer report).
+ * SIGTERM and asserts a clean exit (status 0, no sanitizer report). `bin`
+ * runs another copy of the server binary (an installed one).
  */
 export async function startServer({ pg, env = {}, args = [], ready = true, cwd = REPO_ROOT,
-  startTimeoutMs = 60_000 } = {}) {
-  assert.ok(SERVER_BIN, 'TRAINPLANE_SERVER_BIN must name the server binary');
+  startTimeoutMs = 60_000, bin = SERVER_BIN } = {}) {
+  assert.ok(bin, 'TRAINPLANE_SERVER_BIN must name the server binary');
   const fullEnv = {
     ...baseEnv(),
     ...(SANITIZED ? sanitizerEnv() : {}),
@@ -335,7 +336,7 @@ export async function startServer({ pg, env = {}, args = [], ready = true, cwd =
     ...(pg ? { TRAINPLANE_DATABASE_URL: pg.url } : {}),
     ...env,
   };
-  const child = spawn(SERVER_BIN, args, { cwd, env: fullEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(bin, args, { cwd, env: fullEnv, stdio: ['ignore', 'pipe', 'pipe'] });
   liveChildren.add(child);
   let out = '';
   let err = '';

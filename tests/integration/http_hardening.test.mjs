@@ -158,6 +158,13 @@ describe('request smuggling', () => {
     assertRefused(await exchange('GET /healthz HTTP/1.1\r\nHost: x\rX: y\r\n\r\n'), 400, 'INVALID_ARGUMENT', /bare CR/);
   });
 
+  it('a Transfer-Encoding that names no coding is one all the same: with Content-Length, 400', async () => {
+    const r = await exchange('POST /v1/projects/p/jobs HTTP/1.1\r\nHost: x\r\n' +
+      `Transfer-Encoding: ,\r\nContent-Length: ${2 + HIDDEN.length}\r\n\r\n{}${HIDDEN}`);
+    assertRefused(r, 400, 'INVALID_ARGUMENT', /Transfer-Encoding/);
+    assert.doesNotMatch(r.text, /"status":"ok"/);
+  });
+
   it('a malformed chunked body is refused and nothing after it is read as a request', async () => {
     const r = await exchange('POST /v1/projects/p/jobs HTTP/1.1\r\nHost: x\r\n' +
       `Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}xx\r\n0\r\n\r\n${HIDDEN}`);
@@ -208,6 +215,15 @@ describe('sizes and expectations', () => {
     // A chunk size alone past the limit is refused before its data.
     assertRefused(await exchange('POST /v1/projects/p/jobs HTTP/1.1\r\nHost: x\r\n' +
       'Transfer-Encoding: chunked\r\n\r\nffffffffffffffffff\r\n'), 413, 'INVALID_ARGUMENT');
+  });
+
+  it('a head that fills the buffer with lines but no end is 431, and the worker is not held', async () => {
+    // 32,770 bytes ending in CRLF: once spun a worker at 100 % for good.
+    const head = 'GET / HTTP/1.1\r\nHost: x\r\nX-Pad: ';
+    const r = await exchange(`${head}${'a'.repeat(32770 - head.length - 2)}\r\n`, { timeoutMs: 5000 });
+    assertRefused(r, 431, 'INVALID_ARGUMENT', /head is too large/);
+    assert.ok(r.ms < 4000, `answered after ${r.ms} ms`);
+    assert.equal((await request(server.base, 'GET', '/healthz', { timeoutMs: 3000 })).status, 200);
   });
 
   it('a request line or a head too large: 414 and 431 in the envelope', async () => {
@@ -324,6 +340,36 @@ describe('connections', () => {
     const rs = responses(text);
     assert.equal(rs[0]?.status, 408, text);
     assert.equal(rs[0].json.error.status, 'DEADLINE_EXCEEDED');
+  });
+
+  it('a body that trickles in (slow POST) is closed once it falls behind the minimum rate', async (t) => {
+    const s = await startServer({ pg, env: { TRAINPLANE_SCHEDULER: 'false', TRAINPLANE_HTTP_IO_TIMEOUT_SECONDS: '2' } });
+    t.after(() => s.stop());
+    const c = await connect(s.port);
+    let text = '';
+    let closed = false;
+    c.setEncoding('latin1');
+    c.on('data', (d) => { text += d; });
+    c.on('close', () => { closed = true; });
+    c.on('error', () => { closed = true; });
+    const t0 = Date.now();
+    c.write('POST /v1/projects/p/jobs HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n' +
+      'Content-Length: 1000\r\n\r\n{');
+    // A byte every 300 ms: each one is progress, the body never completes.
+    const trickle = setInterval(() => { if (!closed) c.write(' '); }, 300);
+    try {
+      await waitFor(() => closed, 15_000, 'the trickling body was not closed');
+    } finally {
+      clearInterval(trickle);
+    }
+    assert.ok(Date.now() - t0 < 10_000, `closed after ${Date.now() - t0} ms`);
+    assert.equal(responses(text)[0]?.status, 408, text);
+  });
+
+  it('a client that sends its request and its FIN together gets the answer and the connection closes', async () => {
+    const r = await exchange(HIDDEN, { end: true, timeoutMs: 5000 });
+    assert.equal(responses(r.text)[0]?.status, 200, r.text);
+    assert.ok(r.closed && r.ms < 4000, `closed ${r.closed} after ${r.ms} ms`);
   });
 
   it('slowloris: one client holding 4,150 slow connections is limited, a normal client is served, the slow ones are closed', async (t) => {

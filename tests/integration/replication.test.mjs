@@ -8,8 +8,8 @@
 // 500, never a hang), move every connection to the new primary on their
 // own, lose no acknowledged job, serve nothing stale, elect one scheduler
 // leader on it, and finish the agent's jobs. Figures (503s, time to full
-// service, to a leader) go to the test's diagnostics; README's "On a
-// replicated PostgreSQL" quotes them.
+// service, to a leader) go to the test's diagnostics; docs/replicated-postgresql.md
+// quotes them.
 
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';

@@ -1,5 +1,5 @@
 /*
- * Unit tests: the process runtime for real (agent/runtime.c, agent/shim.c):
+ * Unit tests: the process runtime for real (agent/runtime_process.c, agent/shim.c):
  * output capture, exit codes, exact environment, SIGTERM then SIGKILL after
  * the grace period, no orphans, re-adoption across an agent restart, and the
  * supervisor's fence when the lease file's deadline passes (lease.h).

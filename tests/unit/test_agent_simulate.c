@@ -1,6 +1,7 @@
 /*
- * Unit tests: the simulate runtime (agent/runtime.c): script strings and
- * objects, the configured default, stop, and re-adoption by time.
+ * Unit tests: the simulate runtime (agent/runtime_simulate.c,
+ * agent/simulate_script.c): script strings and objects, the configured
+ * default, stop, and re-adoption by time.
  */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,6 +1,6 @@
 /* Unit tests: permissions, roles, policies, the tokens file, the strength of
- * the cluster token and the agents' credentials (server/auth.c), and the
- * reloadable snapshot (lib/snapshot.c). */
+ * the cluster token and the agents' credentials, the decisions on requests
+ * (server/auth.c, without HTTP), and the reloadable snapshot (lib/snapshot.c). */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -20,53 +20,12 @@
 #include "store_iam.h"
 
 /*
- * The request side of auth (the reply, the request's headers, the store's
- * policies) is not under test here: the driver links server/auth.o alone,
- * the Makefile's test_auth_WRAP sends its calls to these __wrap_ mocks, and
- * a call fails the test.
+ * The store's policies are not under test here: the driver links
+ * server/auth.o alone, the Makefile's test_auth_WRAP sends its calls to this
+ * __wrap_ mock, and a call fails the test.
  */
-void __wrap_reply_error(struct request *req, enum api_code code, const char *fmt, ...);
-void __wrap_reply_error_full(struct request *req, enum api_code code, int http, json_t *details,
-			     const char *message);
-void __wrap_reply_store_error(struct request *req, enum store_rc rc);
-const char *__wrap_req_header(struct request *req, const char *name);
-const char *__wrap_req_query(struct request *req, const char *name);
 enum store_rc __wrap_store_iam_get(struct store *st, const char *api, const char *project,
 				   const char *job_id, char **policy_json, int64_t *etag);
-
-void __wrap_reply_error(struct request *req, enum api_code code, const char *fmt, ...)
-{
-	(void)req, (void)code;
-	fail_msg("reply_error called: %s", fmt);
-}
-
-void __wrap_reply_error_full(struct request *req, enum api_code code, int http, json_t *details,
-			     const char *message)
-{
-	(void)req, (void)code, (void)http;
-	json_decref(details);
-	fail_msg("reply_error_full called: %s", message);
-}
-
-void __wrap_reply_store_error(struct request *req, enum store_rc rc)
-{
-	(void)req, (void)rc;
-	fail_msg("reply_store_error called");
-}
-
-const char *__wrap_req_header(struct request *req, const char *name)
-{
-	(void)req;
-	fail_msg("req_header called: %s", name);
-	return NULL;
-}
-
-const char *__wrap_req_query(struct request *req, const char *name)
-{
-	(void)req;
-	fail_msg("req_query called: %s", name);
-	return NULL;
-}
 
 enum store_rc __wrap_store_iam_get(struct store *st, const char *api, const char *project,
 				   const char *job_id, char **policy_json, int64_t *etag)
@@ -198,13 +157,21 @@ static void secrets_estimate_entropy_by_alphabet(void **state)
 	assert_float_equal(auth_secret_bits("0123456789"), 10 * 3.321928, 1e-4);
 	assert_float_equal(auth_secret_bits("deadbeef"), 8 * 4.0, 1e-9);
 	assert_float_equal(auth_secret_bits("DEADBEEF"), 8 * 4.0, 1e-9);
-	assert_float_equal(auth_secret_bits("deadbeefg"), 9 * log2(36), 1e-9);
+	assert_float_equal(auth_secret_bits("deadbeefg"), 9 * log2(26), 1e-9);
+	assert_float_equal(auth_secret_bits("deadbeefg1"), 10 * log2(36), 1e-9);
 	assert_float_equal(auth_secret_bits("deadBEEF"), 8 * log2(62), 1e-9);
-	assert_float_equal(auth_secret_bits("ab+/"), 4 * 6.0, 1e-9);
-	assert_float_equal(auth_secret_bits("ab-_"), 4 * 6.0, 1e-9);
+	/* Mixed case: base64's alphabets; one case: only the classes used
+	 * (a lowercase phrase with hyphens is not base64url). */
+	assert_float_equal(auth_secret_bits("aB+/"), 4 * 6.0, 1e-9);
+	assert_float_equal(auth_secret_bits("aB-_"), 4 * 6.0, 1e-9);
+	assert_float_equal(auth_secret_bits("aB+-"), 4 * log2(94), 1e-9);
+	assert_float_equal(auth_secret_bits("aB!"), 3 * log2(94), 1e-9);
+	assert_float_equal(auth_secret_bits("ab+/"), 4 * log2(28), 1e-9);
+	assert_float_equal(auth_secret_bits("ab-_"), 4 * log2(28), 1e-9);
+	assert_float_equal(auth_secret_bits("a1-b"), 4 * log2(38), 1e-9);
 	assert_float_equal(auth_secret_bits("ab=="), 2 * 4.0, 1e-9);	/* padding is no data */
-	assert_float_equal(auth_secret_bits("a+b-"), 4 * log2(94), 1e-9);
-	assert_float_equal(auth_secret_bits("a!b"), 3 * log2(94), 1e-9);
+	assert_float_equal(auth_secret_bits("a+b-"), 4 * log2(30), 1e-9);
+	assert_float_equal(auth_secret_bits("a!b"), 3 * log2(58), 1e-9);
 	assert_float_equal(auth_secret_bits("a b"), 0, 0);
 	assert_float_equal(auth_secret_bits("caf\xc3\xa9"), 0, 0);
 	assert_float_equal(auth_secret_bits(""), 0, 0);
@@ -220,6 +187,12 @@ static void secrets_refuse_defaults_placeholders_short_and_degenerate(void **sta
 	(void)state;
 	expect_weak("trainplane-dev-token", "public default");
 	expect_weak("TRAINPLANE-DEV-TOKEN", "public default");
+	/* The default padded out, and a lowercase phrase long enough for 256 bits
+	 * at base64url's 6 bits a character (it is not base64url). */
+	expect_weak("trainplane-dev-token-trainplane-dev-token-padded-out-to-60-char",
+		    "public default");
+	expect_weak("correct-horse-battery-staple-and-some-more-words-here",
+		    "characters from an alphabet of 28");
 	expect_weak("CHANGE-ME-openssl-rand-hex-32", "placeholder");
 	random_hex(hex, 40);
 	snprintf(s, sizeof(s), "changeme%s", hex);
@@ -325,6 +298,153 @@ static void agent_routes_take_the_cluster_token_or_the_nodes_own(void **state)
 	assert_false(auth_is_cluster_token(cluster, "3c1e"));
 	assert_false(auth_is_cluster_token(NULL, ""));
 	assert_false(auth_is_cluster_token("", ""));
+}
+
+/* Sets t's hash to that of secret, as the tokens file holds it. */
+static void set_secret(struct auth_token *t, const char *secret)
+{
+	char hex[65];
+
+	auth_sha256_hex(secret, hex);
+	for (int b = 0; b < 32; b++) {
+		unsigned int x;
+		sscanf(hex + 2 * b, "%2x", &x);
+		t->sha256[b] = (unsigned char)x;
+	}
+}
+
+/* The "reason" of a refusal's ErrorInfo detail, or NULL. */
+static const char *reason_of(const struct auth_decision *d)
+{
+	return json_string_value(json_object_get(json_array_get(d->details, 0), "reason"));
+}
+
+/* Checks a refusal's code and that its message holds want; releases it. */
+static void assert_refused(struct auth_decision d, enum api_code code, const char *want)
+{
+	assert_false(d.allowed);
+	assert_int_equal(d.store_rc, STORE_OK);
+	assert_int_equal(d.code, code);
+	assert_non_null(d.message);
+	if (!strstr(d.message, want))
+		fail_msg("message \"%s\" lacks \"%s\"", d.message, want);
+	auth_decision_release(&d);
+	assert_null(d.message);
+}
+
+static void assert_allowed(struct auth_decision d)
+{
+	if (!d.allowed)
+		fail_msg("refused: %s", d.message);
+	assert_null(d.details);
+	auth_decision_release(&d);
+}
+
+static void requests_get_decisions_without_http(void **state)
+{
+	char *projects_a[] = { "a" }, *nodes_a[] = { "gpu-a" };
+	struct auth_token v[3] = {
+		{ .name = "dev", .member = "user:dev", .kind = TOKEN_USER, .role = ROLE_DEVELOPER,
+		  .projects = projects_a, .nprojects = 1 },
+		{ .name = "node-a", .kind = TOKEN_AGENT, .nodes = nodes_a, .nnodes = 1 },
+		{ .name = "scraper", .kind = TOKEN_METRICS },
+	};
+	struct auth_tokens t = { v, 3 };
+	struct snapshot *snap = snapshot_new(&t, NULL);
+	struct snap_ref *ref = NULL;
+	const char *cluster = "3c1e4a4f0a6b2c9d8e7f60514233241506f7e8d9cab0b1c2d3e4f5a6b7c8d9e0";
+	char *agent_params[4] = { "gpu-a" }, *list_b[4] = { "b" }, *list_a[4] = { "a" };
+	struct auth_request sync = {
+		.mode = AUTH_TOKENS, .tokens = snap, .tokens_ref = &ref, .cluster_token = cluster,
+		.operation_id = "agent.nodes.sync", .pattern = "/agent/v1/nodes/{nodesId}:sync",
+		.agent_route = true, .params = agent_params, .nparams = 4,
+		.path = "/agent/v1/nodes/gpu-a:sync",
+	};
+	struct auth_request list = {
+		.mode = AUTH_TOKENS, .tokens = snap, .tokens_ref = &ref, .cluster_token = cluster,
+		.operation_id = "ml.projects.jobs.list", .pattern = "/v1/projects/{projectsId}/jobs",
+		.params = list_b, .nparams = 4, .path = "/v1/projects/b/jobs",
+	};
+	struct auth_request logs = {
+		.mode = AUTH_TOKENS, .tokens = snap, .tokens_ref = &ref, .cluster_token = cluster,
+		.operation_id = "logging.entries.list", .pattern = "/v2/entries:list",
+		.path = "/v2/entries:list",
+	};
+	struct auth_request health = list;
+
+	(void)state;
+	set_secret(&v[0], "token-of-dev");
+	set_secret(&v[1], "token-of-node-a");
+	set_secret(&v[2], "token-of-scraper");
+
+	/* agent routes: the cluster token or the node's own */
+	assert_refused(auth_check_agent(&sync), API_UNAUTHENTICATED, "agent routes need the cluster token");
+	sync.authorization = "Bearer token-of-node-a";
+	assert_allowed(auth_check_agent(&sync));
+	assert_non_null(ref);	/* the tokens file version is held for the request */
+	sync.params = list_b;	/* another node's route */
+	assert_refused(auth_check_agent(&sync), API_PERMISSION_DENIED, "not bound to node b");
+	sync.authorization = "bearer 3c1e4a4f0a6b2c9d8e7f60514233241506f7e8d9cab0b1c2d3e4f5a6b7c8d9e0";
+	assert_allowed(auth_check_agent(&sync));	/* "Bearer" in any case */
+	sync.authorization = "Bearer token-of-dev";
+	assert_refused(auth_check_agent(&sync), API_UNAUTHENTICATED, "agent routes");
+	/* ... and the cluster token opens no user route */
+	list.authorization = "Bearer 3c1e4a4f0a6b2c9d8e7f60514233241506f7e8d9cab0b1c2d3e4f5a6b7c8d9e0";
+	assert_refused(auth_check_agent(&list), API_PERMISSION_DENIED, "cluster token cannot call");
+
+	/* who calls */
+	list.authorization = NULL;
+	struct auth_decision d = auth_authenticate(&list);
+	assert_string_equal(reason_of(&d), "CREDENTIALS_MISSING");
+	assert_refused(d, API_UNAUTHENTICATED, "missing required authentication credential");
+	list.authorization = "Bearer token-of-nobody";
+	d = auth_authenticate(&list);
+	assert_string_equal(reason_of(&d), "ACCESS_TOKEN_TYPE_UNSUPPORTED");
+	assert_refused(d, API_UNAUTHENTICATED, "invalid authentication credentials");
+	assert_null(list.caller);
+	list.authorization = "Bearer token-of-scraper";
+	assert_refused(auth_authenticate(&list), API_PERMISSION_DENIED, "metrics tokens open /metrics only");
+	list.authorization = "Bearer token-of-node-a";
+	assert_refused(auth_authenticate(&list), API_PERMISSION_DENIED, "agent tokens open the agent routes");
+	list.authorization = NULL;
+	list.key = "token-of-dev";	/* ?key= */
+	list.caller = NULL;
+	assert_allowed(auth_authenticate(&list));
+	assert_ptr_equal(list.caller, &v[0]);
+	health.operation_id = "healthz";
+	health.authorization = NULL;
+	health.key = NULL;
+	assert_allowed(auth_authenticate(&health));	/* public */
+	assert_null(health.caller);
+
+	/* whether they may: project b is not the developer's, a is */
+	d = auth_authorize(&list);
+	assert_string_equal(reason_of(&d), "IAM_PERMISSION_DENIED");
+	assert_refused(d, API_PERMISSION_DENIED,
+		       "Permission 'ml.jobs.list' denied on resource 'projects/b'");
+	list.params = list_a;
+	list.path = "/v1/projects/a/jobs";
+	assert_allowed(auth_authorize(&list));
+	/* logging names its projects in the body */
+	logs.caller = &v[0];
+	json_t *body = json_pack("{s:[s,s]}", "resourceNames", "projects/a", "projects/b");
+	logs.body = body;
+	assert_refused(auth_authorize(&logs), API_PERMISSION_DENIED, "on resource 'projects/b'");
+	json_array_remove(json_object_get(body, "resourceNames"), 1);
+	assert_allowed(auth_authorize(&logs));
+	json_decref(body);
+
+	/* open mode: everyone may do everything, the cluster token still no user's */
+	list.mode = AUTH_OPEN;
+	list.caller = NULL;
+	list.params = list_b;
+	assert_allowed(auth_authenticate(&list));
+	assert_allowed(auth_authorize(&list));
+	list.authorization = "Bearer 3c1e4a4f0a6b2c9d8e7f60514233241506f7e8d9cab0b1c2d3e4f5a6b7c8d9e0";
+	assert_refused(auth_check_agent(&list), API_PERMISSION_DENIED, "cluster token");
+
+	snapshot_release(ref);
+	snapshot_free(snap);
 }
 
 static void policies_grant_by_role_and_member(void **state)
@@ -507,6 +627,7 @@ int main(void)
 		cmocka_unit_test(secrets_refuse_defaults_placeholders_short_and_degenerate),
 		cmocka_unit_test(secrets_of_32_random_bytes_pass),
 		cmocka_unit_test(agent_routes_take_the_cluster_token_or_the_nodes_own),
+		cmocka_unit_test(requests_get_decisions_without_http),
 		cmocka_unit_test_teardown(tokens_file_loads_and_finds, teardown),
 		cmocka_unit_test_teardown(tokens_file_errors_name_line_and_column, teardown),
 		cmocka_unit_test(snapshot_frees_a_replaced_version_after_its_last_reader),

@@ -471,6 +471,54 @@ static void test_missing_and_empty_files(void **state)
 	}
 }
 
+/*
+ * The built-in catalog (build/gen/catalog_builtin.c, the server's default)
+ * is deploy/catalog.yaml byte for byte and loads to the same regions;
+ * catalog_load_text() reports problems under its name, with line and column.
+ */
+static void test_builtin_catalog(void **state)
+{
+	struct catalog *c = NULL;
+	char err[512];
+	FILE *f;
+	char *file;
+	long n;
+
+	(void)state;
+	f = fopen("deploy/catalog.yaml", "rb");
+	assert_non_null(f);
+	assert_int_equal(fseek(f, 0, SEEK_END), 0);
+	n = ftell(f);
+	assert_true(n > 0);
+	rewind(f);
+	file = malloc((size_t)n);
+	assert_non_null(file);
+	assert_int_equal(fread(file, 1, (size_t)n, f), (size_t)n);
+	fclose(f);
+	assert_int_equal(catalog_builtin_yaml_len, (size_t)n);
+	assert_memory_equal(catalog_builtin_yaml, file, (size_t)n);
+	assert_int_equal(catalog_builtin_yaml[n], '\0');
+	free(file);
+
+	assert_int_equal(catalog_load_text(CATALOG_BUILTIN_NAME, catalog_builtin_yaml,
+					   catalog_builtin_yaml_len, &c, err, sizeof(err)), 0);
+	assert_int_equal(catalog_region_count(c), catalog_region_count(cat));
+	for (size_t i = 0; i < catalog_region_count(c); i++)
+		assert_string_equal(catalog_region_name(c, i), catalog_region_name(cat, i));
+	catalog_free(c);
+
+	static const char bad_yaml[] = "version: 1\nregions: [\n";
+	assert_int_equal(catalog_load_text("mem", bad_yaml, sizeof(bad_yaml) - 1, &c, err, sizeof(err)), -1);
+	assert_null(c);
+	assert_true(!strncmp(err, "mem:3:1: ", 9));
+	static const char unknown[] = "version: 1\nno_such_section: {}\n";
+	assert_int_equal(catalog_load_text("mem", unknown, sizeof(unknown) - 1, &c, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "no_such_section"));
+	assert_true(!strncmp(err, "mem:", 4));
+	assert_int_equal(catalog_load_text("mem", "", 0, &c, err, sizeof(err)), -1);
+	assert_string_equal(err, "mem:1:1: the catalog is empty");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -483,6 +531,7 @@ int main(void)
 		cmocka_unit_test(test_mini_loads),
 		cmocka_unit_test(test_broken_catalogs),
 		cmocka_unit_test(test_missing_and_empty_files),
+		cmocka_unit_test(test_builtin_catalog),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -77,6 +77,10 @@ static void test_framing(void **state)
 		  400 },
 		{ "POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip, chunked\r\n\r\n", 501 },
 		{ "POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding:\r\n\r\n", 400 },
+		/* a Transfer-Encoding naming no coding is one all the same */
+		{ "POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: ,\r\nContent-Length: 5\r\n\r\n",
+		  400 },
+		{ "POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: , ,\r\n\r\n", 400 },
 		{ "POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n", 400 },
 		{ "POST / HTTP/1.1\r\nHost: x\r\nContent-Length : 5\r\n\r\n", 400 },
 		{ "POST / HTTP/1.1\r\nHost: x\r\n Content-Length: 5\r\n\r\n", 400 },
@@ -174,6 +178,15 @@ static void test_head_end_incremental(void **state)
 	memcpy(big, "GET / HTTP/1.1\r\nX: ", 19);
 	memset(&scan, 0, sizeof(scan));
 	assert_int_equal(http_head_end(big, HTTP_MAX_HEAD + 100, &scan, &err), -1);
+	assert_int_equal(err.status, 431);
+	/* Every byte counts against the head's limit, CRLFs too: a head of
+	 * exactly the buffer's size ending in CRLF, with no empty line yet. */
+	memset(&scan, 0, sizeof(scan));
+	memcpy(big, "GET / HTTP/1.1\r\nX: ", 19);
+	memset(big + 19, 'a', HTTP_MAX_HEAD + 100 - 19);
+	big[HTTP_MAX_HEAD] = '\r';
+	big[HTTP_MAX_HEAD + 1] = '\n';
+	assert_int_equal(http_head_end(big, HTTP_MAX_HEAD + 2, &scan, &err), -1);
 	assert_int_equal(err.status, 431);
 	free(big);
 	memset(&scan, 0, sizeof(scan));

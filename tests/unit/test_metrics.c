@@ -1,6 +1,7 @@
 /*
- * Unit tests: the Prometheus exposition writer (server/metrics.c), the
- * cluster gauges from a database snapshot, and log lines (lib/log.c).
+ * Unit tests: the Prometheus exposition writer and the registry of
+ * counters and histograms (lib/metrics.c), the cluster gauges from a
+ * database snapshot (server/api_metrics.c), and log lines (lib/log.c).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -12,6 +13,7 @@
 
 #include <jansson.h>
 
+#include "api_metrics.h"
 #include "http.h"
 #include "job_cache.h"
 #include "log.h"
@@ -24,8 +26,8 @@
 /*
  * The /metrics handler's collaborators (the router's table, the store, the
  * scheduler, the reply) are not under test here: the driver links
- * server/metrics.o alone, the Makefile's test_metrics_WRAP sends its calls
- * to these __wrap_ mocks, and a call fails the test.
+ * server/api_metrics.o alone, the Makefile's test_metrics_WRAP sends its
+ * calls to these __wrap_ mocks, and a call fails the test.
  */
 const struct route routes[1];
 const size_t routes_count = 0;
@@ -186,6 +188,47 @@ static void cluster_gauges_from_a_snapshot(void **state)
 	sb_release(&sb);
 }
 
+/* Registered before main(), as store/ and scheduler/ register theirs. */
+METRIC_COUNTER(zz_events, "test_zz_events_total", "Events \\ counted.")
+METRIC_HISTOGRAM(aa_wait, "test_aa_wait_seconds", "A wait.", &b3)
+
+static void registered_figures_are_written_in_name_order(void **state)
+{
+	struct strbuf sb = STRBUF_INIT;
+	(void)state;
+
+	/* Shown before their first event, so that rate() has a start. (The
+	 * store's and scheduler's, when linked in, sort after test_.) */
+	metrics_write_registered(&sb);
+	const char *want =
+		"# HELP test_aa_wait_seconds A wait.\n"
+		"# TYPE test_aa_wait_seconds histogram\n"
+		"test_aa_wait_seconds_bucket{le=\"0.1\"} 0\n"
+		"test_aa_wait_seconds_bucket{le=\"1\"} 0\n"
+		"test_aa_wait_seconds_bucket{le=\"10\"} 0\n"
+		"test_aa_wait_seconds_bucket{le=\"+Inf\"} 0\n"
+		"test_aa_wait_seconds_sum 0.000000\n"
+		"test_aa_wait_seconds_count 0\n"
+		"# HELP test_zz_events_total Events \\\\ counted.\n"
+		"# TYPE test_zz_events_total counter\n"
+		"test_zz_events_total 0\n";
+	assert_true(sb.len >= strlen(want));
+	assert_memory_equal(sb_str(&sb), want, strlen(want));
+	metric_add(&zz_events, 2);
+	metric_add(&zz_events, 40);
+	metric_observe(&aa_wait, 0.5);
+	metric_observe(&aa_wait, 2);
+	sb_reset(&sb);
+	metrics_write_registered(&sb);
+	const char *t = sb_str(&sb);
+	assert_non_null(strstr(t, "test_zz_events_total 42\n"));
+	assert_non_null(strstr(t, "test_aa_wait_seconds_bucket{le=\"1\"} 1\n"));
+	assert_non_null(strstr(t, "test_aa_wait_seconds_bucket{le=\"+Inf\"} 2\n"));
+	assert_non_null(strstr(t, "test_aa_wait_seconds_sum 2.500000\n"));
+	assert_true(strstr(t, "test_aa_wait") < strstr(t, "test_zz_events"));
+	sb_release(&sb);
+}
+
 static void log_lines_text_and_json(void **state)
 {
 	char line[512];
@@ -236,6 +279,7 @@ int main(void)
 		cmocka_unit_test(label_values_are_escaped),
 		cmocka_unit_test(help_escapes_backslash_and_newline_only),
 		cmocka_unit_test(cluster_gauges_from_a_snapshot),
+		cmocka_unit_test(registered_figures_are_written_in_name_order),
 		cmocka_unit_test(log_lines_text_and_json),
 	};
 	return cmocka_run_group_tests_name("metrics", tests, NULL, NULL);

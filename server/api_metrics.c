@@ -1,127 +1,24 @@
-#include "metrics.h"
+/*
+ * api_metrics.c - GET /metrics: the HTTP layer's figures (requests by route
+ * and code, latency), the cluster's gauges from the database, the store's,
+ * pipe's, job cache's and scheduler's figures asked of them, and every
+ * registered figure of lib/metrics.h (the store's and scheduler's
+ * histograms among them).
+ */
+#include "api_metrics.h"
 
 #include <jansson.h>
-#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "http.h"
+#include "job_cache.h"
 #include "log.h"
 #include "scheduler.h"
-#include "job_cache.h"
-#include "store_pipe.h"
 #include "store_metrics.h"
-
-static const double latency_le[] = { 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1,
-				     0.25, 0.5, 1, 2.5, 5, 10, 30, 60 };
-static const double wait_le[] = { 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600,
-				  1800, 3600, 7200, 21600, 86400 };
-const struct metrics_buckets metrics_latency_buckets = { ARRAY_SIZE(latency_le), latency_le };
-const struct metrics_buckets metrics_wait_buckets = { ARRAY_SIZE(wait_le), wait_le };
-
-/* --- the exposition writer --------------------------------------------- */
-
-void metrics_histogram_observe(struct metrics_histogram *h, const struct metrics_buckets *b,
-			       double seconds)
-{
-	size_t i = 0;
-
-	if (!(seconds >= 0))
-		seconds = 0;	/* clock steps, NaN */
-	while (i < b->n && seconds > b->le[i])
-		i++;
-	atomic_fetch_add_explicit(&h->count[i], 1, memory_order_relaxed);
-	atomic_fetch_add_explicit(&h->sum_us, (uint64_t)llround(seconds * 1e6),
-				  memory_order_relaxed);
-}
-
-void metrics_escape_label(struct strbuf *sb, const char *value)
-{
-	for (const char *p = value; *p; p++) {
-		if (*p == '\\')
-			sb_addstr(sb, "\\\\");
-		else if (*p == '"')
-			sb_addstr(sb, "\\\"");
-		else if (*p == '\n')
-			sb_addstr(sb, "\\n");
-		else
-			sb_addch(sb, *p);
-	}
-}
-
-void metrics_label(struct strbuf *sb, const char *name, const char *value)
-{
-	sb_addf(sb, "%s%s=\"", sb->len ? "," : "", name);
-	metrics_escape_label(sb, value ? value : "");
-	sb_addch(sb, '"');
-}
-
-void metrics_family(struct strbuf *sb, const char *name, const char *type, const char *help)
-{
-	sb_addf(sb, "# HELP %s ", name);
-	/* HELP text escapes only backslash and newline. */
-	for (const char *p = help; *p; p++) {
-		if (*p == '\\')
-			sb_addstr(sb, "\\\\");
-		else if (*p == '\n')
-			sb_addstr(sb, "\\n");
-		else
-			sb_addch(sb, *p);
-	}
-	sb_addf(sb, "\n# TYPE %s %s\n", name, type);
-}
-
-static void sample_name(struct strbuf *sb, const char *name, const char *labels)
-{
-	if (labels && *labels)
-		sb_addf(sb, "%s{%s} ", name, labels);
-	else
-		sb_addf(sb, "%s ", name);
-}
-
-void metrics_sample(struct strbuf *sb, const char *name, const char *labels, double value)
-{
-	sample_name(sb, name, labels);
-	if (isnan(value))
-		sb_addstr(sb, "NaN\n");
-	else if (isinf(value))
-		sb_addstr(sb, value > 0 ? "+Inf\n" : "-Inf\n");
-	else
-		sb_addf(sb, "%.10g\n", value);
-}
-
-void metrics_sample_u64(struct strbuf *sb, const char *name, const char *labels, uint64_t value)
-{
-	sample_name(sb, name, labels);
-	sb_addf(sb, "%llu\n", (unsigned long long)value);
-}
-
-void metrics_write_histogram(struct strbuf *sb, const char *name, const char *labels,
-			     const struct metrics_histogram *h, const struct metrics_buckets *b)
-{
-	uint64_t cum = 0;
-	const char *sep = labels && *labels ? "," : "";
-
-	if (!labels)
-		labels = "";
-	for (size_t i = 0; i <= b->n; i++) {
-		cum += atomic_load_explicit(&h->count[i], memory_order_relaxed);
-		if (i < b->n)
-			sb_addf(sb, "%s_bucket{%s%sle=\"%g\"} %llu\n", name, labels, sep, b->le[i],
-				(unsigned long long)cum);
-		else
-			sb_addf(sb, "%s_bucket{%s%sle=\"+Inf\"} %llu\n", name, labels, sep,
-				(unsigned long long)cum);
-	}
-	/* The count is the +Inf bucket's, read once: the two always agree. */
-	uint64_t sum = atomic_load_explicit(&h->sum_us, memory_order_relaxed);
-	sb_addf(sb, "%s_sum%s%s%s %.6f\n", name, *labels ? "{" : "", labels, *labels ? "}" : "",
-		(double)sum / 1e6);
-	sb_addf(sb, "%s_count%s%s%s %llu\n", name, *labels ? "{" : "", labels, *labels ? "}" : "",
-		(unsigned long long)cum);
-}
+#include "store_pipe.h"
 
 /* --- this process's figures ---------------------------------------------- */
 
@@ -135,7 +32,6 @@ static const int codes[] = { 200, 201, 204, 304, 400, 401, 403, 404, 405, 408, 4
 static struct {
 	_Atomic uint64_t requests[MAX_ROUTE_SLOTS][NCODES];
 	struct metrics_histogram latency[MAX_ROUTE_SLOTS];
-	struct metrics_histogram queue_wait, submit_to_running, sched_pass;
 } m;
 
 static size_t route_slot(const struct route *route)
@@ -158,28 +54,13 @@ void metrics_http_observe(const struct route *route, int status, int64_t duratio
 				  (double)duration_us / 1e6);
 }
 
-void metrics_observe_queue_wait(double seconds)
-{
-	metrics_histogram_observe(&m.queue_wait, &metrics_wait_buckets, seconds);
-}
-
-void metrics_observe_submit_to_running(double seconds)
-{
-	metrics_histogram_observe(&m.submit_to_running, &metrics_wait_buckets, seconds);
-}
-
-void metrics_observe_sched_pass(double seconds)
-{
-	metrics_histogram_observe(&m.sched_pass, &metrics_latency_buckets, seconds);
-}
-
 static const char *slot_name(size_t slot)
 {
 	return slot < routes_count && slot < MAX_ROUTE_SLOTS - 1 ? routes[slot].operation_id
 								  : "unmatched";
 }
 
-void metrics_write_process(struct strbuf *sb)
+void metrics_write_http(struct strbuf *sb)
 {
 	struct strbuf lb = STRBUF_INIT;
 	size_t slots = route_slot(NULL) + 1;
@@ -218,21 +99,6 @@ void metrics_write_process(struct strbuf *sb)
 					&m.latency[s], &metrics_latency_buckets);
 	}
 	sb_release(&lb);
-	metrics_family(sb, "trainplane_queue_wait_seconds", "histogram",
-		       "Time from a job's creation to its placement (QUEUED to PREPARING), "
-		       "observed by the scheduler leader that placed it.");
-	metrics_write_histogram(sb, "trainplane_queue_wait_seconds", NULL, &m.queue_wait,
-				&metrics_wait_buckets);
-	metrics_family(sb, "trainplane_submit_to_running_seconds", "histogram",
-		       "Time from a job's creation to RUNNING, observed by the server whose "
-		       "agent sync made it RUNNING.");
-	metrics_write_histogram(sb, "trainplane_submit_to_running_seconds", NULL,
-				&m.submit_to_running, &metrics_wait_buckets);
-	metrics_family(sb, "trainplane_scheduler_pass_duration_seconds", "histogram",
-		       "Duration of the scheduling passes (placement included) this server ran "
-		       "as the leader.");
-	metrics_write_histogram(sb, "trainplane_scheduler_pass_duration_seconds", NULL,
-				&m.sched_pass, &metrics_latency_buckets);
 }
 
 /* --- the cluster, from the database ------------------------------------ */
@@ -491,7 +357,8 @@ void metrics_handle(struct request *req)
 	metrics_family(&sb, "trainplane_scheduler_leader", "gauge",
 		       "1 on the server whose scheduler is the leader.");
 	metrics_sample(&sb, "trainplane_scheduler_leader", NULL, sched_is_leader(req->srv->sched));
-	metrics_write_process(&sb);
+	metrics_write_http(&sb);
+	metrics_write_registered(&sb);
 	size_t len = sb.len;
 	reply_text(req, 200, METRICS_CONTENT_TYPE, sb_detach(&sb), len);
 }

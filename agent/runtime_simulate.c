@@ -1,0 +1,62 @@
+/*
+ * runtime_simulate.c - the simulate runtime: nothing runs. A replica is
+ * RUNNING for its script's duration (simulate_script.h), then EXITED with
+ * the script's code; its log says so. Stopping it ends it at once, as
+ * SIGTERM would.
+ */
+#include "runtime.h"
+
+#include <signal.h>
+#include <stdlib.h>
+
+#include "replica_log.h"
+#include "simulate_script.h"
+
+static void simulate_start(const struct agent_config *cfg, struct replica *r,
+			   const struct desired_replica *d)
+{
+	if (d && d->has_simulate) {
+		r->sim_seconds = d->sim_seconds;
+		r->sim_exit = d->sim_exit;
+	} else if (simulate_script_parse(cfg->simulate_default, &r->sim_seconds, &r->sim_exit)) {
+		r->sim_seconds = 2;
+		r->sim_exit = 0;
+	}
+	char *line = xasprintf("simulate: replica %s attempt %d runs for %gs, then exits with %d",
+			       r->id, r->attempt, r->sim_seconds, r->sim_exit);
+	replica_log_append(r, 'O', line);
+	free(line);
+	r->state = RS_RUNNING;
+}
+
+static void simulate_poll(const struct agent_config *cfg, struct replica *r)
+{
+	(void)cfg;
+	int64_t end = r->start_usec + (int64_t)(r->sim_seconds * 1e6);
+	if (r->state != RS_RUNNING || now_usec() < end)
+		return;
+	char *line = xasprintf("simulate: exiting with %d", r->sim_exit);
+	replica_log_append(r, r->sim_exit ? 'E' : 'O', line);
+	free(line);
+	replica_set_final(r, RS_EXITED, r->sim_exit, end, NULL);
+}
+
+static void simulate_stop(const struct agent_config *cfg, struct replica *r)
+{
+	(void)cfg;
+	r->stopping = true;
+	if (r->state != RS_RUNNING && r->state != RS_STARTING)
+		return;
+	replica_log_append(r, 'E', "simulate: stopped by SIGTERM");
+	replica_set_final(r, RS_EXITED, 128 + SIGTERM, 0, NULL);
+}
+
+static void nothing_to_release(const struct agent_config *cfg, struct replica *r)
+{
+	(void)cfg;
+	(void)r;
+}
+
+const struct runtime_ops runtime_simulate_ops = {
+	simulate_start, simulate_poll, simulate_stop, nothing_to_release,
+};

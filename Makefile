@@ -39,14 +39,19 @@ AGENT_SRC  := $(filter-out agent/main.c,$(wildcard agent/*.c))
 AGENT_OBJ  := $(AGENT_SRC:%.c=$(BUILD)/%.o)
 CLI_SRC    := $(filter-out cli/main.c,$(wildcard cli/*.c))
 CLI_OBJ    := $(CLI_SRC:%.c=$(BUILD)/%.o)
+# The test tiers, by where a driver lives (tests/README.md): unit drivers
+# in tests/unit/, C drivers of the integration tier (PostgreSQL, podman) in
+# tests/integration/c/; both build into $(BUILD)/tests/.
 UNIT_SRC   := $(wildcard tests/unit/test_*.c)
 UNIT_BIN   := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+ITEST_SRC  := $(wildcard tests/integration/c/test_*.c)
+ITEST_BIN  := $(ITEST_SRC:tests/integration/c/%.c=$(BUILD)/tests/%)
 
 SERVER := $(BUILD)/trainplane-server
 AGENT  := $(BUILD)/trainplane-agent
 CLI    := $(BUILD)/trainplane
 
-.PHONY: all deps run test test-unit test-integration lint-openapi bench fuzz fuzz-smoke soak clean node-deps
+.PHONY: all deps run test test-unit test-integration test-integration-js lint-openapi bench fuzz fuzz-smoke soak clean node-deps
 all: $(SERVER) $(if $(wildcard agent/main.c),$(AGENT)) $(if $(wildcard cli/main.c),$(CLI))
 
 $(BUILD)/%.o: %.c
@@ -86,9 +91,60 @@ $(SERVER): $(SERVER_OBJ) $(BUILD)/libtrainplane.a
 $(AGENT): $(BUILD)/agent/main.o $(BUILD)/libagent.a $(BUILD)/libtrainplane.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libagent.a $(BUILD)/libcli.a $(BUILD)/libtrainplane.a
-	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -Iagent -Icli $(LDFLAGS) -o $@ $< $(BUILD)/libagent.a $(BUILD)/libcli.a $(BUILD)/libtrainplane.a $(LDLIBS) -lcmocka
+.SECONDEXPANSION:
+# One archive per folder for the unit drivers (the binaries link
+# libtrainplane.a): the linker takes from an archive only what is reached.
+# The generated objects go with the folder whose header declares them.
+# (No '%' in the prerequisites: a pattern rule puts the stem there.)
+GEN_OF_lib   := $(BUILD)/gen/catalog_builtin.o
+GEN_OF_store := $(BUILD)/gen/schema_sql.o
+$(BUILD)/lib%.a: $$(addsuffix .o,$$(addprefix $(BUILD)/,$$(basename $$(filter-out $$*/main.c,$$(wildcard $$*/*.c))))) \
+		$$(GEN_OF_$$*)
+	rm -f $@ && ar rcs $@ $^
+
+# Unit drivers: each links lib/ and what its test_x_LINK names: folders
+# (their archive) or single objects (folder/file.o); test_x_WRAP names the
+# collaborators it replaces with mocks of its own (-Wl,--wrap=f: its
+# __wrap_f is called instead). Nothing else: a unit driver that reaches
+# further does not link. No line: lib/ only.
+test_agent_config_LINK   := agent
+test_agent_gpu_LINK      := agent
+test_agent_lease_LINK    := agent
+test_agent_process_LINK  := agent
+test_agent_simulate_LINK := agent
+test_agent_sync_LINK     := agent
+test_auth_LINK           := server/auth.o
+test_auth_WRAP           := store_iam_get
+test_cli_LINK            := cli spec
+test_filter_LINK         := server
+test_http_parse_LINK     := server
+test_job_plan_LINK       := spec
+test_job_state_LINK      := spec
+test_metric_file_LINK    := agent
+test_metrics_LINK        := server/api_metrics.o spec
+test_metrics_WRAP        := reply_text job_cache_stats sched_is_leader store_metrics_snapshot \
+                            store_pipe_stats store_rc_name store_stats
+test_placement_LINK      := scheduler spec
+test_replica_env_LINK    := scheduler spec
+test_schema_LINK         := spec server/api_error.o
+test_validate_LINK       := spec
+
+unit_link = $(foreach x,$($(1)_LINK),$(if $(filter %.o,$(x)),$(BUILD)/$(x),$(BUILD)/lib$(x).a)) \
+	$(BUILD)/liblib.a
+comma := ,
+
+$(UNIT_BIN): $(BUILD)/tests/%: tests/unit/%.c $$(call unit_link,$$*)
+	@mkdir -p $(BUILD)/tests/unit
+	$(CC) $(CFLAGS) -MF $(BUILD)/tests/unit/$*.d -Itests/unit -Icli $(LDFLAGS) -o $@ $< -Wl,--start-group $(call unit_link,$*) \
+		-Wl,--end-group $(addprefix -Wl$(comma)--wrap=,$($*_WRAP)) -Wl,--as-needed $(LDLIBS) -lcmocka
+
+# C drivers of the integration tier test parts together: they link everything.
+$(ITEST_BIN): $(BUILD)/tests/%: tests/integration/c/%.c $(BUILD)/libagent.a $(BUILD)/libcli.a \
+		$(BUILD)/libtrainplane.a
+	@mkdir -p $(BUILD)/tests/integration
+	$(CC) $(CFLAGS) -MF $(BUILD)/tests/integration/$*.d -Itests/unit -Icli $(LDFLAGS) -o $@ $< \
+		$(BUILD)/libagent.a $(BUILD)/libcli.a \
+		$(BUILD)/libtrainplane.a $(LDLIBS) -lcmocka
 
 # --- set-up -----------------------------------------------------------------
 # Debian packages, by what needs them. Each command installs only its lists:
@@ -162,19 +218,54 @@ run: deps
 	./tools/run.sh $(SERVER) $(AGENT)
 
 # --- tests --------------------------------------------------------------------
+# make test builds everything (in parallel), then runs every test side by
+# side: the integration tier (the node files, TEST_CONCURRENCY at once, and
+# the C drivers of tests/integration/c/), the unit drivers, the fuzz smoke
+# and the openapi lint, TEST_JOBS at once. Each run's output comes whole
+# (make -Otarget) into $(BUILD)/test.log; the summary closes it.
+# Both numbers are above the 2 cores on purpose: the tests mostly wait.
+TEST_JOBS        ?= 6
+TEST_CONCURRENCY ?= 8
+NPROC            := $(shell nproc 2>/dev/null || echo 2)
+FUZZ_TARGETS     := $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
+UNIT_RUNS        := $(UNIT_BIN:$(BUILD)/tests/%=run-%)
+ITEST_RUNS       := $(ITEST_BIN:$(BUILD)/tests/%=run-%)
+# The integration files, longest first: the runner starts them in this
+# order, so the long ones do not start last and hold up the end.
+IT_FILES         := $(wildcard tests/integration/*.test.mjs)
+IT_SLOW_NAMES    := access fencing replica_identity_restore replica_identity_fresh replication \
+                    http_hardening scheduler_e2e replica_identity_side_by_side resilience vertex_restart
+IT_SLOW          := $(foreach n,$(IT_SLOW_NAMES),$(filter %/$(n).test.mjs,$(IT_FILES)))
+IT_ORDER         := $(IT_SLOW) $(filter-out $(IT_SLOW),$(IT_FILES))
+TEST_TIMES       := $(abspath $(BUILD)/test-times.txt)
+TEST_ENV := TRAINPLANE_SERVER_BIN=$(abspath $(SERVER)) TRAINPLANE_AGENT_BIN=$(abspath $(AGENT)) \
+	TRAINPLANE_CLI_BIN=$(abspath $(CLI)) TRAINPLANE_SANITIZED=$(if $(SANITIZE),1,) \
+	TRAINPLANE_TEST_TIMES=$(TEST_TIMES)
+
+.PHONY: $(UNIT_RUNS) $(ITEST_RUNS) $(FUZZ_TARGETS:%=fuzz-build-%)
 test: deps
-	@$(MAKE) --no-print-directory all $(UNIT_BIN) node-deps
-	@mkdir -p $(BUILD)
-	@set -o pipefail; $(MAKE) --no-print-directory fuzz-smoke test-unit test-integration lint-openapi 2>&1 | \
-		tee $(BUILD)/test.log
-	@tools/test-summary.sh $(BUILD)/test.log
+	@$(MAKE) --no-print-directory -j$(NPROC) all $(UNIT_BIN) $(ITEST_BIN) node-deps \
+		$(FUZZ_TARGETS:%=fuzz-build-%)
+	@mkdir -p $(BUILD) && rm -f $(TEST_TIMES)
+	@set -o pipefail; rc=0; t0=$$(date +%s); \
+	$(MAKE) --no-print-directory -k -j$(TEST_JOBS) -Otarget test-integration-js $(ITEST_RUNS) \
+		fuzz-smoke $(UNIT_RUNS) lint-openapi 2>&1 | tee $(BUILD)/test.log || rc=1; \
+	echo "ran in $$(( $$(date +%s) - t0 )) s" >> $(BUILD)/test.log; \
+	tools/test-summary.sh $(BUILD)/test.log $(TEST_TIMES) || rc=1; exit $$rc
 
-test-unit: $(UNIT_BIN)
-	@fail=0; for t in $(UNIT_BIN); do echo "== $$t"; $$t || fail=1; done; exit $$fail
+# One driver's run: its output, then how long it took (also in TEST_TIMES).
+$(UNIT_RUNS) $(ITEST_RUNS): run-%: $(BUILD)/tests/%
+	@echo "== $<"; t0=$$(date +%s%N); $< ; rc=$$?; \
+	ms=$$(( ($$(date +%s%N) - t0) / 1000000 )); echo "== $< exit $$rc, $$ms ms"; \
+	printf '%s %d.%d\n' $* $$((ms / 1000)) $$((ms % 1000 / 100)) >> $(TEST_TIMES); exit $$rc
 
-test-integration: $(SERVER) $(if $(wildcard cli/main.c),$(CLI)) node-deps
-	TRAINPLANE_SERVER_BIN=$(abspath $(SERVER)) TRAINPLANE_AGENT_BIN=$(abspath $(AGENT)) TRAINPLANE_CLI_BIN=$(abspath $(CLI)) TRAINPLANE_SANITIZED=$(if $(SANITIZE),1,) \
-	  node --test --test-concurrency=1 tests/integration/
+test-unit: $(UNIT_RUNS)
+
+test-integration: test-integration-js $(ITEST_RUNS)
+
+test-integration-js: $(SERVER) $(if $(wildcard agent/main.c),$(AGENT)) $(if $(wildcard cli/main.c),$(CLI)) \
+		node-deps
+	$(TEST_ENV) node --test --test-concurrency=$(TEST_CONCURRENCY) $(IT_ORDER)
 
 lint-openapi: node-deps
 	npx --no-install redocly lint --config tests/redocly.yaml openapi.yaml
@@ -204,6 +295,9 @@ fuzz: deps
 # Every fuzz target built and its seed corpus replayed once (seconds); make test runs it.
 fuzz-smoke:
 	tools/fuzz.sh smoke
+# One target built (make test builds them side by side before it runs them).
+$(FUZZ_TARGETS:%=fuzz-build-%): fuzz-build-%:
+	@tools/fuzz.sh build $*
 
 # Outside `make test`: minutes of creates while the server is SIGKILLed and
 # restarted again and again (PostgreSQL crashes once); prints the figures.
@@ -215,4 +309,12 @@ soak: deps
 clean:
 	rm -rf build
 
--include $(shell find build -name '*.d' 2>/dev/null)
+# The dependency files of what this mode builds (not every *.d under build/:
+# a moved or deleted source leaves a stale one that names it; a test driver's
+# is kept per tier, as the driver's binary keeps its name when it moves).
+DEP_FILES := $(patsubst %.o,%.d,$(LIB_OBJ) $(SERVER_OBJ) $(AGENT_OBJ) $(CLI_OBJ) \
+	$(BUILD)/agent/main.o $(BUILD)/cli/main.o) \
+	$(UNIT_BIN:$(BUILD)/tests/%=$(BUILD)/tests/unit/%.d) \
+	$(ITEST_BIN:$(BUILD)/tests/%=$(BUILD)/tests/integration/%.d) \
+	$(addsuffix .d,$(addprefix $(BUILD)/bench/,static_server bench_validate bench_placement))
+-include $(wildcard $(DEP_FILES))

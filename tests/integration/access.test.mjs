@@ -677,7 +677,7 @@ describe('graceful SIGTERM', () => {
       // The create that began before is finished and answered normally.
       slow.write(body.slice(10));
       const reply = await Promise.race([slowReply,
-        new Promise((r) => setTimeout(() => r('(no reply within 10 s)'), 10_000))]);
+        new Promise((r) => setTimeout(() => r('(no reply within 10 s)'), 10_000).unref())]);
       assert.match(reply, /^HTTP\/1\.1 200 /, reply);
       const r = await s.exited;
       assert.deepEqual(r, { code: 0, signal: null }, s.stderr().slice(-2000));

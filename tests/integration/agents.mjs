@@ -10,6 +10,7 @@
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
+import os from 'node:os';
 import path from 'node:path';
 import assert from 'node:assert/strict';
 
@@ -117,15 +118,9 @@ export function podmanUnusable(wrapper = PODMAN_WRAPPER, extra = PODMAN_EXTRA) {
   const IMAGE = PODMAN_IMAGE;
   const sh = (cmd) => spawnSync('sh', ['-c', cmd], { encoding: 'utf8', timeout: 60_000 });
   if (sh('command -v podman').status !== 0) return 'podman is not installed';
-  if (sh(`podman image exists ${IMAGE}`).status !== 0) {
-    if (!fs.existsSync('/bin/busybox')) return `no ${IMAGE} and no /bin/busybox to build it`;
-    const d = makeTempDir('tp-img-');
-    const r = sh(`set -e; mkdir -p ${d}/rootfs/bin; cp /bin/busybox ${d}/rootfs/bin/; ` +
-      `for c in sh echo sleep cat env; do ln -sf busybox ${d}/rootfs/bin/$c; done; ` +
-      `tar -C ${d}/rootfs -cf ${d}/rootfs.tar .; podman import ${d}/rootfs.tar ${IMAGE}`);
-    fs.rmSync(path.join(d, 'rootfs.tar'), { force: true });
-    if (r.status !== 0) return `cannot build ${IMAGE}: ${r.stderr.slice(-500)}`;
-  }
+  // The image, built once for every test that needs it (under a lock).
+  const img = spawnSync(path.join(REPO_ROOT, 'tests/integration/podman-image.sh'), { encoding: 'utf8', timeout: 120_000 });
+  if (img.status !== 0) return img.stderr.trim() || `tests/integration/podman-image.sh: ${img.status ?? img.signal}`;
   const r = sh(`${wrapper} podman run --rm ${extra} ${IMAGE} sh -c :`);
   if (r.status !== 0) return `podman cannot run a container here: ${r.stderr.slice(-500)}`;
   return null;
@@ -133,16 +128,93 @@ export function podmanUnusable(wrapper = PODMAN_WRAPPER, extra = PODMAN_EXTRA) {
 
 // --- ports -------------------------------------------------------------------------
 
-/** A TCP port that was free on 127.0.0.1 a moment ago (for a server restarted on the same port). */
-export async function freePort() {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
+// Ports a test names itself (a server restarted on the same port, make
+// run's listen port, a PostgreSQL on TCP) come from below the kernel's
+// ephemeral range (/proc/sys/net/ipv4/ip_local_port_range, 32768 up here),
+// so no port-0 listener or outgoing connection of a test running beside
+// this one is ever given one of them; and each is reserved by a file in a
+// directory every test process shares, so no two test processes pick the
+// same one. A reservation lasts until this process exits; one whose process
+// is gone is taken over.
+const PORT_DIR = path.join(os.tmpdir(), 'trainplane-test-ports');
+const PORT_LOW = 10000;
+const PORT_HIGH = 20000;	// exclusive; make run's replica blocks start at 21000
+const reservedPorts = new Set();
+
+function pidAlive(pid) {
+  try { process.kill(pid, 0); return true; } catch (e) { return e.code === 'EPERM'; }
+}
+
+/** Runs fn() while holding PORT_DIR's lock (a directory: made atomically, or not at all). */
+function withPortLock(fn) {
+  const lock = path.join(PORT_DIR, 'lock');
+  for (let waited = 0; ; waited++) {
+    try {
+      fs.mkdirSync(lock);
+      break;
+    } catch (e) {
+      if (e.code !== 'EEXIST') throw e;
+      // A holder killed inside the few lines below leaves it behind.
+      try { if (Date.now() - fs.statSync(lock).mtimeMs > 10_000) fs.rmdirSync(lock); } catch { /* gone */ }
+      if (waited > 2000) throw new Error(`${lock} held for too long`);
+      spawnSync('sleep', ['0.005']);
+    }
+  }
+  try { return fn(); } finally { fs.rmdirSync(lock); }
+}
+
+/** Reserves port for this process; false when a live test process holds it. */
+function reservePort(port) {
+  fs.mkdirSync(PORT_DIR, { recursive: true, mode: 0o1777 });
+  const file = path.join(PORT_DIR, String(port));
+  try {
+    fs.writeFileSync(file, String(process.pid), { flag: 'wx' });
+  } catch (e) {
+    if (e.code !== 'EEXIST') throw e;
+    // Taken over only when its process is gone, one taker at a time.
+    const took = withPortLock(() => {
+      let holder = 0;
+      let age = Infinity;
+      try {
+        age = Date.now() - fs.statSync(file).mtimeMs;
+        holder = Number(fs.readFileSync(file, 'utf8'));
+      } catch { /* removed meanwhile */ }
+      if (holder ? pidAlive(holder) : age < 5000) return false;	// empty: its maker writes its pid now
+      fs.writeFileSync(file, String(process.pid));
+      return true;
     });
+    if (!took) return false;
+  }
+  reservedPorts.add(port);
+  return true;
+}
+
+process.on('exit', () => {
+  for (const port of reservedPorts) {
+    try { fs.unlinkSync(path.join(PORT_DIR, String(port))); } catch { /* gone */ }
+  }
+});
+
+function canListen(port) {
+  return new Promise((resolve) => {
+    const s = net.createServer();
+    s.once('error', () => resolve(false));
+    s.listen(port, '127.0.0.1', () => s.close(() => resolve(true)));
   });
+}
+
+/**
+ * A TCP port on 127.0.0.1 that is free and stays this process's own (for a
+ * server restarted on the same port, make run's listen port, ...).
+ */
+export async function freePort() {
+  for (let tries = 0; tries < 1000; tries++) {
+    const port = PORT_LOW + Math.floor(Math.random() * (PORT_HIGH - PORT_LOW));
+    if (reservedPorts.has(port) || !reservePort(port)) continue;
+    if (await canListen(port)) return port;
+    // Something else listens there: keep the reservation (nobody else should try it).
+  }
+  throw new Error(`no free port in ${PORT_LOW}-${PORT_HIGH - 1}`);
 }
 
 let portBlock = 0;

@@ -35,6 +35,8 @@ after(async () => {
   if (pg) await pg.cleanup();
 });
 
+let worlds = 0;
+
 /** A server with a short lease and three 1-GPU agents; everything killed after the test. */
 async function world(t, { lease = LEASE_S, syncInterval = 1 } = {}) {
   const w = { dir: makeTempDir('tp-fence-'), agents: [], servers: [] };
@@ -62,7 +64,7 @@ async function world(t, { lease = LEASE_S, syncInterval = 1 } = {}) {
   }
   w.file = path.join(w.dir, 'signs-of-life.txt');
   fs.writeFileSync(w.file, '');
-  w.mark = `tpfence_${process.pid}_${Date.now().toString(36)}`;
+  w.mark = `tpfence_${process.pid}_${Date.now().toString(36)}_${++worlds}`;
   w.logs = () => [...w.agents.map((a) => `== agent ${a.node}\n${a.stderr().slice(-2500)}`),
     `== server\n${w.server.stderr().slice(-2500)}`].join('\n');
   return w;
@@ -170,7 +172,8 @@ async function assertNoOverlap(w, role, old, victim, what) {
   return timeline;
 }
 
-describe('fencing of lost nodes', { skip: !AGENT_BIN && 'TRAINPLANE_AGENT_BIN is not set' }, () => {
+// Each test has a world of its own (database, server, agents, markers): two run at once.
+describe('fencing of lost nodes', { skip: !AGENT_BIN && 'TRAINPLANE_AGENT_BIN is not set', concurrency: 2 }, () => {
   it('kill -9 of the agent running the master: the old master is gone before the new one starts', async (t) => {
     const w = await world(t);
     const id = `kill9_${Date.now()}`;
@@ -226,13 +229,17 @@ describe('fencing of lost nodes', { skip: !AGENT_BIN && 'TRAINPLANE_AGENT_BIN is
   });
 
   it('an agent restarted within its lease re-adopts its replicas: nothing is fenced or restarted', async (t) => {
-    const w = await world(t);
+    // A lease long enough for a restart on a loaded machine (starting a
+    // process can take seconds there): what is checked is that a restart
+    // within it is not fenced, not how fast a restart is.
+    const lease = 10;
+    const w = await world(t, { lease });
     const id = `readopt_${Date.now()}`;
     const { old, agent } = await startJob(w, id, 'master');
     await agent.kill('SIGKILL');
-    await agent.restart();	// registers (renewing the lease) well within 4 s
+    await agent.restart();	// registers (renewing the lease) well within 10 s
     // Past the old lease, its grace and the margin: still the one copy.
-    const until = Date.now() + (LEASE_S + GRACE_S + 3) * 1000;
+    const until = Date.now() + (lease + GRACE_S + 3) * 1000;
     await waitFor(() => Date.now() > until && copies(w, 'master')[0].last > until - 500, 20_000,
       'the master writes on past the old lease', 100);
     assert.equal(copies(w, 'master').length, 1, `one master: ${JSON.stringify(copies(w, 'master'))}`);
@@ -247,9 +254,11 @@ describe('fencing of lost nodes', { skip: !AGENT_BIN && 'TRAINPLANE_AGENT_BIN is
   });
 
   it('a long-poll interval near the lease does not lapse it: the agent asks for less', async (t) => {
-    // lease 5 s, sync every 4 s: two 4 s polls outlast a lease counted from
-    // the first one's send; the agent waits at most (5 - 2) / 2 = 1 s.
-    const w = await world(t, { lease: 5, syncInterval: 4 });
+    // lease 10 s, sync every 8 s: two 8 s polls outlast a lease counted from
+    // the first one's send; the agent waits at most (10 - 2) / 2 = 4 s. (A
+    // lease of seconds, not of a moment: a loaded machine can take a second
+    // or two to answer a sync, and a lapse then would be the machine's.)
+    const w = await world(t, { lease: 10, syncInterval: 8 });
     const id = `interval_${Date.now()}`;
     const { old, agent } = await startJob(w, id, 'master');
     // Several poll rounds of the master's agent (its node's last sync moves on).

@@ -10,10 +10,12 @@
 // a server behind.
 
 import { spawn, spawnSync } from 'node:child_process';
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import assert from 'node:assert/strict';
+import { after as afterAll } from 'node:test';
 
 export const SERVER_BIN = process.env.TRAINPLANE_SERVER_BIN;
 export const SANITIZED = process.env.TRAINPLANE_SANITIZED === '1';
@@ -47,9 +49,46 @@ for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
   });
 }
 
-/** A fresh temp dir, traversable by the postgres user, removed on exit. */
-export function makeTempDir(prefix = 'tp-it-') {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+// --- timings -------------------------------------------------------------------
+
+// With TRAINPLANE_TEST_TIMES naming a file (make test sets it), each test
+// file appends "<file> <seconds it ran>" to it as it exits; the summary
+// lists the slowest (tools/test-summary.sh).
+if (process.env.TRAINPLANE_TEST_TIMES) {
+  process.on('exit', () => {
+    const seconds = (Date.now() - performance.timeOrigin) / 1000;
+    try {
+      fs.appendFileSync(process.env.TRAINPLANE_TEST_TIMES,
+        `${path.basename(process.argv[1] ?? '?')} ${seconds.toFixed(1)}\n`);
+    } catch { /* the timing is not the test */ }
+  });
+}
+
+// A test file's process ends when nothing keeps it alive: a timer, a child
+// or a socket left behind holds the whole run up for as long as it lasts.
+// Two seconds after the file's last test and its last clean-up (this hook
+// is registered once the file's own top-level hooks are), this names what
+// still holds it. (Only under node --test: tests/soak/ imports this too.)
+if (process.env.NODE_TEST_CONTEXT) setImmediate(() => afterAll(() => {
+  setTimeout(() => {
+    const open = process._getActiveHandles().map((h) => {
+      const kind = h.constructor?.name ?? typeof h;
+      if (kind === 'ChildProcess') return `child ${h.spawnargs?.join(' ').slice(0, 120)}`;
+      if (kind === 'Socket' && h.remotePort) return `socket to ${h.remoteAddress}:${h.remotePort}`;
+      return null;
+    }).filter(Boolean);
+    const timers = process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
+    if (timers) open.push(`${timers} timer${timers > 1 ? 's' : ''}`);
+    if (open.length) {
+      process.stderr.write(`# ${path.basename(process.argv[1] ?? '?')}: still running 2 s after its tests ` +
+        `ended; open: ${open.join('; ')}\n`);
+    }
+  }, 2000).unref();
+}));
+
+/** A fresh temp dir (in base), traversable by the postgres user, removed on exit. */
+export function makeTempDir(prefix = 'tp-it-', base = os.tmpdir()) {
+  const dir = fs.mkdtempSync(path.join(base, prefix));
   fs.chmodSync(dir, 0o755);
   liveDirs.add(dir);
   return dir;
@@ -93,25 +132,77 @@ function runAsPostgres(argv, { check = true, timeout = 60_000 } = {}) {
 }
 
 /**
- * Creates and starts a private PostgreSQL cluster in a temp dir. Returns
- * { dir, url, stop(), start(), running, cleanup() }; `url` is a libpq
- * conninfo for the unix socket in `dir`.
+ * Where the clusters live: /dev/shm when there is one (a tmpfs: the tests'
+ * databases never touch the disk, and a copy of the template is a copy in
+ * memory), else the temp dir.
+ */
+export const PG_BASE = (() => {
+  try {
+    fs.accessSync('/dev/shm', fs.constants.W_OK | fs.constants.X_OK);
+    return '/dev/shm';
+  } catch {
+    return os.tmpdir();
+  }
+})();
+
+const INITDB_ARGS = ['-U', 'postgres', '-A', 'trust', '--no-sync', '-E', 'UTF8', '--locale=C'];
+
+/**
+ * Makes `data` (absent) a fresh data directory as `initdb INITDB_ARGS`
+ * makes it, owned by the postgres user: a copy of a template that initdb
+ * made once, kept in PG_BASE under a name that says the PostgreSQL build
+ * and the arguments (initdb takes about a second of CPU, the copy a few
+ * milliseconds). Test processes that start at once may each make one: the
+ * first rename wins, the others throw theirs away.
+ */
+export function initPostgresData(data) {
+  const bin = postgresBinDir();
+  const initdb = path.join(bin, 'initdb');
+  const key = crypto.createHash('sha256')
+    .update(JSON.stringify([initdb, fs.statSync(initdb).mtimeMs, INITDB_ARGS, process.getuid?.()])).digest('hex').slice(0, 12);
+  const template = path.join(PG_BASE, `trainplane-pg-template-${path.basename(path.dirname(bin))}-${key}`);
+  if (!fs.existsSync(path.join(template, 'data', 'PG_VERSION'))) {
+    const tmp = fs.mkdtempSync(`${template}.tmp-`);
+    try {
+      fs.chmodSync(tmp, 0o755);
+      fs.mkdirSync(path.join(tmp, 'data'), { mode: 0o700 });
+      if (IS_ROOT) {
+        const { uid, gid } = postgresIds();
+        fs.chownSync(tmp, uid, gid);
+        fs.chownSync(path.join(tmp, 'data'), uid, gid);
+      }
+      runAsPostgres([initdb, '-D', path.join(tmp, 'data'), ...INITDB_ARGS]);
+      try {
+        fs.renameSync(tmp, template);
+      } catch (e) {
+        if (e.code !== 'ENOTEMPTY' && e.code !== 'EEXIST') throw e;	// made meanwhile by another test
+      }
+    } finally {
+      fs.rmSync(tmp, { recursive: true, force: true });
+    }
+  }
+  // -a keeps the owner (postgres) and the mode (0700) that postgres wants.
+  const r = spawnSync('cp', ['-a', path.join(template, 'data'), data], { encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`cp -a ${template}/data ${data} failed: ${r.stderr}`);
+}
+
+/**
+ * Creates and starts a private PostgreSQL cluster in a temp dir (in
+ * PG_BASE). Returns { dir, url, stop(), start(), running, cleanup() };
+ * `url` is a libpq conninfo for the unix socket in `dir`.
  */
 export async function startPostgres({ dbname = 'trainplane' } = {}) {
   const bin = postgresBinDir();
-  const dir = makeTempDir('tp-pg-');
+  const dir = makeTempDir('tp-pg-', PG_BASE);
   const data = path.join(dir, 'data');
   const log = path.join(dir, 'postgres.log');
-  fs.mkdirSync(data, { mode: 0o700 });
   fs.writeFileSync(log, '');
   if (IS_ROOT) {
     const { uid, gid } = postgresIds();
     fs.chownSync(dir, uid, gid);
-    fs.chownSync(data, uid, gid);
     fs.chownSync(log, uid, gid);
   }
-  runAsPostgres([path.join(bin, 'initdb'), '-D', data, '-U', 'postgres', '-A', 'trust',
-    '--no-sync', '-E', 'UTF8', '--locale=C']);
+  initPostgresData(data);
 
   // fsync off is safe while the machine stays up (the page cache survives a
   // postgres crash); synchronous_commit stays on so that a commit the server

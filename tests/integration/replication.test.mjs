@@ -15,11 +15,12 @@ import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 
-import { assertError, postgresBinDir, request, startServer, trainingInput, waitFor } from './harness.mjs';
+import {
+  PG_BASE, assertError, initPostgresData, postgresBinDir, request, startServer, trainingInput, waitFor,
+} from './harness.mjs';
 import { createJob, freePort, killMarked, startAgent, waitJobState, waitLogLine } from './agents.mjs';
 
 const PROJECT = 'rep';
@@ -65,7 +66,7 @@ function childrenOf(pid) {
  */
 function cluster(name, port) {
   const bin = postgresBinDir();
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), `tp-rep-${name}-`));
+  const dir = fs.mkdtempSync(path.join(PG_BASE, `tp-rep-${name}-`));
   fs.chmodSync(dir, 0o755);
   const data = path.join(dir, 'data');
   const log = path.join(dir, 'postgres.log');
@@ -130,10 +131,7 @@ async function startReplicatedPostgres() {
   const bin = postgresBinDir();
   const primary = cluster('primary', await freePort());
   const standby = cluster('standby', await freePort());
-  fs.mkdirSync(primary.data, { mode: 0o700 });
-  chownToPostgres(primary.data);
-  runAsPostgres([path.join(bin, 'initdb'), '-D', primary.data, '-U', 'postgres', '-A', 'trust',
-    '--no-sync', '-E', 'UTF8', '--locale=C']);
+  initPostgresData(primary.data);
   primary.start();
   primary.psql('CREATE DATABASE trainplane', 'postgres');
   runAsPostgres([path.join(bin, 'pg_basebackup'), '-h', primary.dir, '-p', String(primary.port), '-U', 'postgres',
@@ -280,7 +278,7 @@ async function failover(t, loseThePrimary, checkOldPrimary = () => {}) {
 
   const load = clientLoad(a, b, 4);
   cleanups.push(() => load.stop());
-  await waitFor(() => load.creates.filter((o) => o.status === 200).length >= 50, 20_000, 'load started');
+  await waitFor(() => load.creates.filter((o) => o.status === 200).length >= 50, 60_000, 'load started');
   // The pipe connects at its first command.
   await waitFor(() => DEDICATED.every((n) => connectionsOn(primary)[n] === 2), 10_000,
     `each server's dedicated connections on the primary: ${JSON.stringify(connectionsOn(primary))}`);
@@ -336,7 +334,7 @@ async function failover(t, loseThePrimary, checkOldPrimary = () => {}) {
     `no single leader after the failover:\n${logs()}`);
   const leaderAt = Date.now();
   const acksAfter = () => load.creates.filter((o) => o.at > fullAt && o.status === 200).length;
-  await waitFor(() => acksAfter() >= 50, 20_000, 'creates did not resume');
+  await waitFor(() => acksAfter() >= 50, 60_000, 'creates did not resume');
   await load.stop();
 
   // Every create and read answered in time: 200, or 503 UNAVAILABLE.

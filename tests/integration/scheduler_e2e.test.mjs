@@ -10,7 +10,7 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 
-import { makeTempDir, request, startPostgres, startServer, waitFor } from './harness.mjs';
+import { REPO_ROOT, makeTempDir, request, startPostgres, startServer, waitFor } from './harness.mjs';
 import {
   AGENT_BIN, assertStateOrder, cancelJob, createJob, freePort, getJob, getNode, killMarked, leftoverPids,
   listNodes, pgrep, podmanUnusable, readJobLog, startAgent, waitJobState, waitLogLine, waitNodeState,
@@ -70,6 +70,16 @@ function world(t, { serverEnv = {} } = {}) {
       const m = marker(name);
       w.markers.push(m);
       return m;
+    },
+    /**
+     * A gate the test opens: `wait` is a shell loop a replica runs until
+     * open() is called. A replica that must still run while the test looks
+     * at it waits here instead of sleeping for a time a loaded machine can
+     * outlast.
+     */
+    gate(name) {
+      const file = path.join(w.dir, `gate-${name}`);
+      return { wait: `while [ ! -e ${file} ]; do sleep 0.05; done`, open: () => fs.writeFileSync(file, '') };
     },
     /** Agent logs and server logs, for failure messages. */
     logs() {
@@ -160,7 +170,8 @@ const PRINT_ENV = 'echo "TF_CONFIG=$TF_CONFIG"; echo "CLUSTER_SPEC=$CLUSTER_SPEC
   'echo "MASTER_ADDR=$MASTER_ADDR"; echo "MASTER_PORT=$MASTER_PORT"; echo "WORLD_SIZE=$WORLD_SIZE"; ' +
   'echo "RANK=$RANK"; echo "ARGS=$0 $*"';	// sh -c 'script' a b: $0 is the first argument
 
-describe('scheduler and agents end to end', { skip: !AGENT_BIN && 'TRAINPLANE_AGENT_BIN is not set' }, () => {
+// Each test has a world of its own (database, servers, agents, markers): four run at once.
+describe('scheduler and agents end to end', { skip: !AGENT_BIN && 'TRAINPLANE_AGENT_BIN is not set', concurrency: 4 }, () => {
   it('runs a 1 master + 2 workers + 1 ps GPU job: TF_CONFIG, GPUs, PyTorch vars, states', async (t) => {
     const w = world(t);
     const server = await w.server();
@@ -168,10 +179,11 @@ describe('scheduler and agents end to end', { skip: !AGENT_BIN && 'TRAINPLANE_AG
     const a = await w.agent(server, { node: 'gpu-a', gpuType: T4, gpuCount: 2, address: '127.0.0.1', config: { storage_root: gcs } });
     const b = await w.agent(server, { node: 'gpu-b', gpuType: T4, gpuCount: 2, address: '127.0.0.2', config: { storage_root: gcs } });
     const m = w.mark('env');
-    // Master holds the job RUNNING for a while; workers and the ps run
-    // until stopped (the ps never exits by itself).
+    const done = w.gate('env');
+    // Master holds the job RUNNING until the test has looked; workers and
+    // the ps run until stopped (the ps never exits by itself).
     const ti = custom({
-      master: `${PRINT_ENV}; sleep 3; : ${m}`,
+      master: `${PRINT_ENV}; ${done.wait}; : ${m}`,
       worker: `${PRINT_ENV}; sleep 60; : ${m}`,
       ps: `${PRINT_ENV}; sleep 60; : ${m}`,
       workerCount: 2, psCount: 1, gpus: 1,
@@ -203,6 +215,7 @@ describe('scheduler and agents end to end', { skip: !AGENT_BIN && 'TRAINPLANE_AG
     const nodeReplicas = nodes.reduce((s, n) => s + n.replicas, 0);
     assert.equal(nodeReplicas, 4, 'four replicas placed');
     assert.equal(pgrep(m).length, 4, 'four replica processes run');
+    done.open();
 
     const job = await waitJobState(server.base, PROJECT, id, 'SUCCEEDED', 20_000, w.logs);
     const states = dedupe([created.state, ...(await watch.stop())]);
@@ -307,10 +320,12 @@ describe('scheduler and agents end to end', { skip: !AGENT_BIN && 'TRAINPLANE_AG
     await w.agent(server, { node: 'n1', gpuType: T4, gpuCount: 2 });
     await w.agent(server, { node: 'n2', gpuType: T4, gpuCount: 2 });
     const m = w.mark('fail');
-    // Worker 1 (RANK 2) exits 3 after a moment; everything else runs on.
+    const fail = w.gate('fail');
+    // Worker 1 (RANK 2) exits 3 once the test saw every replica run;
+    // everything else runs on.
     const ti = custom({
       master: `sleep 60; : ${m}`,
-      worker: `if [ "$RANK" = 2 ]; then sleep 1.5; exit 3; fi; sleep 60; : ${m}`,
+      worker: `if [ "$RANK" = 2 ]; then ${fail.wait}; exit 3; fi; sleep 60; : ${m}`,
       ps: `sleep 60; : ${m}`,
       workerCount: 2, psCount: 1, gpus: 1,
     });
@@ -318,6 +333,7 @@ describe('scheduler and agents end to end', { skip: !AGENT_BIN && 'TRAINPLANE_AG
     await createJob(server.base, PROJECT, id, ti);
     await waitJobState(server.base, PROJECT, id, 'RUNNING', 10_000, w.logs);
     assert.equal(pgrep(m).length, 4, 'every replica runs');
+    fail.open();
     const job = await waitJobState(server.base, PROJECT, id, 'FAILED', 15_000, w.logs);
     assert.equal(job.errorMessage, 'The replica worker 1 exited with a non-zero status of 3.');
     assert.ok(job.endTime, 'endTime set');
@@ -365,8 +381,10 @@ describe('scheduler and agents end to end', { skip: !AGENT_BIN && 'TRAINPLANE_AG
     const a = await w.agent(server, { node: 'k1' });
     const b = await w.agent(server, { node: 'k2' });
     const m = w.mark('lost');
+    const finish = w.gate('lost');
     const id = `lost_${Date.now()}`;
-    await createJob(server.base, PROJECT, id, custom({ master: `echo "attempt starts"; sleep 4; echo done; : ${m}` }));
+    // Each attempt runs until the test lets it finish (after the kill).
+    await createJob(server.base, PROJECT, id, custom({ master: `echo "attempt starts"; ${finish.wait}; echo done; : ${m}` }));
     await waitJobState(server.base, PROJECT, id, 'RUNNING', 10_000, w.logs);
     await waitLogLine(server.base, PROJECT, id, /^attempt starts$/);
     const first = (await listNodes(server.base)).find((n) => n.replicas === 1);
@@ -374,6 +392,7 @@ describe('scheduler and agents end to end', { skip: !AGENT_BIN && 'TRAINPLANE_AG
     const [victim, survivor] = first.name === 'k1' ? [a, b] : [b, a];
     const orphans = leftoverPids(victim);
     await victim.kill('SIGKILL');
+    finish.open();
     try {
       await waitNodeState(server.base, victim.node, 'LOST', 10_000);
       const job = await waitJobState(server.base, PROJECT, id, 'SUCCEEDED', 20_000, w.logs);
@@ -535,13 +554,15 @@ describe('scheduler and agents end to end', { skip: !AGENT_BIN && 'TRAINPLANE_AG
     const hold = `bf_hold_${Date.now()}`;
     const big = `bf_big_${Date.now()}`;
     const small = `bf_small_${Date.now()}`;
-    await createJob(server.base, PROJECT, hold, custom({ master: `sleep 3; : ${m}`, gpus: 1 }));
+    const release = w.gate('hold');
+    await createJob(server.base, PROJECT, hold, custom({ master: `${release.wait}; : ${m}`, gpus: 1 }));
     await waitJobState(server.base, PROJECT, hold, 'RUNNING', 10_000, w.logs);
     await createJob(server.base, PROJECT, big, custom({ master: `echo big; : ${m}`, gpus: 2 }));
     await createJob(server.base, PROJECT, small, custom({ master: `echo small; : ${m}`, gpus: 1 }));
     await waitJobState(server.base, PROJECT, small, 'SUCCEEDED', 10_000, w.logs);
     assert.equal((await getJob(server.base, PROJECT, big)).state, 'QUEUED', 'the big job waits for 2 free GPUs');
     assert.equal((await getJob(server.base, PROJECT, hold)).state, 'RUNNING');
+    release.open();
     await waitJobState(server.base, PROJECT, big, 'SUCCEEDED', 15_000, w.logs);
     assert.ok(Date.parse((await getJob(server.base, PROJECT, big)).startTime) >=
       Date.parse((await getJob(server.base, PROJECT, hold)).endTime), 'the big job started after the hold ended');
@@ -572,8 +593,10 @@ describe('scheduler and agents end to end', { skip: !AGENT_BIN && 'TRAINPLANE_AG
     const server = await w.server();
     const a = await w.agent(server, { node: 'ra', stopReplicasOnExit: false });
     const m = w.mark('readopt');
+    const finish = w.gate('readopt');
     const id = `ra_${Date.now()}`;
-    await createJob(server.base, PROJECT, id, custom({ master: `echo begin; sleep 3; echo end; exit 0; : ${m}` }));
+    // It runs on through the agent's restart, until the test lets it end.
+    await createJob(server.base, PROJECT, id, custom({ master: `echo begin; ${finish.wait}; echo end; exit 0; : ${m}` }));
     await waitJobState(server.base, PROJECT, id, 'RUNNING', 10_000, w.logs);
     await waitLogLine(server.base, PROJECT, id, /^begin$/);
     await a.stop();
@@ -582,6 +605,7 @@ describe('scheduler and agents end to end', { skip: !AGENT_BIN && 'TRAINPLANE_AG
     assert.match(a.stderr(), /adopted/, 'the agent re-adopted the replica');
     const incs = [...a.stderr().matchAll(/registered node ra \(incarnation (\w+)/g)].map((x) => x[1]);
     assert.equal(incs.length, 2, a.stderr());
+    finish.open();
     const job = await waitJobState(server.base, PROJECT, id, 'SUCCEEDED', 15_000, w.logs);
     const log = await readJobLog(server.base, PROJECT, id);
     // PROTOCOL.md "Incarnations": a restarted agent that re-adopts its

@@ -251,12 +251,14 @@ static void fence__renewals_and_keep_running_leave_the_replica_alone(void **stat
 {
 	struct fx *f = *state;
 	const char *cmd[] = { "sleep", "1000", NULL };
-	lease_in(f, 300, 0, true);
+	lease_in(f, 1000, 0, true);
 	struct replica *r = start(f, "j-renewed", cmd, NULL, NULL);
-	/* The agent's answered syncs keep moving the deadline. */
-	for (int i = 0; i < 6; i++) {
+	/* The agent's answered syncs keep moving the deadline, well past the
+	 * first one (each renewal has most of a second of slack: a loaded
+	 * machine may wake this loop late). */
+	for (int i = 0; i < 10; i++) {
 		test_sleep_ms(150);
-		lease_in(f, 300, 0, true);
+		lease_in(f, 1000, 0, true);
 	}
 	runtime_poll(&f->cfg, r);
 	assert_int_equal(r->state, RS_RUNNING);

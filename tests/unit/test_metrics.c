@@ -14,8 +14,79 @@
 #include <jansson.h>
 
 #include "api_metrics.h"
+#include "http.h"
+#include "job_cache.h"
 #include "log.h"
 #include "metrics.h"
+#include "scheduler.h"
+#include "store.h"
+#include "store_metrics.h"
+#include "store_pipe.h"
+
+/*
+ * The /metrics handler's collaborators (the router's table, the store, the
+ * scheduler, the reply) are not under test here: the driver links
+ * server/api_metrics.o alone, the Makefile's test_metrics_WRAP sends its
+ * calls to these __wrap_ mocks, and a call fails the test.
+ */
+const struct route routes[1];
+const size_t routes_count = 0;
+
+void __wrap_reply_text(struct request *req, int status, const char *content_type, char *text,
+		       size_t len);
+void __wrap_job_cache_stats(struct job_cache *c, struct job_cache_stats *out);
+bool __wrap_sched_is_leader(struct sched *s);
+enum store_rc __wrap_store_metrics_snapshot(struct store *st, char **json_text);
+void __wrap_store_pipe_stats(struct store_pipe *p, struct store_pipe_stats *out);
+const char *__wrap_store_rc_name(enum store_rc rc);
+void __wrap_store_stats(struct store *st, struct store_stats *out);
+
+void __wrap_reply_text(struct request *req, int status, const char *content_type, char *text,
+		       size_t len)
+{
+	(void)req, (void)status, (void)content_type, (void)len;
+	free(text);
+	fail_msg("reply_text called");
+}
+
+void __wrap_job_cache_stats(struct job_cache *c, struct job_cache_stats *out)
+{
+	(void)c, (void)out;
+	fail_msg("job_cache_stats called");
+}
+
+bool __wrap_sched_is_leader(struct sched *s)
+{
+	(void)s;
+	fail_msg("sched_is_leader called");
+	return false;
+}
+
+enum store_rc __wrap_store_metrics_snapshot(struct store *st, char **json_text)
+{
+	(void)st, (void)json_text;
+	fail_msg("store_metrics_snapshot called");
+	return STORE_ERROR;
+}
+
+void __wrap_store_pipe_stats(struct store_pipe *p, struct store_pipe_stats *out)
+{
+	(void)p, (void)out;
+	fail_msg("store_pipe_stats called");
+}
+
+const char *__wrap_store_rc_name(enum store_rc rc)
+{
+	(void)rc;
+	fail_msg("store_rc_name called");
+	return "";
+}
+
+void __wrap_store_stats(struct store *st, struct store_stats *out)
+{
+	(void)st, (void)out;
+	fail_msg("store_stats called");
+}
 
 static const double le3[] = { 0.1, 1, 10 };
 static const struct metrics_buckets b3 = { 3, le3 };

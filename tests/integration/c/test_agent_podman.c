@@ -1,9 +1,10 @@
 /*
- * Unit tests: the container runtime with a real podman (agent/
+ * Integration tests: the container runtime with a real podman (agent/
  * runtime_container.c), with the configuration this machine needs
  * (/work/shared/ENVIRONMENT.md): a busybox image imported as
- * localhost/trainer:test (built here when missing), the `unshare -m`
- * wrapper and --cgroups=disabled / --ulimit extra arguments.
+ * localhost/trainer:test (tests/integration/podman-image.sh builds it when
+ * missing), the `unshare -m` wrapper and --cgroups=disabled / --ulimit extra
+ * arguments.
  * Skipped, saying why, where podman cannot run a container.
  */
 #include <setjmp.h>
@@ -37,23 +38,19 @@ static int sh(const char *cmd)
 static int group_setup(void **state)
 {
 	(void)state;
-	if (sh("command -v podman")) {
+	/* The image, built once for every test that needs it (under a lock). */
+	switch (WEXITSTATUS(sh("tests/integration/podman-image.sh"))) {
+	case 0:
+		break;
+	case 3:
 		skip_reason = "podman is not installed";
 		return 0;
-	}
-	if (sh("podman image exists " IMAGE)) {
-		if (sh("test -x /bin/busybox")) {
-			skip_reason = "no " IMAGE " and no /bin/busybox to build it";
-			return 0;
-		}
-		/* ENVIRONMENT.md's recipe: a busybox rootfs imported as a local image. */
-		if (sh("set -e; d=$(mktemp -d); mkdir -p $d/rootfs/bin; cp /bin/busybox $d/rootfs/bin/;"
-		       " for c in sh echo sleep cat env; do ln -sf busybox $d/rootfs/bin/$c; done;"
-		       " tar -C $d/rootfs -cf $d/rootfs.tar .; podman import $d/rootfs.tar " IMAGE ";"
-		       " rm -rf $d")) {
-			skip_reason = "cannot import " IMAGE;
-			return 0;
-		}
+	case 4:
+		skip_reason = "no " IMAGE " and no /bin/busybox to build it";
+		return 0;
+	default:
+		skip_reason = "cannot import " IMAGE;
+		return 0;
 	}
 	if (sh(WRAPPER " podman run --rm " EXTRA " " IMAGE " sh -c :")) {
 		skip_reason = "podman cannot run a container here";
@@ -101,13 +98,32 @@ static int teardown(void **state)
 		skip(); \
 	} } while (0)
 
+/*
+ * A replica id of this process: containers are named after replicas
+ * (tp-<replica>-<attempt>) and podman's are the machine's, so another run of
+ * this driver at the same time (another checkout's make test) must not meet
+ * them. Freed by the caller.
+ */
+static char *replica_id(const char *id)
+{
+	return xasprintf("%s-%d", id, (int)getpid());
+}
+
+/* The container of attempt 1 of replica_id(id); freed by the caller. */
+static char *container_of(const char *id)
+{
+	return xasprintf("tp-%s-%d-1", id, (int)getpid());
+}
+
 static struct replica *start(struct fx *f, const char *id, const char *image,
 			     const char *const *command, const char *const *args,
 			     const char *const *env)
 {
 	struct desired_replica d;
-	struct replica *r = replica_new(f->dir, id, 1, f->cfg.runtime);
-	test_desired(&d, id, 1, command, args, env);
+	char *uid = replica_id(id);
+	struct replica *r = replica_new(f->dir, uid, 1, f->cfg.runtime);
+	test_desired(&d, uid, 1, command, args, env);
+	free(uid);
 	d.image = xstrdup(image);
 	d.job = xstrdup("projects/p/jobs/j");
 	runtime_start(&f->cfg, r, &d);
@@ -142,8 +158,9 @@ static void podman__echo_gives_its_log_line_and_exit_code(void **state)
 			       NULL };
 	const char *env[] = { "GREETING=hi", "CUDA_VISIBLE_DEVICES=1", NULL };
 	struct replica *r = start(f, "pod-echo", IMAGE, cmd, args, env);
+	char *name = container_of("pod-echo");
 	assert_int_equal(r->state, RS_STARTING);
-	assert_string_equal(r->container, "tp-pod-echo-1");
+	assert_string_equal(r->container, name);
 	assert_true(test_wait_end(&f->cfg, r, 30000));
 	assert_int_equal(r->state, RS_EXITED);
 	assert_int_equal(r->exit_code, 4);
@@ -152,7 +169,8 @@ static void podman__echo_gives_its_log_line_and_exit_code(void **state)
 	assert_non_null(strstr(logs, "stderr:to-stderr\n"));
 	free(logs);
 	/* The container stays until the server has recorded the end. */
-	assert_true(container_exists("tp-pod-echo-1"));
+	assert_true(container_exists(name));
+	free(name);
 	forget(f, r);
 }
 
@@ -170,10 +188,15 @@ static void podman__env_and_labels_reach_the_container(void **state)
 	assert_non_null(strstr(logs, "stdout:NVIDIA_VISIBLE_DEVICES=void\n"));
 	free(logs);
 	struct strbuf out = STRBUF_INIT;
+	char *name = container_of("pod-env"), *label = replica_id("pod-env");
+	char *want = xasprintf("%s\n", label);
 	char *argv[] = { "podman", "inspect", "--format",
-			 "{{index .Config.Labels \"trainplane.replica\"}}", "tp-pod-env-1", NULL };
+			 "{{index .Config.Labels \"trainplane.replica\"}}", name, NULL };
 	assert_int_equal(run_command(argv, &out, NULL, 20000), 0);
-	assert_string_equal(sb_str(&out), "pod-env\n");
+	assert_string_equal(sb_str(&out), want);
+	free(name);
+	free(label);
+	free(want);
 	sb_release(&out);
 	forget(f, r);
 }
@@ -541,7 +564,8 @@ static void docker_client__reads_the_agent_argv_as_meant(void **state)
 		       record, (char *)NULL);
 		_exit(127);
 	}
-	for (int waited = 0; access(sock, F_OK) && waited < 20000; waited += 20)
+	/* Deadlines, not budgets: a loaded machine can take long to start the python daemon. */
+	for (int waited = 0; access(sock, F_OK) && waited < 60000; waited += 20)
 		test_sleep_ms(20);
 	char *host = xasprintf("unix://%s", sock);
 	setenv("DOCKER_HOST", host, 1);
@@ -557,7 +581,7 @@ static void docker_client__reads_the_agent_argv_as_meant(void **state)
 	const char *args[] = { "--privileged", "--", "-e", "X=1", NULL };
 	const char *env[] = { "OPT=--volume=/:/host,--privileged", NULL };
 	struct replica *r = start(f, "docker-argv", image, cmd, args, env);
-	for (int waited = 0; access(record, F_OK) && waited < 20000; waited += 20)
+	for (int waited = 0; access(record, F_OK) && waited < 60000; waited += 20)
 		test_sleep_ms(20);
 	json_error_t jerr;
 	json_t *req = json_load_file(record, 0, &jerr);

@@ -22,15 +22,31 @@ OPT      := -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-saniti
 LDSAN    := -fsanitize=address,undefined
 endif
 
+# The warnings git's DEVELOPER=1 adds (-Wvla -Wwrite-strings -Wformat-security)
+# are on too.
 CFLAGS   += -std=c11 -D_GNU_SOURCE $(OPT) -g -Wall -Wextra -Werror -Wshadow \
             -Wstrict-prototypes -Wmissing-prototypes -Wno-missing-field-initializers \
-            -MMD -MP -Ilib -Ispec -Istore -Ischeduler -Iserver -Iagent $(PKG_CFLAGS)
+            -Wvla -Wwrite-strings -Wformat-security -MMD -MP
 LDFLAGS  += $(LDSAN)
 LDLIBS   += $(PKG_LIBS) -lpthread -lm
-# libpq stays inside store/: server/, scheduler/ and cli/ are compiled without
-# its headers (store.h has no libpq type; store/store_pg.h is store/'s own).
-$(BUILD)/server/%.o $(BUILD)/scheduler/%.o $(BUILD)/cli/%.o: \
-	PKG_CFLAGS := $(shell pkg-config --cflags $(filter-out libpq,$(PKGS)) 2>/dev/null)
+
+# The layers, enforced by the compiler: each folder is compiled with the
+# include paths of what it may use (docs/development.md, "Layout"), so an
+# include of a folder above it fails to build ("fatal error: x.h: No such
+# file or directory"). libpq's headers are store/'s alone.
+PKG_CFLAGS_NOPQ := $(shell pkg-config --cflags $(filter-out libpq,$(PKGS)) 2>/dev/null)
+INC_lib       := -Ilib $(PKG_CFLAGS_NOPQ)
+INC_spec      := -Ilib -Ispec $(PKG_CFLAGS_NOPQ)
+INC_store     := -Ilib -Ispec -Istore $(PKG_CFLAGS)
+INC_scheduler := -Ilib -Ispec -Istore -Ischeduler $(PKG_CFLAGS_NOPQ)
+INC_server    := -Ilib -Ispec -Istore -Ischeduler -Iserver $(PKG_CFLAGS_NOPQ)
+INC_agent     := -Ilib -Iagent $(PKG_CFLAGS_NOPQ)
+INC_cli       := -Ilib -Ispec -Icli $(PKG_CFLAGS_NOPQ)
+# Tests, benches and the generated files see everything.
+INC_all       := -Ilib -Ispec -Istore -Ischeduler -Iserver $(PKG_CFLAGS)
+$(foreach d,lib spec store scheduler server agent cli,$(eval $(BUILD)/$(d)/%.o: INC := $(INC_$(d))))
+$(BUILD)/gen/catalog_builtin.o: INC := $(INC_lib)
+$(BUILD)/gen/schema_sql.o: INC := $(INC_store)
 
 LIB_SRC    := $(wildcard lib/*.c) $(wildcard spec/*.c) $(wildcard store/*.c) $(wildcard scheduler/*.c) $(filter-out server/main.c,$(wildcard server/*.c))
 LIB_OBJ    := $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/schema_sql.o $(BUILD)/gen/catalog_builtin.o
@@ -56,14 +72,14 @@ all: $(SERVER) $(if $(wildcard agent/main.c),$(AGENT)) $(if $(wildcard cli/main.
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -c -o $@ $<
+	$(CC) $(CFLAGS) $(INC) -c -o $@ $<
 
 $(BUILD)/gen/schema_sql.c: $(sort $(wildcard schema/*.sql)) tools/embed_sql.sh
 	@mkdir -p $(dir $@)
 	sh tools/embed_sql.sh $(sort $(wildcard schema/*.sql)) > $@.tmp && mv $@.tmp $@
 
 $(BUILD)/gen/schema_sql.o: $(BUILD)/gen/schema_sql.c
-	$(CC) $(CFLAGS) -c -o $@ $<
+	$(CC) $(CFLAGS) $(INC) -c -o $@ $<
 
 # The default catalog, compiled in: the server needs no file to start.
 $(BUILD)/gen/catalog_builtin.c: deploy/catalog.yaml tools/embed_text.sh
@@ -71,7 +87,7 @@ $(BUILD)/gen/catalog_builtin.c: deploy/catalog.yaml tools/embed_text.sh
 	sh tools/embed_text.sh catalog_builtin_yaml deploy/catalog.yaml > $@.tmp && mv $@.tmp $@
 
 $(BUILD)/gen/catalog_builtin.o: $(BUILD)/gen/catalog_builtin.c
-	$(CC) $(CFLAGS) -c -o $@ $<
+	$(CC) $(CFLAGS) $(INC) -c -o $@ $<
 
 $(BUILD)/libtrainplane.a: $(LIB_OBJ)
 	rm -f $@ && ar rcs $@ $^
@@ -135,14 +151,14 @@ comma := ,
 
 $(UNIT_BIN): $(BUILD)/tests/%: tests/unit/%.c $$(call unit_link,$$*)
 	@mkdir -p $(BUILD)/tests/unit
-	$(CC) $(CFLAGS) -MF $(BUILD)/tests/unit/$*.d -Itests/unit -Icli $(LDFLAGS) -o $@ $< -Wl,--start-group $(call unit_link,$*) \
+	$(CC) $(CFLAGS) $(INC_all) -MF $(BUILD)/tests/unit/$*.d -Itests/unit -Iagent -Icli $(LDFLAGS) -o $@ $< -Wl,--start-group $(call unit_link,$*) \
 		-Wl,--end-group $(addprefix -Wl$(comma)--wrap=,$($*_WRAP)) -Wl,--as-needed $(LDLIBS) -lcmocka
 
 # C drivers of the integration tier test parts together: they link everything.
 $(ITEST_BIN): $(BUILD)/tests/%: tests/integration/c/%.c $(BUILD)/libagent.a $(BUILD)/libcli.a \
 		$(BUILD)/libtrainplane.a
 	@mkdir -p $(BUILD)/tests/integration
-	$(CC) $(CFLAGS) -MF $(BUILD)/tests/integration/$*.d -Itests/unit -Icli $(LDFLAGS) -o $@ $< \
+	$(CC) $(CFLAGS) $(INC_all) -MF $(BUILD)/tests/integration/$*.d -Itests/unit -Iagent -Icli $(LDFLAGS) -o $@ $< \
 		$(BUILD)/libagent.a $(BUILD)/libcli.a \
 		$(BUILD)/libtrainplane.a $(LDLIBS) -lcmocka
 
@@ -273,16 +289,16 @@ lint-openapi: node-deps
 # The baseline of make bench: a static reply from libmicrohttpd.
 $(BUILD)/bench/static_server: bench/static_server.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(shell pkg-config --cflags libmicrohttpd) -o $@ $< \
+	$(CC) $(CFLAGS) $(INC_all) $(shell pkg-config --cflags libmicrohttpd) -o $@ $< \
 		$(shell pkg-config --libs libmicrohttpd) $(LDLIBS)
 
 $(BUILD)/bench/bench_validate: tools/bench_validate.c $(BUILD)/libtrainplane.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -o $@ $< $(BUILD)/libtrainplane.a $(LDLIBS)
+	$(CC) $(CFLAGS) $(INC_all) -o $@ $< $(BUILD)/libtrainplane.a $(LDLIBS)
 
 $(BUILD)/bench/bench_placement: bench/bench_placement.c $(BUILD)/libtrainplane.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -o $@ $< $(BUILD)/libtrainplane.a $(LDLIBS)
+	$(CC) $(CFLAGS) $(INC_all) -o $@ $< $(BUILD)/libtrainplane.a $(LDLIBS)
 
 bench: deps
 	@$(MAKE) --no-print-directory all $(BUILD)/bench/static_server $(BUILD)/bench/bench_validate \

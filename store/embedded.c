@@ -65,7 +65,7 @@ static char *find_bin_dir(void)
  * Runs argv as the database user with stdout+stderr appended to log_path.
  * Returns the exit status (0 = success), or -1 if it could not run.
  */
-static int run_as_db_user(const struct pg_embedded *pg, char *const argv[])
+static int run_as_db_user(const struct pg_embedded *pg, const char *const argv[])
 {
 	pid_t pid = fork();
 	int status;
@@ -92,7 +92,8 @@ static int run_as_db_user(const struct pg_embedded *pg, char *const argv[])
 			perror("dropping privileges");
 			_exit(126);
 		}
-		execv(argv[0], argv);
+		/* execv's argv is char *const[] for history's sake: it writes nothing. */
+		execv(argv[0], (char *const *)argv);
 		fprintf(stderr, "cannot run %s: %s\n", argv[0], strerror(errno));
 		_exit(127);
 	}
@@ -225,7 +226,7 @@ int pg_embedded_start(const char *state_dir, const char *bin_dir, struct pg_embe
 		log_info("initialising the embedded database in %s", pg->data_dir);
 		if (make_dir(pg->data_dir, 0700, pg, true, err, errlen))
 			goto out;
-		char *const argv[] = { initdb, "-D", pg->data_dir, "-U", DB_USER, "-A", "trust",
+		const char *const argv[] = { initdb, "-D", pg->data_dir, "-U", DB_USER, "-A", "trust",
 				       "-E", "UTF8", "--locale=C", "--no-instructions", NULL };
 		if (run_as_db_user(pg, argv)) {
 			snprintf(err, errlen, "initdb failed");
@@ -234,13 +235,13 @@ int pg_embedded_start(const char *state_dir, const char *bin_dir, struct pg_embe
 		}
 	}
 
-	char *const status_argv[] = { pg_ctl, "-D", pg->data_dir, "status", NULL };
+	const char *const status_argv[] = { pg_ctl, "-D", pg->data_dir, "status", NULL };
 	if (run_as_db_user(pg, status_argv) == 0) {
 		log_info("embedded database already running; adopting it");
 	} else {
 		opts = xasprintf("-c listen_addresses='' -c unix_socket_directories='%s' "
 				 "-c max_connections=300 -c shared_buffers=128MB", run_dir);
-		char *const argv[] = { pg_ctl, "-D", pg->data_dir, "-l", pg->log_path, "-w",
+		const char *const argv[] = { pg_ctl, "-D", pg->data_dir, "-l", pg->log_path, "-w",
 				       "-t", "60", "-o", opts, "start", NULL };
 		if (run_as_db_user(pg, argv)) {
 			snprintf(err, errlen, "starting the embedded database failed");
@@ -265,7 +266,7 @@ out:
 	if (pg && rc) {
 		/* Stop a database we may have started before failing. */
 		if (pg->data_dir && pg_ctl && !access(version ? version : "/", F_OK)) {
-			char *const argv[] = { pg_ctl, "-D", pg->data_dir, "-m", "fast", "-w",
+			const char *const argv[] = { pg_ctl, "-D", pg->data_dir, "-m", "fast", "-w",
 					       "stop", NULL };
 			(void)run_as_db_user(pg, argv);
 		}
@@ -287,7 +288,7 @@ void pg_embedded_stop(struct pg_embedded *pg)
 	if (!pg)
 		return;
 	char *pg_ctl = xasprintf("%s/pg_ctl", pg->bin_dir);
-	char *const argv[] = { pg_ctl, "-D", pg->data_dir, "-m", "fast", "-w", "stop", NULL };
+	const char *const argv[] = { pg_ctl, "-D", pg->data_dir, "-m", "fast", "-w", "stop", NULL };
 	if (run_as_db_user(pg, argv))
 		log_warn("stopping the embedded database failed; see %s", pg->log_path);
 	else

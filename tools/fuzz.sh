@@ -52,7 +52,7 @@ build() {
 		return 0
 	fi
 	# shellcheck disable=SC2046,SC2086
-	$cc -std=c11 -D_GNU_SOURCE -g -O1 -fno-omit-frame-pointer -Wall -Wextra -Werror -Wshadow \
+	$cc -std=c11 -D_GNU_SOURCE -g -O1 -fno-omit-frame-pointer -Wall -Wextra -Werror -Wshadow -Wvla -Wwrite-strings -Wformat-security \
 		-Wno-missing-field-initializers \
 		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 		-Ilib -Ispec -Iserver -Iagent -Istore -Ischeduler $srcs \

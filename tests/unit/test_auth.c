@@ -79,7 +79,7 @@ static void roles_by_verb(void **state)
 
 static void tokens_reach_their_projects(void **state)
 {
-	char *projects[] = { "a", "b" };
+	char *projects[] = { (char *)"a", (char *)"b" };
 	struct auth_token dev = { .role = ROLE_DEVELOPER, .projects = projects, .nprojects = 2 };
 	struct auth_token all = { .role = ROLE_VIEWER, .all_projects = true };
 
@@ -95,11 +95,11 @@ static void tokens_reach_their_projects(void **state)
 
 static void agent_and_metrics_tokens_open_their_routes_only(void **state)
 {
-	char *nodes[] = { "gpu-1", "gpu-2" };
+	char *nodes[] = { (char *)"gpu-1", (char *)"gpu-2" };
 	struct auth_token agent = { .kind = TOKEN_AGENT, .nodes = nodes, .nnodes = 2 };
 	struct auth_token metrics = { .kind = TOKEN_METRICS };
 	struct auth_token viewer = { .role = ROLE_VIEWER, .all_projects = true };
-	struct auth_token admin_a = { .role = ROLE_ADMIN, .projects = (char *[]){ "a" }, .nprojects = 1 };
+	struct auth_token admin_a = { .role = ROLE_ADMIN, .projects = (char *[]){ (char *)"a" }, .nprojects = 1 };
 	char perm[64];
 
 	(void)state;
@@ -248,11 +248,11 @@ static void secrets_of_32_random_bytes_pass(void **state)
 
 static void agent_routes_take_the_cluster_token_or_the_nodes_own(void **state)
 {
-	char *nodes_a[] = { "gpu-a" }, *nodes_bc[] = { "gpu-b", "gpu-c" };
+	char *nodes_a[] = { (char *)"gpu-a" }, *nodes_bc[] = { (char *)"gpu-b", (char *)"gpu-c" };
 	struct auth_token v[3] = {
-		{ .name = "node-a", .kind = TOKEN_AGENT, .nodes = nodes_a, .nnodes = 1 },
-		{ .name = "node-bc", .kind = TOKEN_AGENT, .nodes = nodes_bc, .nnodes = 2 },
-		{ .name = "root", .kind = TOKEN_USER, .role = ROLE_ADMIN, .all_projects = true },
+		{ .name = (char *)"node-a", .kind = TOKEN_AGENT, .nodes = nodes_a, .nnodes = 1 },
+		{ .name = (char *)"node-bc", .kind = TOKEN_AGENT, .nodes = nodes_bc, .nnodes = 2 },
+		{ .name = (char *)"root", .kind = TOKEN_USER, .role = ROLE_ADMIN, .all_projects = true },
 	};
 	struct auth_tokens t = { v, 3 };
 	unsigned char h[32];
@@ -342,18 +342,18 @@ static void assert_allowed(struct auth_decision d)
 
 static void requests_get_decisions_without_http(void **state)
 {
-	char *projects_a[] = { "a" }, *nodes_a[] = { "gpu-a" };
+	char *projects_a[] = { (char *)"a" }, *nodes_a[] = { (char *)"gpu-a" };
 	struct auth_token v[3] = {
-		{ .name = "dev", .member = "user:dev", .kind = TOKEN_USER, .role = ROLE_DEVELOPER,
+		{ .name = (char *)"dev", .member = (char *)"user:dev", .kind = TOKEN_USER, .role = ROLE_DEVELOPER,
 		  .projects = projects_a, .nprojects = 1 },
-		{ .name = "node-a", .kind = TOKEN_AGENT, .nodes = nodes_a, .nnodes = 1 },
-		{ .name = "scraper", .kind = TOKEN_METRICS },
+		{ .name = (char *)"node-a", .kind = TOKEN_AGENT, .nodes = nodes_a, .nnodes = 1 },
+		{ .name = (char *)"scraper", .kind = TOKEN_METRICS },
 	};
 	struct auth_tokens t = { v, 3 };
 	struct snapshot *snap = snapshot_new(&t, NULL);
 	struct snap_ref *ref = NULL;
 	const char *cluster = "3c1e4a4f0a6b2c9d8e7f60514233241506f7e8d9cab0b1c2d3e4f5a6b7c8d9e0";
-	char *agent_params[4] = { "gpu-a" }, *list_b[4] = { "b" }, *list_a[4] = { "a" };
+	char *agent_params[4] = { (char *)"gpu-a" }, *list_b[4] = { (char *)"b" }, *list_a[4] = { (char *)"a" };
 	struct auth_request sync = {
 		.mode = AUTH_TOKENS, .tokens = snap, .tokens_ref = &ref, .cluster_token = cluster,
 		.operation_id = "agent.nodes.sync", .pattern = "/agent/v1/nodes/{nodesId}:sync",

@@ -37,7 +37,7 @@ static void assert_json_eq(json_t *got, json_t *want)
 /* The seeds' config.yaml files with their gcloud command lines' flags. */
 static void seed_configs_give_the_fixture_bodies(void **state)
 {
-	static char *user_args[] = { "--user_arg_1", "value_1" };
+	static char *user_args[] = { (char *)"--user_arg_1", (char *)"value_1" };
 	static const struct { const char *name; int kind; } seeds[] = {
 		{ "seed000_compute_engine_gpus", 1 }, { "seed000_legacy_gpus", 2 },
 		{ "seed000_mixed_gpus_us_central1", 3 }, { "seed002_tpu_v2", 4 }, { "seed002_tpu_v3", 4 },
@@ -85,7 +85,7 @@ static void seed_configs_give_the_fixture_bodies(void **state)
 /* seed000's flag-only command line gives the same body as its config.yaml. */
 static void flags_alone_give_the_same_body(void **state)
 {
-	static char *user_args[] = { "--user_arg_1", "value_1" };
+	static char *user_args[] = { (char *)"--user_arg_1", (char *)"value_1" };
 	struct submit_opts o;
 	char *err = NULL;
 	(void)state;
@@ -118,8 +118,8 @@ static void flags_alone_give_the_same_body(void **state)
 /* seed002's basic TPU command line, verbatim (--package-path with --staging-bucket). */
 static void basic_tpu_command_line(void **state)
 {
-	static char *args[] = { "--distribution_strategy=tpu", "--data_dir=gs://tfds-data/datasets",
-				"--model_dir=gs://BUCKET_NAME/tpu_mnist_1_output" };
+	static char *args[] = { (char *)"--distribution_strategy=tpu", (char *)"--data_dir=gs://tfds-data/datasets",
+				(char *)"--model_dir=gs://BUCKET_NAME/tpu_mnist_1_output" };
 	struct submit_opts o;
 	char *err = NULL;
 	(void)state;
@@ -162,7 +162,7 @@ static void flags_override_config(void **state)
 		"  args: [--from-config]\n"
 		"  workerCount: 2\n";
 	char *err = NULL;
-	char *uargs[] = { "--a", "1" };
+	char *uargs[] = { (char *)"--a", (char *)"1" };
 	(void)state;
 	json_t *cfg = cli_parse_config("c.yaml", yaml, strlen(yaml), &err);
 	assert_non_null(cfg);

@@ -190,8 +190,8 @@ static void podman__env_and_labels_reach_the_container(void **state)
 	struct strbuf out = STRBUF_INIT;
 	char *name = container_of("pod-env"), *label = replica_id("pod-env");
 	char *want = xasprintf("%s\n", label);
-	char *argv[] = { "podman", "inspect", "--format",
-			 "{{index .Config.Labels \"trainplane.replica\"}}", name, NULL };
+	char *argv[] = { (char *)"podman", (char *)"inspect", (char *)"--format",
+			 (char *)"{{index .Config.Labels \"trainplane.replica\"}}", name, NULL };
 	assert_int_equal(run_command(argv, &out, NULL, 20000), 0);
 	assert_string_equal(sb_str(&out), want);
 	free(name);
@@ -638,7 +638,7 @@ static void podman__the_log_follower_fences_the_container_when_the_lease_passes(
 	l.deadline_usec = lease_clock_usec() + 300000;
 	assert_int_equal(lease_write(f->cfg.lease_file, &l), 0);
 	struct strbuf out = STRBUF_INIT;
-	char *argv[] = { "podman", "inspect", "--format", "{{.State.Status}}", name, NULL };
+	char *argv[] = { (char *)"podman", (char *)"inspect", (char *)"--format", (char *)"{{.State.Status}}", name, NULL };
 	int64_t gone = 0;
 	for (int i = 0; i < 200 && !gone; i++) {
 		sb_release(&out);
@@ -687,7 +687,7 @@ static char *slow_wrapper(struct fx *f, const char *verbs, int seconds)
 static char *inspect_field(const char *name, const char *fmt)
 {
 	struct strbuf out = STRBUF_INIT;
-	char *argv[] = { "podman", "inspect", "--type=container", "--format", (char *)fmt,
+	char *argv[] = { (char *)"podman", (char *)"inspect", (char *)"--type=container", (char *)"--format", (char *)fmt,
 			 (char *)name, NULL };
 	if (run_command(argv, &out, NULL, 20000) != 0) {
 		sb_release(&out);
@@ -702,7 +702,7 @@ static char *inspect_field(const char *name, const char *fmt)
 static char *container_output(const char *name)
 {
 	struct strbuf out = STRBUF_INIT;
-	char *argv[] = { "podman", "logs", (char *)name, NULL };
+	char *argv[] = { (char *)"podman", (char *)"logs", (char *)name, NULL };
 	(void)run_command(argv, &out, &out, 20000);
 	return sb_detach(&out);
 }

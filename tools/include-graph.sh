@@ -126,7 +126,7 @@ files_graph() {
 	echo "module cycles:"
 	echo "${mod:-  none}" | sed 's/^/  /;s/^    none/  none/'
 	echo "header cycles:"
-	echo "${hdr:-  none}" | sed 's/^/  /;s/^    none/  none/' 
+	echo "${hdr:-  none}" | sed 's/^/  /;s/^    none/  none/'
 	[ -z "$mod$hdr" ]
 }
 

@@ -14,6 +14,9 @@
 
 #include "common.h"
 #include "job_state.h"
+#include "ml_types.h"
+#include "schema.h"
+#include "vertex_types.h"
 
 /*
  * Which pairs are edges. Rows: from (STATE_UNSPECIFIED: before create);
@@ -211,6 +214,41 @@ static void names_of_every_api_round_trip(void **state)
 	assert_null(job_cause_name(JOB_CAUSE_COUNT));
 }
 
+/* Whether e, a descriptor's enum, holds name. */
+static bool enum_has(const struct schema_enum *e, const char *name)
+{
+	for (size_t i = 0; i < e->count; i++)
+		if (!strcmp(e->names[i], name))
+			return true;
+	return false;
+}
+
+/*
+ * The machine's names are values of the APIs' enums as the descriptors
+ * (and so the rendering, the CLI and openapi.yaml) have them: a state
+ * renamed in one place and not the other fails here.
+ */
+static void names_are_values_of_the_descriptors_enums(void **state)
+{
+	(void)state;
+	const struct schema_field *ml = schema_field_at(&ml_job_message, "state");
+	const struct schema_field *vx = schema_field_at(&vertex_custom_job_message, "state");
+	const struct schema_field *pl = schema_field_at(&vertex_training_pipeline_message, "state");
+	assert_non_null(ml);
+	assert_non_null(vx);
+	assert_non_null(pl);
+	for (int s = 0; s < JOB_STATE_COUNT; s++) {
+		if (!job_state_valid((enum job_state)s))
+			continue;
+		if (!enum_has(ml->enumeration, job_state_name((enum job_state)s)) ||
+		    !enum_has(vx->enumeration, job_state_vertex_name((enum job_state)s)) ||
+		    !enum_has(pl->enumeration, job_state_pipeline_name((enum job_state)s)))
+			fail_msg("state %d: %s / %s / %s not all in the descriptors' enums", s,
+				 job_state_name((enum job_state)s), job_state_vertex_name((enum job_state)s),
+				 job_state_pipeline_name((enum job_state)s));
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -219,6 +257,7 @@ int main(void)
 		cmocka_unit_test(the_table_is_a_function_of_state_and_cause),
 		cmocka_unit_test(final_states_are_final_and_every_state_is_reachable_and_can_end),
 		cmocka_unit_test(names_of_every_api_round_trip),
+		cmocka_unit_test(names_are_values_of_the_descriptors_enums),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -132,17 +132,20 @@ test_agent_sync_LINK     := agent
 test_auth_LINK           := server/auth.o
 test_auth_WRAP           := store_iam_get
 test_cli_LINK            := cli spec
-test_filter_LINK         := server
 test_http_parse_LINK     := server
 test_job_plan_LINK       := spec
 test_job_state_LINK      := spec
+test_list_filter_LINK    := spec
 test_metric_file_LINK    := agent
 test_metrics_LINK        := server/api_metrics.o spec
 test_metrics_WRAP        := reply_text job_cache_stats sched_is_leader store_metrics_snapshot \
                             store_pipe_stats store_rc_name store_stats
+test_paging_LINK         := server/paging.o
 test_placement_LINK      := scheduler spec
 test_replica_env_LINK    := scheduler spec
 test_schema_LINK         := spec server/api_error.o
+test_store_filter_LINK   := store spec
+test_store_filter_WRAP   := store_acquire store_release store_exec_sql
 test_validate_LINK       := spec
 
 unit_link = $(foreach x,$($(1)_LINK),$(if $(filter %.o,$(x)),$(BUILD)/$(x),$(BUILD)/lib$(x).a)) \

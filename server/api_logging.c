@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "filter.h"
+#include "list_filter.h"
 #include "paging.h"
 #include "store.h"
 #include "store_log.h"
@@ -22,19 +22,6 @@
 
 #define LOG_PAGE_DEFAULT 50
 #define LOG_PAGE_MAX 1000
-
-static const struct filter_field log_filter_fields[] = {
-	{ "resource.type", NULL, "'ml_job'", FILTER_TEXT, NULL },
-	{ "resource.labels.job_id", NULL, "j.job_id", FILTER_TEXT, NULL },
-	{ "resource.labels.project_id", NULL, "j.project", FILTER_TEXT, NULL },
-	{ "resource.labels.task_name", NULL, "l.task", FILTER_TEXT, NULL },
-	{ "labels.task_name", NULL, "l.task", FILTER_TEXT, NULL },
-	{ "logName", "log_name", "('projects/' || j.project || '/logs/' || l.task)", FILTER_TEXT, NULL },
-	{ "severity", NULL, "(CASE l.stream WHEN 'stderr' THEN 'ERROR' ELSE 'INFO' END)",
-	  FILTER_TEXT, NULL },
-	{ "textPayload", NULL, "l.text", FILTER_TEXT, NULL },
-	{ "timestamp", NULL, "l.time", FILTER_TIME, NULL },
-};
 
 void api_logging_entries_list(struct request *req)
 {
@@ -44,7 +31,7 @@ void api_logging_entries_list(struct request *req)
 	const char *token = json_string_value(json_object_get(req->json, "pageToken"));
 	const char *name = json_string_value(json_array_get(names, 0));
 	int64_t size = LOG_PAGE_DEFAULT, after_us = 0, after_id = 0;
-	struct filter_sql fsql;
+	struct list_filter *tree = NULL;
 	char err[256];
 	bool desc = false;
 	json_t *entries = NULL;
@@ -89,15 +76,13 @@ void api_logging_entries_list(struct request *req)
 		after_us = after[0];
 		after_id = after[1];
 	}
-	if (filter_compile(filter, log_filter_fields, ARRAY_SIZE(log_filter_fields), 4, &fsql, err,
-			   sizeof(err))) {
+	if (list_filter_parse(filter, &list_filter_log_entries, &tree, err, sizeof(err))) {
 		reply_error(req, API_INVALID_ARGUMENT, "Field: filter Error: %s", err);
 		return;
 	}
 	enum store_rc rc = store_log_list(req->srv->store, name + 9, desc, after_us, after_id,
-					  (int)size + 1, fsql.where, fsql.nparams,
-					  (const char *const *)fsql.params, &entries);
-	filter_sql_release(&fsql);
+					  (int)size + 1, tree, &entries);
+	list_filter_free(tree);
 	if (rc != STORE_OK) {
 		reply_store_error(req, rc);
 		return;

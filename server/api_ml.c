@@ -6,7 +6,6 @@
 #include <string.h>
 
 #include "catalog.h"
-#include "filter.h"
 #include "cached_get.h"
 #include "list_query.h"
 #include "log.h"
@@ -374,21 +373,6 @@ void api_ml_jobs_get(struct request *req)
 
 /* --- projects.jobs.list --------------------------------------------------- */
 
-static const struct filter_field ml_filter_fields[] = {
-	{ "state", NULL, "state", FILTER_TEXT, NULL },
-	{ "jobId", "job_id", "job_id", FILTER_TEXT, NULL },
-	{ "errorMessage", "error_message", "error_message", FILTER_TEXT, NULL },
-	{ "trainingInput.region", "training_input.region", "region", FILTER_TEXT, NULL },
-	{ "trainingInput.scaleTier", "training_input.scale_tier",
-	  "COALESCE(spec->>'scaleTier', 'BASIC')", FILTER_TEXT, NULL },
-	{ "trainingInput.masterType", "training_input.master_type",
-	  "COALESCE(spec->>'masterType', '')", FILTER_TEXT, NULL },
-	{ "createTime", "create_time", "create_time", FILTER_TIME, NULL },
-	{ "startTime", "start_time", "start_time", FILTER_TIME, NULL },
-	{ "endTime", "end_time", "end_time", FILTER_TIME, NULL },
-	{ "labels", NULL, "labels", FILTER_MAP, NULL },
-};
-
 static const struct list_wording ml_list_wording = {
 	"Field: page_size Error: The page size must be a non-negative integer.",
 	"Field: page_token Error: The page token is invalid or doesn't match arguments from the "
@@ -402,12 +386,10 @@ void api_ml_jobs_list(struct request *req)
 	struct job_rows *rows = NULL;
 	struct strbuf sb = STRBUF_INIT;
 
-	if (list_query_read(req, ml_filter_fields, ARRAY_SIZE(ml_filter_fields), 4,
-			    &ml_list_wording, &q))
+	if (list_query_read(req, &list_filter_ml_jobs, &ml_list_wording, &q))
 		return;
-	enum store_rc rc = store_job_list(req->srv->store, API_ML, req->params[0], q.pos,
-					  q.size + 1, q.fsql.where, q.fsql.nparams,
-					  (const char *const *)q.fsql.params, &rows);
+	enum store_rc rc = store_job_list(req->srv->store, STORE_LIST_ML_JOBS, req->params[0], NULL,
+					  q.pos, q.size + 1, q.tree, &rows);
 	if (rc != STORE_OK) {
 		list_query_release(&q);
 		reply_store_error(req, rc);
@@ -575,7 +557,7 @@ void api_ml_locations_list(struct request *req)
 	size_t n = catalog_region_count(cat);
 	struct list_query q;
 
-	if (list_query_read(req, NULL, 0, 0, &wording, &q))
+	if (list_query_read(req, NULL, &wording, &q))
 		return;
 	if ((size_t)q.pos > n) {	/* a token of a longer catalog */
 		reply_error(req, API_INVALID_ARGUMENT, "%s", wording.bad_token);

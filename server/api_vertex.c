@@ -6,7 +6,6 @@
 #include <string.h>
 
 #include "cached_get.h"
-#include "filter.h"
 #include "list_query.h"
 #include "log.h"
 #include "scheduler.h"
@@ -19,19 +18,9 @@
 #define API_VERTEX "vertex"
 #define CANCEL_MESSAGE "CANCELED"
 #define DISPLAY_NAME_MAX 128
-/* A TrainingPipeline is stored as its backing CustomJob (same id), with
- * the pipeline's own fields under this key of the job's spec. */
-#define PIPELINE_KEY "_pipeline"
 #define CUSTOM_TASK "gs://google-cloud-aiplatform/schema/trainingjob/definition/custom_task_1.0.0.yaml"
 
 /* --- rendering ------------------------------------------------------------ */
-
-/* A filter value as written ("JOB_STATE_PENDING") to the stored state. */
-static const char *state_from_name(const char *name)
-{
-	enum job_state s = job_state_parse_vertex(name);
-	return s ? job_state_name(s) : NULL;
-}
 
 static void add_time(json_t *o, const char *name, int64_t us)
 {
@@ -61,7 +50,7 @@ static json_t *job_json(const struct job *j)
 	if (spec)
 		json_object_update(o, spec);
 	json_decref(spec);
-	json_object_del(o, PIPELINE_KEY);	/* the pipeline's own record, if any */
+	json_object_del(o, VERTEX_PIPELINE_KEY);	/* the pipeline's own record, if any */
 	json_object_set_new(o, "state", json_string(job_state_vertex_name(j->state)));
 	add_time(o, "createTime", j->create_us);
 	add_time(o, "startTime", j->start_us);
@@ -98,7 +87,7 @@ static json_t *pipeline_json(const struct job *j)
 {
 	json_t *cj = job_json(j), *o = json_object();
 	json_t *spec = stored(j->spec_json);
-	json_t *p = json_object_get(spec, PIPELINE_KEY);
+	json_t *p = json_object_get(spec, VERTEX_PIPELINE_KEY);
 	char name[512];
 
 	snprintf(name, sizeof(name), "projects/%s/locations/%s/trainingPipelines/%s", j->project,
@@ -175,7 +164,7 @@ static void reply_vertex_violations(struct request *req, const struct violations
 static bool is_pipeline(const struct job *j)
 {
 	json_t *spec = stored(j->spec_json);
-	bool yes = json_object_get(spec, PIPELINE_KEY) != NULL;
+	bool yes = json_object_get(spec, VERTEX_PIPELINE_KEY) != NULL;
 	json_decref(spec);
 	return yes;
 }
@@ -354,19 +343,11 @@ void api_vertex_custom_jobs_get(struct request *req)
 
 /* --- customJobs.list ------------------------------------------------------ */
 
-static const struct filter_field vertex_filter_fields[] = {
-	{ "state", NULL, "state", FILTER_TEXT, state_from_name },
-	{ "display_name", "displayName", "COALESCE(spec->>'displayName', '')", FILTER_TEXT, NULL },
-	{ "create_time", "createTime", "create_time", FILTER_TIME, NULL },
-	{ "labels", NULL, "labels", FILTER_MAP, NULL },
-};
-
 /*
  * One page of the location's jobs (custom jobs, or the pipelines among
  * them when pipelines): filter, page token, rendering.
  */
-static void list_jobs(struct request *req, const struct filter_field *fields, size_t nfields,
-		      bool pipelines)
+static void list_jobs(struct request *req, bool pipelines)
 {
 	static const struct list_wording wording = {
 		"Invalid page size: must be non-negative.",
@@ -375,25 +356,14 @@ static void list_jobs(struct request *req, const struct filter_field *fields, si
 	};
 	struct list_query q;
 	struct job_rows *rows = NULL;
-	struct strbuf where = STRBUF_INIT;
 
-	/* $4 is the location; the filter's parameters follow. */
-	if (list_query_read(req, fields, nfields, 5, &wording, &q))
+	if (list_query_read(req, pipelines ? &list_filter_pipelines : &list_filter_custom_jobs,
+			    &wording, &q))
 		return;
-	const char **params = xcalloc((size_t)q.fsql.nparams + 1, sizeof(*params));
-	params[0] = req->params[1];
-	for (int i = 0; i < q.fsql.nparams; i++)
-		params[i + 1] = q.fsql.params[i];
-	sb_addstr(&where, "region = $4");
-	if (pipelines)
-		sb_addstr(&where, " AND spec ? '" PIPELINE_KEY "'");
-	if (*q.fsql.where)
-		sb_addf(&where, " AND (%s)", q.fsql.where);
-	enum store_rc rc = store_job_list(req->srv->store, API_VERTEX, req->params[0], q.pos,
-					  q.size + 1, sb_str(&where), q.fsql.nparams + 1, params,
+	enum store_rc rc = store_job_list(req->srv->store,
+					  pipelines ? STORE_LIST_PIPELINES : STORE_LIST_CUSTOM_JOBS,
+					  req->params[0], req->params[1], q.pos, q.size + 1, q.tree,
 					  &rows);
-	free(params);
-	sb_release(&where);
 	if (rc != STORE_OK) {
 		list_query_release(&q);
 		reply_store_error(req, rc);
@@ -427,7 +397,7 @@ static void list_jobs(struct request *req, const struct filter_field *fields, si
 
 void api_vertex_custom_jobs_list(struct request *req)
 {
-	list_jobs(req, vertex_filter_fields, ARRAY_SIZE(vertex_filter_fields), false);
+	list_jobs(req, false);
 }
 
 /* --- customJobs.cancel ---------------------------------------------------- */
@@ -590,7 +560,7 @@ void api_vertex_operations_list(struct request *req)
 	struct list_query q;
 	size_t n = 0;
 
-	if (list_query_read(req, NULL, 0, 0, &wording, &q))
+	if (list_query_read(req, NULL, &wording, &q))
 		return;
 	enum store_rc rc = store_vertex_operation_list(req->srv->store, req->params[0],
 						       req->params[1], q.pos, q.size + 1, &ids,
@@ -627,22 +597,6 @@ void api_vertex_operations_list(struct request *req)
  * shows that job's state as PIPELINE_STATE_*. Other task definitions,
  * managed datasets and model upload are not served.
  */
-
-static const char *pipeline_state_from_name(const char *name)
-{
-	enum job_state s = job_state_parse_pipeline(name);
-	return s ? job_state_name(s) : NULL;
-}
-
-static const struct filter_field pipeline_filter_fields[] = {
-	{ "state", NULL, "state", FILTER_TEXT, pipeline_state_from_name },
-	{ "display_name", "displayName",
-	  "COALESCE(spec->'" PIPELINE_KEY "'->>'displayName', '')", FILTER_TEXT, NULL },
-	{ "training_task_definition", "trainingTaskDefinition",
-	  "COALESCE(spec->'" PIPELINE_KEY "'->>'trainingTaskDefinition', '')", FILTER_TEXT, NULL },
-	{ "create_time", "createTime", "create_time", FILTER_TIME, NULL },
-	{ "labels", NULL, "labels", FILTER_MAP, NULL },
-};
 
 /* job_spec.x paths of the shared validator, as the pipeline's field. */
 static void move_violations(struct violations *from, struct violations *to)
@@ -714,7 +668,7 @@ void api_vertex_training_pipelines_create(struct request *req)
 		goto out;
 	}
 	job = json_pack("{s:O, s:O, s:{s:O, s:s, s:O}}", "displayName",
-			json_object_get(tp, "displayName"), "jobSpec", job_spec, PIPELINE_KEY,
+			json_object_get(tp, "displayName"), "jobSpec", job_spec, VERTEX_PIPELINE_KEY,
 			"displayName", json_object_get(tp, "displayName"), "trainingTaskDefinition",
 			def, "trainingTaskInputs", job_spec);
 	if (json_object_get(tp, "labels"))
@@ -737,7 +691,7 @@ void api_vertex_training_pipelines_get(struct request *req)
 
 void api_vertex_training_pipelines_list(struct request *req)
 {
-	list_jobs(req, pipeline_filter_fields, ARRAY_SIZE(pipeline_filter_fields), true);
+	list_jobs(req, true);
 }
 
 void api_vertex_training_pipelines_cancel(struct request *req)

@@ -3,15 +3,14 @@
 #include "paging.h"
 #include "store.h"
 
-int list_query_read(struct request *req, const struct filter_field *fields, size_t nfields,
-		    int first_param, const struct list_wording *w, struct list_query *out)
+int list_query_read(struct request *req, const struct list_filter_fields *fields,
+		    const struct list_wording *w, struct list_query *out)
 {
 	const char *token = req_query(req, "pageToken");
 	char err[256];
 
 	*out = (struct list_query){ .filter = fields ? req_query(req, "filter") : NULL,
 				    .key = store_page_token_key(req->srv->store) };
-	out->fsql = (struct filter_sql){ 0 };
 	out->scope[out->nscope++] = req->route->operation_id;
 	for (size_t i = 0; i < ROUTE_MAX_PARAMS && req->params[i]; i++)
 		out->scope[out->nscope++] = req->params[i];
@@ -25,8 +24,7 @@ int list_query_read(struct request *req, const struct filter_field *fields, size
 		reply_error(req, API_INVALID_ARGUMENT, "%s", w->bad_token);
 		return -1;
 	}
-	if (fields && filter_compile(out->filter, fields, nfields, first_param, &out->fsql, err,
-				     sizeof(err))) {
+	if (fields && list_filter_parse(out->filter, fields, &out->tree, err, sizeof(err))) {
 		reply_error(req, API_INVALID_ARGUMENT, w->filter_fmt, err);
 		return -1;
 	}
@@ -35,7 +33,8 @@ int list_query_read(struct request *req, const struct filter_field *fields, size
 
 void list_query_release(struct list_query *q)
 {
-	filter_sql_release(&q->fsql);
+	list_filter_free(q->tree);
+	q->tree = NULL;
 }
 
 char *list_query_next_token(const struct list_query *q, int64_t pos)

@@ -8,8 +8,8 @@
 #ifndef TP_LIST_QUERY_H
 #define TP_LIST_QUERY_H
 
-#include "filter.h"
 #include "http.h"
+#include "list_filter.h"
 
 /* How an API words the three errors; filter_fmt takes the filter's message. */
 struct list_wording {
@@ -22,7 +22,7 @@ struct list_query {
 	const char *filter;	/* borrowed from the request; NULL when not read */
 	int size;		/* page size */
 	int64_t pos;		/* from the page token; 0 for the first page */
-	struct filter_sql fsql;	/* the compiled filter; empty when none */
+	struct list_filter *tree;	/* the parsed filter; NULL when none */
 	/* What page tokens are bound to: the operation, the path's variables,
 	 * the filter (borrowed from the request), and the key they are made with. */
 	const char *scope[ROUTE_MAX_PARAMS + 2];
@@ -32,12 +32,11 @@ struct list_query {
 
 /*
  * Reads the request's paging and, when fields is not NULL, its filter
- * compiled with parameters from first_param. Returns 0, or -1 after
+ * parsed against the fields the list takes. Returns 0, or -1 after
  * replying 400 INVALID_ARGUMENT (nothing to release then).
  */
-int list_query_read(struct request *req, const struct filter_field *fields, size_t nfields,
-		    int first_param, const struct list_wording *w,
-		    struct list_query *out) MUST_CHECK;
+int list_query_read(struct request *req, const struct list_filter_fields *fields,
+		    const struct list_wording *w, struct list_query *out) MUST_CHECK;
 void list_query_release(struct list_query *q);
 
 /* A next-page token for position pos (caller frees), for the same list. */

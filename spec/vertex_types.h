@@ -9,6 +9,14 @@
 
 #include "schema.h"
 
+/*
+ * A TrainingPipeline is stored as its backing CustomJob (same id), with the
+ * pipeline's own fields (displayName, trainingTaskDefinition,
+ * trainingTaskInputs) under this key of the job's stored spec: what tells a
+ * pipeline's job from a plain CustomJob.
+ */
+#define VERTEX_PIPELINE_KEY "_pipeline"
+
 extern const struct schema_message vertex_custom_job_message;	/* CustomJob */
 extern const struct schema_message *const vertex_custom_job_spec_message;	/* CustomJobSpec */
 extern const struct schema_message vertex_training_pipeline_message;	/* TrainingPipeline */

@@ -4,9 +4,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "store_filter.h"
 #include "store_pg.h"
 #include "store_pipe.h"
 #include "strbuf.h"
+#include "vertex_types.h"
 
 struct job_rows {
 	PGresult *res;
@@ -253,36 +255,51 @@ void store_job_get_piped(struct store_pipe *pipe, const struct job_key *key,
 	store_pipe_submit(pipe, &stmt_get, 3, params, get_piped_done, (void (*)(void))done, arg);
 }
 
-enum store_rc store_job_list(struct store *st, const char *api, const char *project,
-			     int64_t before_id, int limit, const char *where, int nwhere,
-			     const char *const *where_params, struct job_rows **out)
+enum store_rc store_job_list(struct store *st, enum store_job_list_of of, const char *project,
+			     const char *location, int64_t before_id, int limit,
+			     const struct list_filter *filter, struct job_rows **out)
 {
-	struct strbuf sql = STRBUF_INIT;
-	const char **params = xcalloc((size_t)nwhere + 3, sizeof(*params));
+	static const struct store_filter_collection *const collections[] = {
+		[STORE_LIST_ML_JOBS] = &store_filter_ml_jobs,
+		[STORE_LIST_CUSTOM_JOBS] = &store_filter_custom_jobs,
+		[STORE_LIST_PIPELINES] = &store_filter_pipelines,
+	};
+	struct strbuf sql = STRBUF_INIT, cond = STRBUF_INIT, fsql = STRBUF_INIT;
+	struct store_params params = STORE_PARAMS_INIT;
 	char before[32];
-	struct store_conn *c;
-	enum store_rc rc;
-	PGresult *res;
+	enum store_rc rc = STORE_ERROR;
+	PGresult *res = NULL;
 
+	*out = NULL;
 	snprintf(before, sizeof(before), "%lld", (long long)(before_id > 0 ? before_id : INT64_MAX));
-	params[0] = api;
-	params[1] = project;
-	params[2] = before;
-	for (int i = 0; i < nwhere; i++)
-		params[3 + i] = where_params[i];
+	store_params_add(&params, of == STORE_LIST_ML_JOBS ? "ml" : "vertex");
+	store_params_add(&params, project);
+	store_params_add(&params, before);
+	/* Vertex lists one location; a pipeline is a job with the pipeline's record. */
+	if (of != STORE_LIST_ML_JOBS)
+		sb_addf(&cond, "region = $%d", store_params_add(&params, location));
+	if (of == STORE_LIST_PIPELINES)
+		sb_addstr(&cond, " AND spec ? '" VERTEX_PIPELINE_KEY "'");
+	if (store_filter_compile(filter, collections[of], &fsql, &params))
+		goto out;
+	if (fsql.len)
+		sb_addf(&cond, cond.len ? " AND (%s)" : "%s", fsql.buf);
 	/* id > 0 (every row) names the partial index jobs_project_api_id (schema/012). */
 	sb_addstr(&sql, "SELECT " JOB_COLS " FROM jobs WHERE api = $1 AND project = $2 AND id < $3 "
 		  "AND id > 0");
-	if (where && *where)
-		sb_addf(&sql, " AND (%s)", where);
+	if (cond.len)
+		sb_addf(&sql, " AND (%s)", cond.buf);
 	sb_addf(&sql, " ORDER BY id DESC LIMIT %d", limit);
 
-	c = store_acquire(st);
-	res = store_exec_sql(c, sb_str(&sql), true, nwhere + 3, params, &rc);
+	struct store_conn *c = store_acquire(st);
+	res = store_exec_sql(c, sb_str(&sql), true, params.n, params.v, &rc);
 	store_release(st, c);
-	sb_release(&sql);
-	free(params);
 	*out = rc == STORE_OK ? wrap(res) : NULL;
+out:
+	store_params_release(&params);
+	sb_release(&fsql);
+	sb_release(&cond);
+	sb_release(&sql);
 	return rc;
 }
 

@@ -86,15 +86,26 @@ typedef void (*store_job_rows_done)(void *arg, struct job_rows *rows, enum store
 void store_job_get_piped(struct store_pipe *pipe, const struct job_key *key,
 			 store_job_rows_done done, void *arg);
 
+/* What a list of jobs lists, and the fields its filter was parsed against. */
+enum store_job_list_of {
+	STORE_LIST_ML_JOBS,	/* a project's ml v1 jobs (list_filter_ml_jobs) */
+	STORE_LIST_CUSTOM_JOBS,	/* a project's Vertex CustomJobs in one location, the
+				 * pipelines' jobs among them (list_filter_custom_jobs) */
+	STORE_LIST_PIPELINES,	/* a project's Vertex TrainingPipelines in one location
+				 * (list_filter_pipelines) */
+};
+
 /*
  * One page of a project's jobs, newest first: jobs with id < before_id
- * (0: from the newest), at most limit rows. where is an extra SQL
- * condition over the jobs table using parameters $4.. (NULL: none), built
- * by the caller from a parsed filter with every value as a parameter.
+ * (0: from the newest), at most limit rows, of what `of` says, in location
+ * (Vertex; NULL for ml), that filter (spec/list_filter.h, parsed against
+ * the fields `of` names; NULL: every job) matches. A filter of other
+ * fields is a bug: STORE_ERROR.
  */
-enum store_rc store_job_list(struct store *st, const char *api, const char *project,
-			     int64_t before_id, int limit, const char *where, int nwhere,
-			     const char *const *where_params, struct job_rows **out) MUST_CHECK;
+struct list_filter;
+enum store_rc store_job_list(struct store *st, enum store_job_list_of of, const char *project,
+			     const char *location, int64_t before_id, int limit,
+			     const struct list_filter *filter, struct job_rows **out) MUST_CHECK;
 
 /*
  * Requests cancellation: the cancel edge of the state machine, through its

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "store_filter.h"
 #include "store_pg.h"
 #include "strbuf.h"
 
@@ -19,21 +20,22 @@
 	" '_pos', jsonb_build_array((extract(epoch FROM l.time) * 1000000)::int8, l.id))"
 
 enum store_rc store_log_list(struct store *st, const char *project, bool desc, int64_t after_us,
-			     int64_t after_id, int limit, const char *where, int nwhere,
-			     const char *const *where_params, json_t **out)
+			     int64_t after_id, int limit, const struct list_filter *filter,
+			     json_t **out)
 {
-	struct strbuf sql = STRBUF_INIT;
-	const char **params = xcalloc((size_t)nwhere + 3, sizeof(*params));
+	struct strbuf sql = STRBUF_INIT, where = STRBUF_INIT;
+	struct store_params params = STORE_PARAMS_INIT;
 	char us[24], id[24];
-	enum store_rc rc;
+	enum store_rc rc = STORE_ERROR;
 
+	*out = NULL;
 	snprintf(us, sizeof(us), "%lld", (long long)after_us);
 	snprintf(id, sizeof(id), "%lld", (long long)after_id);
-	params[0] = project;
-	params[1] = us;
-	params[2] = id;
-	for (int i = 0; i < nwhere; i++)
-		params[3 + i] = where_params[i];
+	store_params_add(&params, project);
+	store_params_add(&params, us);
+	store_params_add(&params, id);
+	if (store_filter_compile(filter, &store_filter_log_entries, &where, &params))
+		goto out;
 	/* The page is picked in order in the subquery and aggregated in the same order. */
 	sb_addf(&sql, "SELECT coalesce(jsonb_agg(" ENTRY_JSON " ORDER BY l.time %s, l.id %s), "
 		"'[]'::jsonb)::text FROM ("
@@ -41,22 +43,23 @@ enum store_rc store_log_list(struct store *st, const char *project, bool desc, i
 		"WHERE j.project = $1 AND ($3::int8 = 0 OR "
 		"(l.time, l.id) %s (to_timestamp($2::int8 / 1000000.0), $3::int8))",
 		desc ? "DESC" : "ASC", desc ? "DESC" : "ASC", desc ? "<" : ">");
-	if (where && *where)
-		sb_addf(&sql, " AND (%s)", where);
+	if (where.len)
+		sb_addf(&sql, " AND (%s)", where.buf);
 	sb_addf(&sql, " ORDER BY l.time %s, l.id %s LIMIT %d) l", desc ? "DESC" : "ASC",
 		desc ? "DESC" : "ASC", limit);
 	struct store_conn *c = store_acquire(st);
-	PGresult *res = store_exec_sql(c, sb_str(&sql), true, nwhere + 3, params, &rc);
+	PGresult *res = store_exec_sql(c, sb_str(&sql), true, params.n, params.v, &rc);
 	store_release(st, c);
-	*out = NULL;
 	if (rc == STORE_OK) {
 		*out = json_loads(PQgetvalue(res, 0, 0), 0, NULL);
 		if (!*out)
 			rc = STORE_ERROR;
 	}
 	PQclear(res);
+out:
+	store_params_release(&params);
+	sb_release(&where);
 	sb_release(&sql);
-	free(params);
 	return rc;
 }
 

@@ -12,12 +12,13 @@
 /*
  * One page of a project's log entries as LogEntry JSON objects (new
  * array), ordered by time then insertion, after the position (time_us, id)
- * when id > 0. where is an extra condition from a compiled filter over the
- * aliases l (log_entries) and j (jobs), with parameters from $4.
+ * when id > 0, that filter (spec/list_filter.h, parsed against
+ * list_filter_log_entries; NULL: every entry) matches.
  */
+struct list_filter;
 enum store_rc store_log_list(struct store *st, const char *project, bool desc, int64_t after_us,
-			     int64_t after_id, int limit, const char *where, int nwhere,
-			     const char *const *where_params, json_t **out) MUST_CHECK;
+			     int64_t after_id, int limit, const struct list_filter *filter,
+			     json_t **out) MUST_CHECK;
 
 /*
  * A line from trainplane itself (stream "system", attempt 0) in a job's

@@ -114,12 +114,12 @@ void store_job_get_piped(struct store_pipe *pipe, const struct job_key *key,
 	done(arg, NULL, stub_store_rc);
 }
 
-enum store_rc store_job_list(struct store *st, const char *api, const char *project,
-			     int64_t before_id, int limit, const char *where, int nwhere,
-			     const char *const *where_params, struct job_rows **out)
+enum store_rc store_job_list(struct store *st, enum store_job_list_of of, const char *project,
+			     const char *location, int64_t before_id, int limit,
+			     const struct list_filter *filter, struct job_rows **out)
 {
-	(void)st, (void)api, (void)project, (void)before_id, (void)limit, (void)where;
-	(void)nwhere, (void)where_params;
+	(void)st, (void)of, (void)project, (void)location, (void)before_id, (void)limit;
+	(void)filter;
 	*out = NULL;
 	return stub_store_rc;
 }
@@ -208,11 +208,11 @@ enum store_rc store_iam_set(struct store *st, const char *api, const char *proje
 }
 
 enum store_rc store_log_list(struct store *st, const char *project, bool desc, int64_t after_us,
-			     int64_t after_id, int limit, const char *where, int nwhere,
-			     const char *const *where_params, json_t **out)
+			     int64_t after_id, int limit, const struct list_filter *filter,
+			     json_t **out)
 {
 	(void)st, (void)project, (void)desc, (void)after_us, (void)after_id, (void)limit;
-	(void)where, (void)nwhere, (void)where_params;
+	(void)filter;
 	*out = NULL;
 	return stub_store_rc;
 }

@@ -19,6 +19,7 @@
 
 #include "common.h"
 #include "embedded.h"
+#include "list_filter.h"
 #include "store.h"
 #include "store_job.h"
 #include "store_pg.h"
@@ -144,10 +145,15 @@ static void the_list_uses_its_index_without_statistics(void **state)
 	struct job j;
 	(void)state;
 
+	struct list_filter *filter;
+	char err[256];
+	assert_int_equal(list_filter_parse("state=QUEUED", &list_filter_ml_jobs, &filter, err,
+					   sizeof(err)), 0);
 	exec("SET stats_fetch_consistency = none");
 	long before = list_index_scans();
-	assert_int_equal(store_job_list(st, "ml", "p", 0, 21, "state = $4", 1,
-					(const char *const[]){ "QUEUED" }, &rows), STORE_OK);
+	assert_int_equal(store_job_list(st, STORE_LIST_ML_JOBS, "p", NULL, 0, 21, filter, &rows),
+			 STORE_OK);
+	list_filter_free(filter);
 	assert_int_equal(job_rows_count(rows), 21);
 	job_rows_get(rows, 0, &j);
 	assert_string_equal(j.job_id, "job_5000");	/* newest first */

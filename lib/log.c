@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "strbuf.h"
+#include "wire.h"
 
 enum log_level log_min_level = LOG_INFO;
 static enum log_format log_fmt = LOG_FORMAT_TEXT;
@@ -67,42 +68,6 @@ void log_set_request_id(const char *id)
 
 static const char hex[] = "0123456789abcdef";
 
-/* The UTF-8 sequence at p (at most n bytes): its length and *cp, or 0 if invalid. */
-static size_t utf8_decode(const unsigned char *p, size_t n, uint32_t *cp)
-{
-	size_t len;
-	uint32_t c;
-
-	if (p[0] < 0x80) {
-		*cp = p[0];
-		return 1;
-	}
-	if ((p[0] & 0xe0) == 0xc0) {
-		len = 2;
-		c = p[0] & 0x1f;
-	} else if ((p[0] & 0xf0) == 0xe0) {
-		len = 3;
-		c = p[0] & 0x0f;
-	} else if ((p[0] & 0xf8) == 0xf0) {
-		len = 4;
-		c = p[0] & 0x07;
-	} else {
-		return 0;
-	}
-	if (len > n)
-		return 0;
-	for (size_t i = 1; i < len; i++) {
-		if ((p[i] & 0xc0) != 0x80)
-			return 0;
-		c = c << 6 | (p[i] & 0x3f);
-	}
-	if ((len == 2 && c < 0x80) || (len == 3 && c < 0x800) || (len == 4 && c < 0x10000) ||
-	    c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff))
-		return 0;
-	*cp = c;
-	return len;
-}
-
 /* Code points a terminal or a viewer may take for a control or a line break. */
 static bool unsafe_code_point(uint32_t cp)
 {
@@ -141,7 +106,7 @@ static void text_escape(struct strbuf *sb, const char *s, size_t len)
 			sb_addch(sb, '\\');
 			sb_addch(sb, c == '\n' ? 'n' : c == '\r' ? 'r' : 't');
 			p++;
-		} else if (c < 0x80 || !(n = utf8_decode(p, (size_t)(end - p), &cp))) {
+		} else if (c < 0x80 || !(n = wire_utf8_decode(p, (size_t)(end - p), &cp))) {
 			add_hex_byte(sb, c);
 			p++;
 		} else {
@@ -176,7 +141,7 @@ static void json_escape(struct strbuf *sb, const char *s, size_t len)
 		} else if (c < 0x80) {
 			sb_addch(sb, (char)c);
 			p++;
-		} else if (!(n = utf8_decode(p, (size_t)(end - p), &cp))) {
+		} else if (!(n = wire_utf8_decode(p, (size_t)(end - p), &cp))) {
 			sb_add(sb, "\xef\xbf\xbd", 3);
 			p++;
 		} else {

@@ -264,23 +264,24 @@ long wire_base64_decode(const char *s, void *out, size_t cap, bool url)
 	return (long)n;
 }
 
-/* Length of the UTF-8 sequence at p (at most n bytes), or 0 if invalid. */
-static size_t utf8_seq(const unsigned char *p, size_t n)
+size_t wire_utf8_decode(const unsigned char *p, size_t n, uint32_t *cp)
 {
-	uint32_t cp;
 	size_t len;
+	uint32_t c;
 
-	if (p[0] < 0x80)
+	if (p[0] < 0x80) {
+		*cp = p[0];
 		return 1;
+	}
 	if ((p[0] & 0xe0) == 0xc0) {
 		len = 2;
-		cp = p[0] & 0x1f;
+		c = p[0] & 0x1f;
 	} else if ((p[0] & 0xf0) == 0xe0) {
 		len = 3;
-		cp = p[0] & 0x0f;
+		c = p[0] & 0x0f;
 	} else if ((p[0] & 0xf8) == 0xf0) {
 		len = 4;
-		cp = p[0] & 0x07;
+		c = p[0] & 0x07;
 	} else {
 		return 0;
 	}
@@ -289,12 +290,21 @@ static size_t utf8_seq(const unsigned char *p, size_t n)
 	for (size_t i = 1; i < len; i++) {
 		if ((p[i] & 0xc0) != 0x80)
 			return 0;
-		cp = cp << 6 | (p[i] & 0x3f);
+		c = c << 6 | (p[i] & 0x3f);
 	}
-	if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
-	    cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+	if ((len == 2 && c < 0x80) || (len == 3 && c < 0x800) || (len == 4 && c < 0x10000) ||
+	    c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff))
 		return 0;
+	*cp = c;
 	return len;
+}
+
+/* Length of the UTF-8 sequence at p (at most n bytes), or 0 if invalid. */
+static size_t utf8_seq(const unsigned char *p, size_t n)
+{
+	uint32_t cp;
+
+	return wire_utf8_decode(p, n, &cp);
 }
 
 bool wire_utf8_valid(const char *s, size_t len)

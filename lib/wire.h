@@ -35,6 +35,10 @@ char *wire_base64_encode(const void *data, size_t len, bool url);	/* caller free
 long wire_base64_decode(const char *s, void *out, size_t cap, bool url);
 
 /* Is s (len bytes) well-formed UTF-8 (no overlongs, surrogates or > U+10FFFF)? */
+/* The UTF-8 sequence at p (at most n bytes, n > 0): its length and its code
+ * point in *cp, or 0 if it is not valid UTF-8 (overlong, a surrogate, past
+ * U+10FFFF, cut short). */
+size_t wire_utf8_decode(const unsigned char *p, size_t n, uint32_t *cp);
 bool wire_utf8_valid(const char *s, size_t len);
 /* A copy of s with each invalid byte replaced by U+FFFD. Caller frees. */
 char *wire_utf8_sanitize(const char *s);

@@ -15,16 +15,14 @@
 #include <pthread.h>
 #include <cmocka.h>
 
+#include "pg_fixture.h"
 #include "common.h"
-#include "embedded.h"
 #include "job_cache.h"
 #include "listen_hub.h"
 #include "store_pg.h"
 
-static struct pg_embedded *pg;
-static char *conninfo;
-static struct store *st;
-static char dir[] = "/tmp/tp-cache-XXXXXX";
+static struct pg_fixture fx;
+static struct store *st;		/* fx.st */
 
 /* Runs sql (parameters $1.. as text) on a pooled connection; the first
  * value of the first row, or "" (freed by the caller). */
@@ -52,7 +50,7 @@ static struct listen_hub *hub;
 
 static struct job_cache *cache_start(size_t max_entries)
 {
-	hub = listen_hub_start(conninfo);
+	hub = listen_hub_start(fx.conninfo);
 	return job_cache_start(hub, max_entries);
 }
 
@@ -164,30 +162,17 @@ static void assert_served(struct job_cache *c, const char *job_id, const char *w
 
 static int setup(void **state)
 {
-	char err[1024];
 	(void)state;
-	if (!mkdtemp(dir) || chmod(dir, 0755))
+	if (pg_fixture_start(&fx, "cache", 8))
 		return -1;
-	if (pg_embedded_start(dir, NULL, &pg, &conninfo, err, sizeof(err))) {
-		fprintf(stderr, "embedded PostgreSQL: %s\n", err);
-		return -1;
-	}
-	if (store_open(conninfo, 8, 30, &st, err, sizeof(err))) {
-		fprintf(stderr, "%s\n", err);
-		return -1;
-	}
+	st = fx.st;
 	return 0;
 }
 
 static int teardown(void **state)
 {
 	(void)state;
-	store_close(st);
-	pg_embedded_stop(pg);
-	free(conninfo);
-	char cmd[64];
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	return system(cmd);
+	return pg_fixture_stop(&fx);
 }
 
 static void a_filled_reply_is_served_after_a_fence(void **state)

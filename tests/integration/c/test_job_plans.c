@@ -17,8 +17,8 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "pg_fixture.h"
 #include "common.h"
-#include "embedded.h"
 #include "list_filter.h"
 #include "store.h"
 #include "store_job.h"
@@ -26,10 +26,8 @@
 
 #define JOBS "5000"	/* in the project: a walk of it would read them all */
 
-static struct pg_embedded *pg;
-static char *conninfo;
-static struct store *st;
-static char dir[] = "/tmp/tp-plans-XXXXXX";
+static struct pg_fixture fx;
+static struct store *st;		/* fx.st */
 
 /* Runs sql on the store's only connection: every row's first column,
  * joined by newlines (caller frees). */
@@ -166,31 +164,18 @@ static void the_list_uses_its_index_without_statistics(void **state)
 
 static int setup(void **state)
 {
-	char err[1024];
 	(void)state;
-	if (!mkdtemp(dir) || chmod(dir, 0755))
-		return -1;
-	if (pg_embedded_start(dir, NULL, &pg, &conninfo, err, sizeof(err))) {
-		fprintf(stderr, "embedded PostgreSQL: %s\n", err);
-		return -1;
-	}
 	/* One connection: the statements the store prepares are the ones explained. */
-	if (store_open(conninfo, 1, 30, &st, err, sizeof(err))) {
-		fprintf(stderr, "%s\n", err);
+	if (pg_fixture_start(&fx, "plans", 1))
 		return -1;
-	}
+	st = fx.st;
 	return 0;
 }
 
 static int teardown(void **state)
 {
 	(void)state;
-	store_close(st);
-	pg_embedded_stop(pg);
-	free(conninfo);
-	char cmd[64];
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	return system(cmd);
+	return pg_fixture_stop(&fx);
 }
 
 int main(void)

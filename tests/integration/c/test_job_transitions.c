@@ -23,8 +23,8 @@
 #include <jansson.h>
 #include <libpq-fe.h>
 
+#include "pg_fixture.h"
 #include "common.h"
-#include "embedded.h"
 #include "job_state.h"
 #include "store.h"
 #include "store_job.h"
@@ -32,11 +32,9 @@
 #include "store_job_state.h"
 #include "store_sched.h"
 
-static struct pg_embedded *pg;
-static char *conninfo;
-static struct store *st;
+static struct pg_fixture fx;
+static struct store *st;		/* fx.st */
 static PGconn *db;	/* the test's own connection */
-static char dir[] = "/tmp/tp-states-XXXXXX";
 static int next_job;
 
 /* --- SQL on the test's connection ------------------------------------------ */
@@ -503,7 +501,7 @@ static void a_cancel_that_loses_a_race_sees_the_winner(void **state)
 
 	r.key.job_id = j.job_id;
 	/* the first cancel, on a connection of its own, holds the row */
-	PGconn *first = PQconnectdb(conninfo);
+	PGconn *first = PQconnectdb(fx.conninfo);
 	const char *p[] = { j.id };
 	PQclear(PQexec(first, "BEGIN"));
 	PGresult *res = PQexecParams(first, "SELECT count(*) FROM tp_job_transition($1::int8, NULL, "
@@ -751,19 +749,11 @@ static void a_server_refuses_a_database_whose_machine_differs(void **state)
 
 static int setup(void **state)
 {
-	char err[1024];
 	(void)state;
-	if (!mkdtemp(dir) || chmod(dir, 0755))
+	if (pg_fixture_start(&fx, "states", 2))
 		return -1;
-	if (pg_embedded_start(dir, NULL, &pg, &conninfo, err, sizeof(err))) {
-		fprintf(stderr, "embedded PostgreSQL: %s\n", err);
-		return -1;
-	}
-	if (store_open(conninfo, 2, 30, &st, err, sizeof(err))) {
-		fprintf(stderr, "%s\n", err);
-		return -1;
-	}
-	db = PQconnectdb(conninfo);
+	st = fx.st;
+	db = PQconnectdb(fx.conninfo);
 	if (PQstatus(db) != CONNECTION_OK) {
 		fprintf(stderr, "%s", PQerrorMessage(db));
 		return -1;
@@ -782,12 +772,7 @@ static int teardown(void **state)
 {
 	(void)state;
 	PQfinish(db);
-	store_close(st);
-	pg_embedded_stop(pg);
-	free(conninfo);
-	char cmd[64];
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	return system(cmd);
+	return pg_fixture_stop(&fx);
 }
 
 int main(void)

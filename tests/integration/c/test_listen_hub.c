@@ -15,15 +15,13 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "pg_fixture.h"
 #include "common.h"
-#include "embedded.h"
 #include "listen_hub.h"
 #include "store_pg.h"
 
-static struct pg_embedded *pg;
-static char *conninfo;
-static struct store *st;
-static char dir[] = "/tmp/tp-hub-XXXXXX";
+static struct pg_fixture fx;
+static struct store *st;		/* fx.st */
 
 struct heard {
 	pthread_mutex_t mu;
@@ -118,7 +116,7 @@ static bool fences_n(struct heard *h, int n)
 
 static void a_notification_sent_around_a_fence_is_handed_over_at_once(void **state)
 {
-	struct listen_hub *hub = listen_hub_start(conninfo);
+	struct listen_hub *hub = listen_hub_start(fx.conninfo);
 	struct heard h = HEARD_INIT;
 	struct listen_sub *sub = listen_hub_subscribe(hub, "t_hub", &ops, &h);
 	int64_t slowest = 0;
@@ -148,7 +146,7 @@ static void a_notification_sent_around_a_fence_is_handed_over_at_once(void **sta
 
 static void a_fence_completes_after_what_was_notified_before_it(void **state)
 {
-	struct listen_hub *hub = listen_hub_start(conninfo);
+	struct listen_hub *hub = listen_hub_start(fx.conninfo);
 	struct heard h = HEARD_INIT, other = HEARD_INIT;
 	struct listen_sub *sub = listen_hub_subscribe(hub, "t_hub", &ops, &h);
 	struct listen_sub *sub2 = listen_hub_subscribe(hub, "t_other", &ops, &other);
@@ -174,30 +172,17 @@ static void a_fence_completes_after_what_was_notified_before_it(void **state)
 
 static int setup(void **state)
 {
-	char err[1024];
 	(void)state;
-	if (!mkdtemp(dir) || chmod(dir, 0755))
+	if (pg_fixture_start(&fx, "hub", 2))
 		return -1;
-	if (pg_embedded_start(dir, NULL, &pg, &conninfo, err, sizeof(err))) {
-		fprintf(stderr, "embedded PostgreSQL: %s\n", err);
-		return -1;
-	}
-	if (store_open(conninfo, 2, 30, &st, err, sizeof(err))) {
-		fprintf(stderr, "%s\n", err);
-		return -1;
-	}
+	st = fx.st;
 	return 0;
 }
 
 static int teardown(void **state)
 {
 	(void)state;
-	store_close(st);
-	pg_embedded_stop(pg);
-	free(conninfo);
-	char cmd[64];
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	return system(cmd);
+	return pg_fixture_stop(&fx);
 }
 
 int main(void)

@@ -14,15 +14,13 @@
 #include <pthread.h>
 #include <cmocka.h>
 
+#include "pg_fixture.h"
 #include "common.h"
-#include "embedded.h"
 #include "store_pg.h"
 #include "store_pipe.h"
 
-static struct pg_embedded *pg;
-static char *conninfo;
-static struct store *st;
-static char dir[] = "/tmp/tp-pipe-XXXXXX";
+static struct pg_fixture fx;
+static struct store *st;		/* fx.st */
 
 /* Test-only statements, with ids no server statement uses in this process. */
 static const struct store_stmt add_one = { 40, "t_add_one", "SELECT $1::int + 1", true };
@@ -97,18 +95,10 @@ static int64_t rows_with(struct store_pipe *p, int v)
 
 static int setup(void **state)
 {
-	char err[1024];
 	(void)state;
-	if (!mkdtemp(dir) || chmod(dir, 0755))
+	if (pg_fixture_start(&fx, "pipe", 2))
 		return -1;
-	if (pg_embedded_start(dir, NULL, &pg, &conninfo, err, sizeof(err))) {
-		fprintf(stderr, "embedded PostgreSQL: %s\n", err);
-		return -1;
-	}
-	if (store_open(conninfo, 2, 30, &st, err, sizeof(err))) {
-		fprintf(stderr, "%s\n", err);
-		return -1;
-	}
+	st = fx.st;
 	struct store_conn *c = store_acquire(st);
 	enum store_rc rc;
 	PGresult *r = store_exec_sql(c, "CREATE TABLE pipe_t (v int)", false, 0, NULL, &rc);
@@ -120,12 +110,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	(void)state;
-	store_close(st);
-	pg_embedded_stop(pg);
-	free(conninfo);
-	char cmd[64];
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	return system(cmd);
+	return pg_fixture_stop(&fx);
 }
 
 struct reader {
@@ -152,7 +137,7 @@ static void *read_many(void *arg)
 
 static void concurrent_reads_each_get_their_own_answer(void **state)
 {
-	struct store_pipe *p = store_pipe_start(conninfo);
+	struct store_pipe *p = store_pipe_start(fx.conninfo);
 	pthread_t t[4];
 	struct reader r[4];
 
@@ -170,7 +155,7 @@ static void concurrent_reads_each_get_their_own_answer(void **state)
 
 static void a_failing_command_fails_alone_and_the_batch_is_replayed(void **state)
 {
-	struct store_pipe *p = store_pipe_start(conninfo);
+	struct store_pipe *p = store_pipe_start(fx.conninfo);
 	struct waiter busy = WAITER_INIT, a = WAITER_INIT, bad = WAITER_INIT, c = WAITER_INIT;
 
 	(void)state;
@@ -198,7 +183,7 @@ static void a_failing_command_fails_alone_and_the_batch_is_replayed(void **state
 
 static void reads_survive_a_lost_connection_writes_report_it(void **state)
 {
-	struct store_pipe *p = store_pipe_start(conninfo);
+	struct store_pipe *p = store_pipe_start(fx.conninfo);
 	struct waiter pid = WAITER_INIT, read = WAITER_INIT, write = WAITER_INIT;
 
 	(void)state;
@@ -240,7 +225,7 @@ static void reads_survive_a_lost_connection_writes_report_it(void **state)
 
 static void after_stop_nothing_is_queued(void **state)
 {
-	struct store_pipe *p = store_pipe_start(conninfo);
+	struct store_pipe *p = store_pipe_start(fx.conninfo);
 	struct waiter w = WAITER_INIT, late = WAITER_INIT;
 
 	(void)state;

@@ -98,7 +98,7 @@ static void load_cluster(struct agent *a)
 	if (f) {
 		if (fgets(buf, sizeof(buf), f))
 			buf[strcspn(buf, "\n")] = '\0';
-		if (sync_cluster_id_ok(buf))
+		if (wire_cluster_id_ok(buf))
 			snprintf(a->cluster_id, sizeof(a->cluster_id), "%.*s", SYNC_CLUSTER_ID_MAX, buf);
 		else
 			log_warn("%s does not hold a cluster id: the work dir is taken as unbound", path);

@@ -44,7 +44,7 @@ void sync_register_clusters(json_t *body, const char *bound, const struct replic
 		json_object_set_new(body, "clusterId", json_string(bound));
 	for (size_t k = 0; k < ARRAY_SIZE(lists); k++) {
 		for (const struct replica *r = lists[k]; r; r = r->next) {
-			if (!r->cluster || !sync_cluster_id_ok(r->cluster))
+			if (!r->cluster || !wire_cluster_id_ok(r->cluster))
 				continue;
 			json_t *n = json_object_get(held, r->cluster);
 			if (n)
@@ -57,18 +57,6 @@ void sync_register_clusters(json_t *body, const char *bound, const struct replic
 		json_object_set_new(body, "replicaClusters", held);
 	else
 		json_decref(held);
-}
-
-bool sync_cluster_id_ok(const char *s)
-{
-	size_t n = s ? strlen(s) : 0;
-	if (n < 1 || n > SYNC_CLUSTER_ID_MAX)
-		return false;
-	for (; *s; s++)
-		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
-		      (*s >= '0' && *s <= '9') || *s == '-' || *s == '_'))
-			return false;
-	return true;
 }
 
 int sync_parse_register(const char *body, size_t len, int *interval, int *lease,
@@ -90,7 +78,7 @@ int sync_parse_register(const char *body, size_t len, int *interval, int *lease,
 		snprintf(err, errlen, "register answer: %s", jerr.text);
 		goto out;
 	}
-	if (cluster && (!sync_cluster_id_ok(cluster) || strlen(cluster) >= cluster_id_len)) {
+	if (cluster && (!wire_cluster_id_ok(cluster) || strlen(cluster) >= cluster_id_len)) {
 		snprintf(err, errlen, "register answer: clusterId '%.80s' is not 1 to %d letters, "
 			 "digits, '-' or '_'", cluster, SYNC_CLUSTER_ID_MAX);
 		goto out;

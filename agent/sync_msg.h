@@ -13,6 +13,7 @@
 #include "agent_config.h"
 #include "common.h"
 #include "replica.h"
+#include "wire.h"
 
 #define AGENT_VERSION "0.1.0"
 
@@ -20,12 +21,8 @@
 json_t *sync_register_body(const struct agent_config *cfg, const char *incarnation,
 			   const char *gpu_type, int gpu_count);
 
-#define SYNC_CLUSTER_ID_MAX 64		/* characters */
+#define SYNC_CLUSTER_ID_MAX WIRE_CLUSTER_ID_MAX	/* characters (lib/wire.h) */
 #define SYNC_REPLICA_CLUSTERS_MAX 64	/* clusters named in one register body */
-
-/* Whether s can be a cluster id: 1 to SYNC_CLUSTER_ID_MAX of [A-Za-z0-9_-]
- * (it names files and container labels). */
-bool sync_cluster_id_ok(const char *s);
 
 /*
  * Adds to a register body what the agent's work dir holds: "clusterId", the

@@ -3,10 +3,25 @@
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+int wire_double_get(const json_t *v, double *out)
+{
+	if (json_is_number(v)) {
+		*out = json_number_value(v);
+		return 0;
+	}
+	if (json_is_string(v) && json_string_length(v)) {
+		char *end;
+		*out = strtod(json_string_value(v), &end);
+		return *end || !isfinite(*out) ? -1 : 0;
+	}
+	return -1;
+}
 
 int wire_int64_parse(const char *s, int64_t *out)
 {
@@ -341,4 +356,16 @@ char *wire_utf8_sanitize(const char *s)
 	}
 	*o = '\0';
 	return out;
+}
+
+bool wire_cluster_id_ok(const char *s)
+{
+	size_t n = s ? strlen(s) : 0;
+	if (n < 1 || n > WIRE_CLUSTER_ID_MAX)
+		return false;
+	for (; *s; s++)
+		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+		      (*s >= '0' && *s <= '9') || *s == '-' || *s == '_'))
+			return false;
+	return true;
 }

@@ -16,6 +16,9 @@
 
 /* A JSON integer, or a string holding a decimal int64. 0 or -1. */
 int wire_int64_get(const json_t *v, int64_t *out) MUST_CHECK;
+/* A double: a JSON number, or a string holding a finite decimal number (as
+ * proto3 JSON allows). 0 or -1. */
+int wire_double_get(const json_t *v, double *out) MUST_CHECK;
 /* Decimal int64 from a whole string (optional leading '-'). 0 or -1. */
 int wire_int64_parse(const char *s, int64_t *out) MUST_CHECK;
 
@@ -42,5 +45,10 @@ size_t wire_utf8_decode(const unsigned char *p, size_t n, uint32_t *cp);
 bool wire_utf8_valid(const char *s, size_t len);
 /* A copy of s with each invalid byte replaced by U+FFFD. Caller frees. */
 char *wire_utf8_sanitize(const char *s);
+
+/* A cluster id, as the server draws it and agents send it back: 1 to
+ * WIRE_CLUSTER_ID_MAX of [A-Za-z0-9_-] (it names files and container labels). */
+#define WIRE_CLUSTER_ID_MAX 64
+bool wire_cluster_id_ok(const char *s);
 
 #endif

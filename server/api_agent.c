@@ -22,19 +22,6 @@ static bool int_field(const json_t *o, const char *key, int64_t min, int64_t max
 	return v && !wire_int64_get(v, out) && *out >= min && *out <= max;
 }
 
-/* A cluster id as an agent may send it: 1-64 letters, digits, '-' or '_'. */
-static bool cluster_id_ok(const char *s)
-{
-	size_t n = s ? strlen(s) : 0;
-	if (n < 1 || n > 64)
-		return false;
-	for (; *s; s++)
-		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
-		      (*s >= '0' && *s <= '9') || *s == '-' || *s == '_'))
-			return false;
-	return true;
-}
-
 #define REPLICA_CLUSTERS_MAX 64
 
 /*
@@ -113,7 +100,7 @@ void api_agent_register(struct request *req)
 		violations_add(&vs, "disconnectPolicy", "must be fence or keep_running");
 	const json_t *bound = json_object_get(b, "clusterId"),
 		     *held = json_object_get(b, "replicaClusters");
-	if (bound && !json_is_null(bound) && !cluster_id_ok(json_string_value(bound)))
+	if (bound && !json_is_null(bound) && !wire_cluster_id_ok(json_string_value(bound)))
 		violations_add(&vs, "clusterId", "must be 1 to 64 letters, digits, '-' or '_'");
 	if (held && !json_is_null(held)) {
 		const char *id;
@@ -121,7 +108,7 @@ void api_agent_register(struct request *req)
 		bool ok = json_is_object(held) && json_object_size(held) <= REPLICA_CLUSTERS_MAX;
 		json_object_foreach((json_t *)held, id, held_n) {
 			int64_t c;
-			ok = ok && cluster_id_ok(id) && !wire_int64_get(held_n, &c) && c >= 0 &&
+			ok = ok && wire_cluster_id_ok(id) && !wire_int64_get(held_n, &c) && c >= 0 &&
 			     c <= 1000000;
 		}
 		if (!ok)

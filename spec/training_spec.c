@@ -156,21 +156,6 @@ static void get_int(struct parse *p, const json_t *obj, const char *key, const c
 		*set = true;
 }
 
-/* A double (JSON number, or a numeric string as proto3 JSON allows). */
-static int json_double(const json_t *v, double *out)
-{
-	if (json_is_number(v)) {
-		*out = json_number_value(v);
-		return 0;
-	}
-	if (json_is_string(v) && json_string_length(v)) {
-		char *end;
-		*out = strtod(json_string_value(v), &end);
-		return *end || !isfinite(*out) ? -1 : 0;
-	}
-	return -1;
-}
-
 static void get_double(struct parse *p, const json_t *obj, const char *key, const char *base,
 		       const char *sfx, double *out, bool *set)
 {
@@ -180,7 +165,7 @@ static void get_double(struct parse *p, const json_t *obj, const char *key, cons
 	*set = false;
 	if (!v)
 		return;
-	if (json_double(v, out)) {
+	if (wire_double_get(v, out)) {
 		*out = 0;
 		report(p, base, sfx, "Invalid value: expected a number.");
 		return;

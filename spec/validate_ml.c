@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "validate_internal.h"
+#include "wire.h"
 
 #define MAX_DISCRETE_VALUES 1000
 #define MAX_HP_PARAMS 1000		/* ours: keeps the uniqueness checks linear-ish */
@@ -475,21 +476,6 @@ static void ml_scheduling(struct ctx *c, const struct spec_scheduling *s)
 static const char *const scale_types[] = { "UNIT_LINEAR_SCALE", "UNIT_LOG_SCALE",
 					    "UNIT_REVERSE_LOG_SCALE" };
 
-/* A double of a discrete value (a JSON number, or a numeric string). */
-static int json_double(const json_t *v, double *out)
-{
-	if (json_is_number(v)) {
-		*out = json_number_value(v);
-		return 0;
-	}
-	if (json_is_string(v) && json_string_length(v)) {
-		char *end;
-		*out = strtod(json_string_value(v), &end);
-		return *end || !isfinite(*out) ? -1 : 0;
-	}
-	return -1;
-}
-
 static void hp_param(struct ctx *c, const struct spec_param *p, size_t i, bool grid)
 {
 	char base[BASE_MAX], f[FIELD_MAX];
@@ -611,7 +597,7 @@ static void hp_param(struct ctx *c, const struct spec_param *p, size_t i, bool g
 		else
 			for (size_t k = 0; k < n; k++) {
 				double d;
-				if (json_double(json_array_get(discs, k), &d)) {
+				if (wire_double_get(json_array_get(discs, k), &d)) {
 					violations_add(c->out, f, "Discrete values must be numbers.");
 					break;
 				}

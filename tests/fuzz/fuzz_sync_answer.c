@@ -90,7 +90,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (interval != 10 || lease != 30 || !err[0] || strcmp(cluster, "unchanged"))
 			abort();
 	} else if (interval < 1 || interval > 3600 || lease < 1 || lease > 86400 ||
-		   (cluster[0] && !sync_cluster_id_ok(cluster))) {
+		   (cluster[0] && !wire_cluster_id_ok(cluster))) {
 		abort();
 	}
 	return 0;

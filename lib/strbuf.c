@@ -89,9 +89,14 @@ void sb_add_json_str(struct strbuf *sb, const char *s)
 
 void sb_reset(struct strbuf *sb)
 {
-	sb->len = 0;
+	sb_setlen(sb, 0);
+}
+
+void sb_setlen(struct strbuf *sb, size_t len)
+{
+	sb->len = len;
 	if (sb->buf)
-		sb->buf[0] = '\0';
+		sb->buf[len] = '\0';
 }
 
 char *sb_detach(struct strbuf *sb)

@@ -25,6 +25,8 @@ void sb_addf(struct strbuf *sb, const char *fmt, ...) PRINTF_LIKE(2, 3);
 /* Appends s as a JSON string literal, quotes included. */
 void sb_add_json_str(struct strbuf *sb, const char *s);
 void sb_reset(struct strbuf *sb);
+/* Drops what follows the first len bytes (len <= sb->len). */
+void sb_setlen(struct strbuf *sb, size_t len);
 /* Returns the buffer (caller frees) and leaves sb empty. */
 char *sb_detach(struct strbuf *sb);
 void sb_release(struct strbuf *sb);

@@ -90,8 +90,7 @@ void api_ml_job_render(struct strbuf *sb, const struct job *j)
 	sb_addstr(sb, ",\"labels\":");
 	if (schema_render_field_text(sb, schema_find_field(&ml_job_message, "labels"),
 				     j->labels_json) <= 0) {
-		sb->len = mark;	/* no labels: proto3 leaves the empty map out */
-		sb->buf[mark] = '\0';
+		sb_setlen(sb, mark);	/* no labels: proto3 leaves the empty map out */
 	}
 	sb_addf(sb, ",\"etag\":\"%s\"}", etag);
 	free(etag);

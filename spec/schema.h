@@ -137,6 +137,8 @@ long schema_render_field_text(struct strbuf *sb, const struct schema_field *f, c
 
 /* A double in its shortest round-trip form: "0.1", "1", "-2.5e-07" (buf of 32). */
 void schema_format_double(double d, char *buf, size_t len);
+/* The same, appended to sb. */
+void schema_add_double(struct strbuf *sb, double d);
 
 /*
  * The descriptors reachable from roots as JSON (spec/schema_describe.c):

@@ -38,19 +38,12 @@ void schema_format_double(double d, char *buf, size_t len)
 		memmove(e + 2, e + 3, strlen(e + 3) + 1);
 }
 
-static void add_double(struct strbuf *sb, double d)
+void schema_add_double(struct strbuf *sb, double d)
 {
 	char buf[40];
 
 	schema_format_double(d, buf, sizeof(buf));
 	sb_addstr(sb, buf);
-}
-
-/* Drops what was appended after mark. */
-static void cut(struct strbuf *sb, size_t mark)
-{
-	sb->len = mark;
-	sb->buf[mark] = '\0';
 }
 
 static int key_cmp(const void *a, const void *b)
@@ -106,10 +99,10 @@ static void add_value(struct strbuf *sb, const json_t *v)
 		sb_add_json_str(sb, json_string_value(v));
 		break;
 	case JSON_INTEGER:	/* a Value's numbers are doubles */
-		add_double(sb, (double)json_integer_value(v));
+		schema_add_double(sb, (double)json_integer_value(v));
 		break;
 	case JSON_REAL:
-		add_double(sb, json_real_value(v));
+		schema_add_double(sb, json_real_value(v));
 		break;
 	case JSON_TRUE:
 		sb_addstr(sb, "true");
@@ -191,7 +184,7 @@ static bool add_scalar(struct strbuf *sb, const struct schema_field *f, const js
 	case SK_DOUBLE:
 		if (!number_of(v, &d) || (omit_default && d == 0))
 			return false;
-		add_double(sb, d);
+		schema_add_double(sb, d);
 		return true;
 	case SK_ENUM:
 		s = enum_name(f->enumeration, v);
@@ -224,7 +217,7 @@ static void add_list(struct strbuf *sb, const struct schema_field *f, const json
 		if (add_scalar(sb, f, json_array_get(list, i), false))
 			first = false;
 		else
-			cut(sb, mark);
+			sb_setlen(sb, mark);
 	}
 	sb_addch(sb, ']');
 }
@@ -245,7 +238,7 @@ static void add_map(struct strbuf *sb, const struct schema_field *f, const json_
 		if (add_scalar(sb, f, json_object_get(map, keys[i]), false))
 			shown++;
 		else
-			cut(sb, mark);
+			sb_setlen(sb, mark);
 	}
 	sb_addch(sb, '}');
 	free(keys);
@@ -282,7 +275,7 @@ void schema_render(struct strbuf *sb, const struct schema_message *msg, const js
 		if (shown)
 			first = false;
 		else
-			cut(sb, mark);
+			sb_setlen(sb, mark);
 	}
 	sb_addch(sb, '}');
 }

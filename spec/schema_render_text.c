@@ -448,20 +448,6 @@ static bool int_value(const struct span *v, struct str *tmp, int64_t *out)
 	return true;
 }
 
-static void add_double(struct strbuf *sb, double d)
-{
-	char buf[40];
-
-	schema_format_double(d, buf, sizeof(buf));
-	sb_addstr(sb, buf);
-}
-
-static void cut(struct strbuf *sb, size_t mark)
-{
-	sb->len = mark;
-	sb->buf[mark] = '\0';
-}
-
 struct ctx {
 	struct str tmp;		/* scratch for one string value */
 	struct strbuf key;	/* scratch for escaped keys */
@@ -523,7 +509,7 @@ static long add_object(struct ctx *c, struct strbuf *sb, const struct span *v,
 		if (add(c, sb, &m[i].value, f))
 			shown++;
 		else
-			cut(sb, mark);
+			sb_setlen(sb, mark);
 	}
 	sb_addch(sb, '}');
 	release_members(local, m);
@@ -583,7 +569,7 @@ static bool add_value(struct ctx *c, struct strbuf *sb, const struct span *v)
 	default:
 		ok = number_value(v, &c->tmp, &d);
 		if (ok)
-			add_double(sb, d);
+			schema_add_double(sb, d);
 	}
 	c->depth--;
 	return ok;
@@ -622,7 +608,7 @@ static bool add_scalar(struct ctx *c, struct strbuf *sb, const struct schema_fie
 	case SK_DOUBLE:
 		if (!number_value(v, &c->tmp, &d) || (omit_default && d == 0))
 			return false;
-		add_double(sb, d);
+		schema_add_double(sb, d);
 		return true;
 	case SK_ENUM: {
 		const struct schema_enum *e = f->enumeration;
@@ -677,7 +663,7 @@ static long add_list(struct ctx *c, struct strbuf *sb, const struct schema_field
 		if (add_scalar(c, sb, f, &e, false))
 			first = false;
 		else
-			cut(sb, mark);
+			sb_setlen(sb, mark);
 		p = ws(p, end);
 		if (p < end && *p == ',')
 			p = ws(p + 1, end);
@@ -725,7 +711,7 @@ static bool render_message(struct ctx *c, struct strbuf *sb, const struct schema
 		if (shown)
 			first = false;
 		else
-			cut(sb, mark);
+			sb_setlen(sb, mark);
 	}
 	sb_addch(sb, '}');
 	release_members(local, m);
@@ -749,7 +735,7 @@ int schema_render_text(struct strbuf *sb, const struct schema_message *msg, cons
 		/* Not an object, or a key with escapes in a map: the tree path decides. */
 		json_t *obj = json_loads(text, JSON_DECODE_INT_AS_REAL, NULL);
 		if (sb->len > mark)
-			cut(sb, mark);
+			sb_setlen(sb, mark);
 		rc = json_is_object(obj) ? 0 : -1;
 		schema_render(sb, msg, rc ? NULL : obj);
 		json_decref(obj);
@@ -779,7 +765,7 @@ long schema_render_field_text(struct strbuf *sb, const struct schema_field *f, c
 	}
 	if (c.fallback || !after) {
 		json_t *tree = json_loads(text, JSON_DECODE_INT_AS_REAL | JSON_DECODE_ANY, NULL);
-		cut(sb, mark);
+		sb_setlen(sb, mark);
 		rc = !tree ? -1 : f->map ? (json_is_object(tree) ? (long)json_object_size(tree) : -1)
 			: f->repeated ? (json_is_array(tree) ? (long)json_array_size(tree) : -1) : 1;
 		if (rc < 0 || !schema_render_field(sb, f, tree))
@@ -787,7 +773,7 @@ long schema_render_field_text(struct strbuf *sb, const struct schema_field *f, c
 		json_decref(tree);
 	}
 	if (rc < 0)
-		cut(sb, mark);
+		sb_setlen(sb, mark);
 	sb_release(&c.tmp.buf);
 	sb_release(&c.key);
 	return rc;

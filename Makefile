@@ -67,7 +67,7 @@ SERVER := $(BUILD)/trainplane-server
 AGENT  := $(BUILD)/trainplane-agent
 CLI    := $(BUILD)/trainplane
 
-.PHONY: all deps run test test-unit test-integration test-integration-js lint-openapi format-check bench fuzz fuzz-smoke soak clean node-deps
+.PHONY: all deps run test test-unit test-integration test-integration-js lint-openapi format-check sql-check bench fuzz fuzz-smoke soak clean node-deps
 all: $(SERVER) $(if $(wildcard agent/main.c),$(AGENT)) $(if $(wildcard cli/main.c),$(CLI))
 
 $(BUILD)/%.o: %.c
@@ -268,7 +268,7 @@ test: deps
 	@mkdir -p $(BUILD) && rm -f $(TEST_TIMES)
 	@set -o pipefail; rc=0; t0=$$(date +%s); \
 	$(MAKE) --no-print-directory -k -j$(TEST_JOBS) -Otarget test-integration-js $(ITEST_RUNS) \
-		fuzz-smoke $(UNIT_RUNS) lint-openapi format-check 2>&1 | tee $(BUILD)/test.log || rc=1; \
+		fuzz-smoke $(UNIT_RUNS) lint-openapi format-check sql-check 2>&1 | tee $(BUILD)/test.log || rc=1; \
 	echo "ran in $$(( $$(date +%s) - t0 )) s" >> $(BUILD)/test.log; \
 	tools/test-summary.sh $(BUILD)/test.log $(TEST_TIMES) || rc=1; exit $$rc
 
@@ -289,6 +289,10 @@ test-integration-js: $(SERVER) $(if $(wildcard agent/main.c),$(AGENT)) $(if $(wi
 # The tree's format (.editorconfig): tabs, line ends, line lengths.
 format-check:
 	tools/format-check.sh
+
+# SQL text only in store/ (the compiler keeps libpq there already).
+sql-check:
+	tools/sql-check.sh
 
 lint-openapi: node-deps
 	npx --no-install redocly lint --config tests/redocly.yaml openapi.yaml

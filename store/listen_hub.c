@@ -9,9 +9,19 @@
 #include "bgconn.h"
 #include "common.h"
 #include "log.h"
+#include "metrics.h"
 #include "store_pg.h"
 
 #define CHANNEL_MAX 63
+
+/* This server's hub (one per server): what listen_hub_stats() says of each hub. */
+METRIC_COUNTER(m_notifications, "trainplane_listen_notifications_total",
+	       "Database notifications received on this server's listening connection (every channel).")
+METRIC_COUNTER(m_reconnects, "trainplane_listen_reconnects_total",
+	       "Listening connections lost (each loss wakes every parked agent poll and empties the job cache).")
+METRIC_HISTOGRAM(m_round_trip, "trainplane_listen_fence_seconds",
+		 "Round trip of a fence on the listening connection (a sync answered after every earlier "
+		 "notification): what a cached jobs.get or a check waits.", &metrics_latency_buckets)
 
 struct listen_sub {
 	struct listen_sub *next;
@@ -187,8 +197,10 @@ static void conn_down(void *ctx, struct store_conn *c, const char *why)
 	h->waiting_tail = &h->waiting;
 	pthread_mutex_unlock(&h->mu);
 	h->answering = NULL;
-	if (why)
+	if (why) {
 		__atomic_add_fetch(&h->stats.reconnects, 1, __ATOMIC_RELAXED);
+		metric_add(&m_reconnects, 1);
+	}
 
 	pthread_mutex_lock(&h->dispatch_mu);
 	for (struct listen_sub *s = h->subs; s; s = s->next) {
@@ -247,6 +259,7 @@ static void dispatch(struct listen_hub *h)
 	pthread_mutex_lock(&h->dispatch_mu);
 	while ((n = PQnotifies(h->pg))) {
 		__atomic_add_fetch(&h->stats.notifications, 1, __ATOMIC_RELAXED);
+		metric_add(&m_notifications, 1);
 		for (struct listen_sub *s = h->subs; s; s = s->next)
 			if (s->listening && !strcmp(s->channel, n->relname))
 				s->ops->notify(s->arg, n->extra);
@@ -278,6 +291,8 @@ static void read_input(struct listen_hub *h)
 		if (st == PGRES_PIPELINE_SYNC && !h->listens_out) {
 			synced = true;
 			h->round_out = false;
+			metric_observe(&m_round_trip,
+				       (double)(bgconn_now(h->conn) - h->round_sent_us) / 1e6);
 		} else if (st != PGRES_COMMAND_OK || !h->listens_out) {
 			bad = "unexpected answer to a LISTEN or a fence";
 			break;

@@ -95,6 +95,11 @@ describe('one listening connection per server', () => {
     const woke = await held;
     assert.ok(woke.ms < 5000, `answered after ${woke.ms} ms`);
     assert.equal(woke.json.replicas.length, 1, JSON.stringify(woke.json));
+    // Both hubs heard it: a the forwarded wake-up, b the placement.
+    for (const s of [a, b]) {
+      const m = /^trainplane_listen_notifications_total (\d+)$/m.exec((await request(s.base, 'GET', '/metrics')).text);
+      assert.ok(m && Number(m[1]) >= 1, `notifications counted: ${m?.[0]}`);
+    }
   });
 
   it('when its connection is lost, wakes every parked poll at once and hears every channel again', async () => {
@@ -115,6 +120,10 @@ describe('one listening connection per server', () => {
       assert.ok(r.ms < 5000, `a parked poll on server ${s === a ? 'a' : 'b'} answered after ${r.ms} ms`);
     }
     assert.match(a.stderr(), /listen hub: connection lost/);
+    for (const s of [a, b]) {
+      const m = /^trainplane_listen_reconnects_total (\d+)$/m.exec((await request(s.base, 'GET', '/metrics')).text);
+      assert.ok(m && Number(m[1]) >= 1, `the loss is counted: ${m?.[0]}`);
+    }
     // Every channel is heard again: the same trip as before.
     const v = (await sync(cb, 'hub1', { waitSeconds: 0 })).json.desiredVersion;
     const held = park(cb, 'hub1', v);

@@ -144,6 +144,16 @@ describe('GET /metrics', () => {
     assert.equal(value(text, 'trainplane_nodes', { state: 'READY' }), 0);
     assert.ok(value(text, 'trainplane_scheduler_pass_duration_seconds_count') > 0, 'the leader ran passes');
     assert.equal(value(text, 'trainplane_queue_wait_seconds_count'), 0, 'nothing was placed');
+    // The LISTEN hub: fences went round (the 404 get's, and the hub's checks), none lost.
+    assert.ok(value(text, 'trainplane_listen_fence_seconds_count') > 0, 'fences on the listening connection');
+    assert.equal(value(text, 'trainplane_listen_reconnects_total'), 0);
+    // Every family the scrape writes is in docs/observability.md's table.
+    const documented = new Set(fs.readFileSync(new URL('../../docs/observability.md', import.meta.url), 'utf8')
+      .split('\n').filter((l) => l.startsWith('| `trainplane_'))
+      .flatMap((l) => [...l.split('|')[1].matchAll(/`(trainplane_[a-z_]+)`/g)].map((m) => m[1])));
+    const families = [...text.matchAll(/^# TYPE (\S+) /gm)].map((m) => m[1]);
+    assert.ok(families.length > 20, families.join(' '));
+    assert.deepEqual(families.filter((f) => !documented.has(f)), [], 'families missing from docs/observability.md');
   });
 
   it('tokens mode: a metrics token or an admin scrapes (401 without a token, 403 for others); health stays public', async (t) => {

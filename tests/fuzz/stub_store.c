@@ -2,8 +2,10 @@
  * stub_store.c - the store, the job cache, the pipe, the LISTEN hub and the
  * scheduler as the HTTP fuzz target sees them: no database. Every call fails the way the
  * fuzzer's first byte chose (stub_store_rc: not found, conflict, stale,
- * unavailable or error), so handlers run their validation and their error
- * paths; nothing ever suspends a request. Listed from the link of the
+ * unavailable or error) where the real function can fail so (its header
+ * says which), and unavailable where it cannot, so handlers run their
+ * validation and their error paths, and a 500 means a handler mishandled
+ * an error its store call really gives; nothing ever suspends a request. Listed from the link of the
  * server's files: a store function the server starts to call makes the
  * fuzz build fail until it is stubbed here.
  */
@@ -23,6 +25,24 @@
 #include "store_sched.h"
 
 enum store_rc stub_store_rc = STORE_UNAVAILABLE;
+
+/* What a real function may answer besides OK, UNAVAILABLE and ERROR. */
+enum { MAY_NOT_FOUND = 1, MAY_CONFLICT = 2, MAY_STALE = 4 };
+
+/* stub_store_rc where a function that may answer `may` can give it. */
+static enum store_rc rc_for(unsigned may)
+{
+	switch (stub_store_rc) {
+	case STORE_NOT_FOUND:
+		return may & MAY_NOT_FOUND ? stub_store_rc : STORE_UNAVAILABLE;
+	case STORE_CONFLICT:
+		return may & MAY_CONFLICT ? stub_store_rc : STORE_UNAVAILABLE;
+	case STORE_STALE:
+		return may & MAY_STALE ? stub_store_rc : STORE_UNAVAILABLE;
+	default:
+		return stub_store_rc;
+	}
+}
 /*
  * With stub_node_ok, an agent's sync succeeds with an empty desired set of
  * version 1, and the version read right after it says 2: the change that
@@ -48,7 +68,7 @@ const unsigned char *store_page_token_key(const struct store *st)
 enum store_rc store_ping(struct store *st)
 {
 	(void)st;
-	return stub_store_rc;
+	return rc_for(0);
 }
 
 void store_stats(struct store *st, struct store_stats *out)
@@ -82,7 +102,7 @@ void store_job_insert_piped(struct store_pipe *pipe, const struct job_key *key,
 			    store_job_insert_done done, void *arg)
 {
 	(void)pipe, (void)key, (void)region, (void)spec_json, (void)labels_json;
-	done(arg, NULL, stub_store_rc);
+	done(arg, NULL, rc_for(MAY_CONFLICT));
 }
 
 enum store_rc store_job_insert(struct store *st, const struct job_key *key, const char *region,
@@ -90,7 +110,7 @@ enum store_rc store_job_insert(struct store *st, const struct job_key *key, cons
 {
 	(void)st, (void)key, (void)region, (void)spec_json, (void)labels_json;
 	memset(out, 0, sizeof(*out));
-	return stub_store_rc;
+	return rc_for(MAY_CONFLICT);
 }
 
 void store_job_inserted(const struct job_key *key, const char *region, const char *spec_json,
@@ -104,14 +124,14 @@ enum store_rc store_job_get(struct store *st, const struct job_key *key, struct 
 {
 	(void)st, (void)key;
 	*out = NULL;
-	return stub_store_rc;
+	return rc_for(MAY_NOT_FOUND);
 }
 
 void store_job_get_piped(struct store_pipe *pipe, const struct job_key *key,
 			 store_job_rows_done done, void *arg)
 {
 	(void)pipe, (void)key;
-	done(arg, NULL, stub_store_rc);
+	done(arg, NULL, rc_for(MAY_NOT_FOUND));
 }
 
 enum store_rc store_job_list(struct store *st, enum store_job_list_of of, const char *project,
@@ -121,7 +141,7 @@ enum store_rc store_job_list(struct store *st, enum store_job_list_of of, const 
 	(void)st, (void)of, (void)project, (void)location, (void)before_id, (void)limit;
 	(void)filter;
 	*out = NULL;
-	return stub_store_rc;
+	return rc_for(0);
 }
 
 enum store_rc store_job_cancel(struct store *st, const struct job_key *key, const char *message,
@@ -130,7 +150,7 @@ enum store_rc store_job_cancel(struct store *st, const struct job_key *key, cons
 	(void)st, (void)key, (void)message;
 	*changed = false;
 	*out = NULL;
-	return stub_store_rc;
+	return rc_for(MAY_NOT_FOUND);
 }
 
 enum store_rc store_job_set_labels(struct store *st, const struct job_key *key,
@@ -139,7 +159,7 @@ enum store_rc store_job_set_labels(struct store *st, const struct job_key *key,
 {
 	(void)st, (void)key, (void)expect_version, (void)labels_json;
 	*out = NULL;
-	return stub_store_rc;
+	return rc_for(MAY_NOT_FOUND | MAY_STALE);
 }
 
 enum store_rc store_job_insert_numbered(struct store *st, const char *api, const char *project,
@@ -148,7 +168,7 @@ enum store_rc store_job_insert_numbered(struct store *st, const char *api, const
 {
 	(void)st, (void)api, (void)project, (void)region, (void)spec_json, (void)labels_json;
 	*out = NULL;
-	return stub_store_rc;
+	return rc_for(MAY_CONFLICT);
 }
 
 enum store_rc store_job_delete_final(struct store *st, const struct job_key *key,
@@ -157,7 +177,7 @@ enum store_rc store_job_delete_final(struct store *st, const struct job_key *key
 {
 	(void)st, (void)key, (void)location, (void)target;
 	*op_id = *op_create_us = 0;
-	return stub_store_rc;
+	return rc_for(MAY_NOT_FOUND | MAY_CONFLICT);
 }
 
 enum store_rc store_vertex_operation_get(struct store *st, const char *project,
@@ -167,14 +187,14 @@ enum store_rc store_vertex_operation_get(struct store *st, const char *project,
 	(void)st, (void)project, (void)location, (void)id;
 	*target = NULL;
 	*create_us = 0;
-	return stub_store_rc;
+	return rc_for(MAY_NOT_FOUND);
 }
 
 enum store_rc store_vertex_operation_delete(struct store *st, const char *project,
 					    const char *location, const char *id)
 {
 	(void)st, (void)project, (void)location, (void)id;
-	return stub_store_rc;
+	return rc_for(MAY_NOT_FOUND);
 }
 
 enum store_rc store_vertex_operation_list(struct store *st, const char *project,
@@ -184,7 +204,7 @@ enum store_rc store_vertex_operation_list(struct store *st, const char *project,
 	(void)st, (void)project, (void)location, (void)after_id, (void)limit;
 	*ids = *create_us = NULL;
 	*n = 0;
-	return stub_store_rc;
+	return rc_for(0);
 }
 
 /* --- IAM, logs, metrics, nodes ------------------------------------------------ */
@@ -195,7 +215,7 @@ enum store_rc store_iam_get(struct store *st, const char *api, const char *proje
 	(void)st, (void)api, (void)project, (void)job_id;
 	*policy_json = NULL;
 	*etag = 0;
-	return stub_store_rc;
+	return rc_for(MAY_NOT_FOUND);
 }
 
 enum store_rc store_iam_set(struct store *st, const char *api, const char *project,
@@ -204,7 +224,7 @@ enum store_rc store_iam_set(struct store *st, const char *api, const char *proje
 {
 	(void)st, (void)api, (void)project, (void)job_id, (void)policy_json, (void)expected_etag;
 	*etag = 0;
-	return stub_store_rc;
+	return rc_for(MAY_NOT_FOUND | MAY_STALE);
 }
 
 enum store_rc store_log_list(struct store *st, const char *project, bool desc, int64_t after_us,
@@ -214,20 +234,20 @@ enum store_rc store_log_list(struct store *st, const char *project, bool desc, i
 	(void)st, (void)project, (void)desc, (void)after_us, (void)after_id, (void)limit;
 	(void)filter;
 	*out = NULL;
-	return stub_store_rc;
+	return rc_for(0);
 }
 
 enum store_rc store_log_add(struct store *st, int64_t job, const char *task, const char *text)
 {
 	(void)st, (void)job, (void)task, (void)text;
-	return stub_store_rc;
+	return rc_for(MAY_NOT_FOUND);
 }
 
 enum store_rc store_metrics_snapshot(struct store *st, char **json_text)
 {
 	(void)st;
 	*json_text = NULL;
-	return stub_store_rc;
+	return rc_for(0);
 }
 
 enum store_rc store_node_register(struct store *st, const struct node_info *n,
@@ -236,7 +256,7 @@ enum store_rc store_node_register(struct store *st, const struct node_info *n,
 	(void)st, (void)n;
 	if (cluster_id_len)
 		cluster_id[0] = '\0';
-	return stub_store_rc;
+	return rc_for(MAY_CONFLICT);
 }
 
 enum store_rc store_node_sync(struct store *st, const char *node, const char *incarnation,
@@ -247,21 +267,21 @@ enum store_rc store_node_sync(struct store *st, const char *node, const char *in
 	*desired = stub_node_ok ? json_array() : NULL;
 	*version = 1;
 	*changed = false;
-	return stub_node_ok ? STORE_OK : stub_store_rc;
+	return stub_node_ok ? STORE_OK : rc_for(MAY_NOT_FOUND | MAY_STALE);
 }
 
 enum store_rc store_node_version(struct store *st, const char *node, int64_t *version)
 {
 	(void)st, (void)node;
 	*version = 2;
-	return stub_node_ok ? STORE_OK : stub_store_rc;
+	return stub_node_ok ? STORE_OK : rc_for(MAY_NOT_FOUND);
 }
 
 enum store_rc store_node_list(struct store *st, json_t **out)
 {
 	(void)st;
 	*out = NULL;
-	return stub_store_rc;
+	return rc_for(0);
 }
 
 enum store_rc store_node_set_draining(struct store *st, const char *node, bool draining,
@@ -269,7 +289,7 @@ enum store_rc store_node_set_draining(struct store *st, const char *node, bool d
 {
 	(void)st, (void)node, (void)draining;
 	*out = NULL;
-	return stub_store_rc;
+	return rc_for(MAY_NOT_FOUND);
 }
 
 /* --- the job cache and the pipe: never started in the fuzzer ------------------ */

@@ -96,9 +96,16 @@ export async function startRun(stateDir, port, { env = {}, beforeNodes } = {}) {
       child.stderr.destroy();
       const report = sanitizerReport(out);
       assert.equal(report, null, `sanitizer report in make run's output:\n${report}`);
-      await waitFor(() => processesUnder(stateDir).length === 0 &&
-        postgresProcessesFor(path.join(stateDir, 'postgres')).length === 0,
-      20_000, `make run left processes behind in ${stateDir}`, 100);
+      const left = () => [...processesUnder(stateDir), ...postgresProcessesFor(path.join(stateDir, 'postgres'))];
+      try {
+        await waitFor(() => left().length === 0, 20_000, `make run left processes behind in ${stateDir}`, 100);
+      } catch (e) {
+        const what = left().map((p) => {
+          const read = (f) => { try { return fs.readFileSync(`/proc/${p}/${f}`, 'utf8'); } catch { return '?'; } };
+          return `${p} [${/^State:\s*(.*)$/m.exec(read('status'))?.[1]}] ${read('cmdline').split('\0').join(' ')}`;
+        });
+        assert.fail(`${e.message}:\n${what.join('\n')}\n--- its output:\n${out.slice(-4000)}`);
+      }
     },
     /** Clean-up after a failure: everything run.sh started, replicas and database too. */
     kill() {

@@ -206,9 +206,12 @@ export async function startPostgres({ dbname = 'trainplane' } = {}) {
 
   // fsync off is safe while the machine stays up (the page cache survives a
   // postgres crash); synchronous_commit stays on so that a commit the server
-  // acknowledged survives an immediate stop.
+  // acknowledged survives an immediate stop. Dynamic shared memory in files
+  // of the data directory (PG_BASE is in memory where it can be), not
+  // /dev/shm/PostgreSQL.*, which a crashed or immediately stopped cluster
+  // leaves behind: the test's clean-up takes them with the directory.
   const opts = `-c listen_addresses='' -k ${dir} -c fsync=off -c full_page_writes=off ` +
-    '-c max_connections=100';
+    '-c max_connections=100 -c dynamic_shared_memory_type=mmap';
   const db = {
     dir,
     data,

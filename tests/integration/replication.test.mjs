@@ -83,7 +83,8 @@ function cluster(name, port) {
       // fsync off is safe while the machine stays up (the test kills
       // processes, not the kernel); synchronous_commit stays on.
       const opts = `-c listen_addresses=127.0.0.1 -c port=${port} -k ${dir} -c fsync=off ` +
-        `-c full_page_writes=off -c max_connections=100 -c wal_level=replica -c max_wal_senders=4 ${extra}`;
+        `-c full_page_writes=off -c max_connections=100 -c wal_level=replica -c max_wal_senders=4 ` +
+        `-c dynamic_shared_memory_type=mmap ${extra}`;	// as harness.mjs: nothing left in /dev/shm
       runAsPostgres([path.join(bin, 'pg_ctl'), '-D', data, '-l', log, '-w', '-t', '60', '-o', opts, 'start']);
       c.running = true;
     },

@@ -94,8 +94,10 @@ describe('an agent bound to another cluster', () => {
       await agent.stop();
       agent = await startAgent(server, { node: 'mover', dir, workDir, configPath: path.join(dir, 'c.yaml'),
                                          config: { foreign_replicas: 'remove' } });
+      // The agent removes the folder, then says so: wait for both.
       await waitFor(() => !fs.existsSync(path.join(replicas, old[0])), 20_000, 'the foreign replica removed');
-      assert.match(agent.stderr(), /removed/);
+      await waitFor(() => /replica \S+ of cluster \S+: removed/.test(agent.stderr()), 10_000,
+        `the agent says it removed the foreign replica:\n${agent.stderr().slice(-2000)}`);
       await agent.stop();
       await server.stop();
     } finally {

@@ -36,19 +36,20 @@ LDLIBS   += $(PKG_LIBS) -lpthread -lm
 # file or directory"). libpq's headers are store/'s alone.
 PKG_CFLAGS_NOPQ := $(shell pkg-config --cflags $(filter-out libpq,$(PKGS)) 2>/dev/null)
 INC_lib       := -Ilib $(PKG_CFLAGS_NOPQ)
+INC_httpd     := -Ilib -Ihttpd $(PKG_CFLAGS_NOPQ)
 INC_spec      := -Ilib -Ispec $(PKG_CFLAGS_NOPQ)
 INC_store     := -Ilib -Ispec -Istore $(PKG_CFLAGS)
 INC_scheduler := -Ilib -Ispec -Istore -Ischeduler $(PKG_CFLAGS_NOPQ)
-INC_server    := -Ilib -Ispec -Istore -Ischeduler -Iserver $(PKG_CFLAGS_NOPQ)
+INC_server    := -Ilib -Ihttpd -Ispec -Istore -Ischeduler -Iserver $(PKG_CFLAGS_NOPQ)
 INC_agent     := -Ilib -Iagent $(PKG_CFLAGS_NOPQ)
 INC_cli       := -Ilib -Ispec -Icli $(PKG_CFLAGS_NOPQ)
 # Tests, benches and the generated files see everything.
-INC_all       := -Ilib -Ispec -Istore -Ischeduler -Iserver $(PKG_CFLAGS)
-$(foreach d,lib spec store scheduler server agent cli,$(eval $(BUILD)/$(d)/%.o: INC := $(INC_$(d))))
+INC_all       := -Ilib -Ihttpd -Ispec -Istore -Ischeduler -Iserver $(PKG_CFLAGS)
+$(foreach d,lib httpd spec store scheduler server agent cli,$(eval $(BUILD)/$(d)/%.o: INC := $(INC_$(d))))
 $(BUILD)/gen/catalog_builtin.o: INC := $(INC_lib)
 $(BUILD)/gen/schema_sql.o: INC := $(INC_store)
 
-LIB_SRC    := $(wildcard lib/*.c) $(wildcard spec/*.c) $(wildcard store/*.c) $(wildcard scheduler/*.c) $(filter-out server/main.c,$(wildcard server/*.c))
+LIB_SRC    := $(wildcard lib/*.c) $(wildcard httpd/*.c) $(wildcard spec/*.c) $(wildcard store/*.c) $(wildcard scheduler/*.c) $(filter-out server/main.c,$(wildcard server/*.c))
 LIB_OBJ    := $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/schema_sql.o $(BUILD)/gen/catalog_builtin.o
 SERVER_OBJ := $(BUILD)/server/main.o
 AGENT_SRC  := $(filter-out agent/main.c,$(wildcard agent/*.c))
@@ -132,7 +133,7 @@ test_agent_sync_LINK     := agent
 test_auth_LINK           := server/auth.o
 test_auth_WRAP           := store_iam_get
 test_cli_LINK            := cli spec
-test_http_parse_LINK     := server
+test_http_parse_LINK     := httpd
 test_job_plan_LINK       := spec
 test_job_state_LINK      := spec
 test_list_filter_LINK    := spec

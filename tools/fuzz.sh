@@ -44,19 +44,19 @@ field() { echo "$targets_table" | awk -F'|' -v t="$1" -v f="$2" '$1 ~ "^"t" *$" 
 
 build() {
 	t=$1 bin=$out/fuzz_$1
-	# SERVER_SOURCES: every file of server/ (but main.c), spec/ and lib/.
+	# SERVER_SOURCES: every file of server/ (but main.c), httpd/, spec/ and lib/.
 	srcs=$(echo "tests/fuzz/fuzz_$t.c $(field "$t" 2)" |
-		sed "s|SERVER_SOURCES|$(ls server/*.c spec/*.c lib/*.c | grep -v server/main.c | tr '\n' ' ')|")
+		sed "s|SERVER_SOURCES|$(ls server/*.c httpd/*.c spec/*.c lib/*.c | grep -v server/main.c | tr '\n' ' ')|")
 	# Rebuilt when any source, or any header of lib/ agent/ server/, is newer.
 	# shellcheck disable=SC2086
-	if [ -x "$bin" ] && [ -z "$(find $srcs lib spec agent server store scheduler -name '*.[ch]' -newer "$bin" | head -n 1)" ]; then
+	if [ -x "$bin" ] && [ -z "$(find $srcs lib httpd spec agent server store scheduler -name '*.[ch]' -newer "$bin" | head -n 1)" ]; then
 		return 0
 	fi
 	# shellcheck disable=SC2046,SC2086
 	$cc -std=c11 -D_GNU_SOURCE -g -O1 -fno-omit-frame-pointer -Wall -Wextra -Werror -Wshadow -Wvla -Wwrite-strings -Wformat-security \
 		-Wno-missing-field-initializers \
 		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-		-Ilib -Ispec -Iserver -Iagent -Istore -Ischeduler $srcs \
+		-Ilib -Ihttpd -Ispec -Iserver -Iagent -Istore -Ischeduler $srcs \
 		$(pkg-config --cflags --libs jansson yaml-0.1 libcurl libpq libssl libcrypto) -lpthread -lm -o "$bin"
 	echo "built $bin"
 }

@@ -17,17 +17,18 @@
 set -eu
 cd "$(dirname "$0")/.."
 
-folders='lib spec store scheduler server agent cli'
-search='lib spec store scheduler server agent'	# the Makefile's -I order
+folders='lib httpd spec store scheduler server agent cli'
+search='lib httpd spec store scheduler server agent'	# the Makefile's -I order
 
 # The layers (RESTRUCTURE.md): what each folder may include besides itself.
 allowed() {
 	case $1 in
 	lib) echo '' ;;
+	httpd) echo 'lib' ;;
 	spec) echo 'lib' ;;
 	store) echo 'spec lib' ;;
 	scheduler) echo 'spec store lib' ;;
-	server) echo 'spec scheduler store lib' ;;
+	server) echo 'httpd spec scheduler store lib' ;;
 	agent) echo 'lib' ;;
 	cli) echo 'spec lib' ;;
 	esac

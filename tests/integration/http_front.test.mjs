@@ -1,5 +1,6 @@
 // Regressions of the HTTP front, over raw sockets, one test per defect:
-// pipelined requests followed by the client's half-close (RFC 9112 9.6).
+// pipelined requests followed by the client's half-close (RFC 9112 9.6),
+// and routing on the raw path (%2F stays inside its segment).
 
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -121,5 +122,37 @@ describe('pipelining', () => {
     }
     assert.deepEqual(failures, [], `${failures.length} of ${2 * ROUNDS} rounds failed ` +
       `(responses per round: ${JSON.stringify(answered)})`);
+  });
+});
+
+describe('routing', () => {
+  it('routes on the raw path: %2F stays inside its segment, other escapes are decoded per segment', async () => {
+    const id = `front_raw_${Date.now()}`;
+    const created = await request(server.base, 'POST', '/v1/projects/demo/jobs', {
+      body: { jobId: id, trainingInput: trainingInput() },
+    });
+    assert.equal(created.status, 200, created.text);
+    const get = async (p) => {
+      const r = await exchange(GET(p, 'Connection: close\r\n'));
+      const [res] = responses(r.text);
+      return res ?? { status: 0, head: '', body: r.text, json: null };
+    };
+    const escaped = await get('/v1/projects/d%65mo/jobs');
+    const slashes = await get('/v1/projects%2Fdemo%2Fjobs');
+    const slashInId = await get('/v1/projects/demo%2Fx/jobs');
+    const violation = (res) => res.json?.error?.details
+      ?.find((d) => d['@type'] === 'type.googleapis.com/google.rpc.BadRequest')?.fieldViolations?.[0]?.field;
+    assert.deepEqual({
+      'd%65mo': [escaped.status, escaped.body.includes(id)],
+      'projects%2Fdemo%2Fjobs': [slashes.status, slashes.json?.error?.status, slashes.body.includes(id)],
+      'demo%2Fx': [slashInId.status, slashInId.json?.error?.status, violation(slashInId)],
+    }, {
+      // an escaped ordinary character: the demo project, its job listed
+      'd%65mo': [200, true],
+      // no route has that shape: not the demo project's list
+      'projects%2Fdemo%2Fjobs': [404, 'NOT_FOUND', false],
+      // a project id cannot hold a '/'
+      'demo%2Fx': [400, 'INVALID_ARGUMENT', 'projectsId'],
+    });
   });
 });

@@ -1,6 +1,7 @@
 // Regressions of the HTTP front, over raw sockets, one test per defect:
 // pipelined requests followed by the client's half-close (RFC 9112 9.6),
-// and routing on the raw path (%2F stays inside its segment).
+// routing on the raw path (%2F stays inside its segment), and the
+// connection cap held against slow heads fairly across client addresses.
 
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -154,5 +155,65 @@ describe('routing', () => {
       // a project id cannot hold a '/'
       'demo%2Fx': [400, 'INVALID_ARGUMENT', 'projectsId'],
     });
+  });
+});
+
+describe('connection cap', () => {
+  it('at the cap, slow heads from five addresses make way: a normal client is always served', async (t) => {
+    const s = await startServer({ pg, env: {
+      TRAINPLANE_SCHEDULER: 'false',
+      TRAINPLANE_HTTP_MAX_CONNECTIONS: '300',
+      TRAINPLANE_HTTP_MAX_CONNECTIONS_PER_CLIENT: '100',
+      // the deadline is not what frees slots here
+      TRAINPLANE_HTTP_HEADER_TIMEOUT_SECONDS: '30',
+    } });
+    const live = new Set();
+    let stopping = false;
+    let closedByServer = 0;
+    let trickle = null;
+    t.after(async () => {
+      stopping = true;
+      clearInterval(trickle);
+      for (const c of live) c.destroy();
+      await s.stop();
+    });
+    // Five addresses, 80 slowloris connections each (400 > 300), each sending
+    // a partial head and reopened as soon as the server closes it.
+    const openSlow = (addr) => {
+      const c = net.connect({ port: s.port, host: '127.0.0.1', localAddress: addr });
+      live.add(c);
+      c.on('connect', () => c.write('GET / HTTP/1.1\r\nHost: x\r\nX-a: '));
+      c.on('data', () => {});
+      c.on('error', () => {});
+      c.on('close', () => {
+        live.delete(c);
+        if (stopping) return;
+        closedByServer++;
+        // paced a little, so that the churn of the excess stays cheap
+        setTimeout(() => { if (!stopping) openSlow(addr); }, 100);
+      });
+    };
+    for (let a = 2; a <= 6; a++) for (let i = 0; i < 80; i++) openSlow(`127.0.0.${a}`);
+    // a byte now and then: each is progress, the head never completes
+    trickle = setInterval(() => { for (const c of live) if (c.writable && !c.connecting) c.write('a'); }, 1000);
+    // The cap is full once the server has closed (or refused) the excess.
+    await waitFor(() => closedByServer >= 100, 20_000, `the cap never filled: ${closedByServer} closed`);
+
+    // Meanwhile a normal client from 127.0.0.1, a new connection each time.
+    const seen = {};
+    let n = 0;
+    const t0 = Date.now();
+    while (n < 300 && Date.now() - t0 < 3000) {
+      const r = await exchange(GET('/healthz', 'Connection: close\r\n'), { port: s.port, timeoutMs: 5000,
+        localAddress: '127.0.0.1' });
+      const status = responses(r.text)[0]?.status ??
+        (r.refused ?? (r.reset ? 'reset' : r.closed ? 'closed' : 'timeout'));
+      seen[status] = (seen[status] ?? 0) + 1;
+      n++;
+    }
+    assert.ok(s.alive(), `the server died at the cap: ${JSON.stringify(s.child.signalCode ?? s.child.exitCode)}\n` +
+      `${s.stderr().split('\n').filter((l) => !/ (INFO|WARN) /.test(l)).join('\n').slice(-3000)}`);
+    assert.ok(n >= 5, `only ${n} requests made`);
+    assert.deepEqual(seen, { 200: n }, `of ${n} requests (slow connections closed meanwhile: ${closedByServer})`);
   });
 });

@@ -1,7 +1,8 @@
 // Regressions of the HTTP front, over raw sockets, one test per defect:
 // pipelined requests followed by the client's half-close (RFC 9112 9.6),
-// routing on the raw path (%2F stays inside its segment), and the
-// connection cap held against slow heads fairly across client addresses.
+// routing on the raw path (%2F stays inside its segment), the connection
+// cap held against slow heads fairly across client addresses, and heads
+// that cannot be HTTP (TLS, the HTTP/2 preface, garbage) refused at once.
 
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -215,5 +216,74 @@ describe('connection cap', () => {
       `${s.stderr().split('\n').filter((l) => !/ (INFO|WARN) /.test(l)).join('\n').slice(-3000)}`);
     assert.ok(n >= 5, `only ${n} requests made`);
     assert.deepEqual(seen, { 200: n }, `of ${n} requests (slow connections closed meanwhile: ${closedByServer})`);
+  });
+});
+
+/** A TLS ClientHello (SNI localhost, ALPN h2 and http/1.1), fixed bytes with no CR or LF in them. */
+function clientHello() {
+  const u16 = (n) => [(n >> 8) & 0xff, n & 0xff];
+  const host = [...Buffer.from('localhost')];
+  const sni = [0x00, 0x00, ...u16(host.length + 5), ...u16(host.length + 3), 0x00, ...u16(host.length), ...host];
+  const versions = [0x00, 0x2b, 0x00, 0x03, 0x02, 0x03, 0x04];
+  const protos = [0x02, ...Buffer.from('h2'), 0x08, ...Buffer.from('http/1.1')];
+  const alpn = [0x00, 0x10, ...u16(protos.length + 2), ...u16(protos.length), ...protos];
+  const exts = [...sni, ...versions, ...alpn];
+  const body = [0x03, 0x03, ...Array(32).fill(0x42), 0x20, ...Array(32).fill(0x24),
+    ...u16(6), 0x13, 0x01, 0x13, 0x02, 0x13, 0x03, 0x01, 0x00, ...u16(exts.length), ...exts];
+  const hs = [0x01, 0x00, ...u16(body.length), ...body];
+  const bytes = Buffer.from([0x16, 0x03, 0x01, ...u16(hs.length), ...hs]);
+  assert.ok(!bytes.includes(0x0a) && !bytes.includes(0x0d), 'the ClientHello has a CR or LF');
+  return bytes;
+}
+
+describe('heads that cannot be HTTP', () => {
+  it('TLS, the HTTP/2 preface and garbage are refused at once; the preface logs no ERROR', async () => {
+    const opts = { timeoutMs: 6000 };
+    const marker = `front_marker_${Date.now()}`;
+    const logFrom = server.stderr().length;
+    const [tls, h2, nul, spaces, nulLine] = await Promise.all([
+      exchange(clientHello(), opts),
+      exchange('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', opts),
+      exchange(Buffer.from([0, 1, 2]), opts),
+      exchange('  GET / HTTP/1.1', opts),
+      exchange(Buffer.from('\x00\x01\x02\r\n\r\n', 'latin1'), opts),
+    ]);
+    // What the server logged for these is in its stderr before the line of
+    // a request made after their answers came.
+    const created = await request(server.base, 'POST', '/v1/projects/demo/jobs', {
+      body: { jobId: marker, trainingInput: trainingInput() },
+    });
+    assert.equal(created.status, 200, created.text);
+    await waitFor(() => server.stderr().includes(`jobs/${marker} created`), 10_000, 'the marker line');
+    const log = server.stderr().slice(logFrom, server.stderr().indexOf(`jobs/${marker} created`));
+
+    // Each one: its error in the envelope, the connection closed, at once
+    // (the header deadline, 10 s, is not what ends it).
+    const outcome = (r) => {
+      const rs = responses(r.text);
+      return {
+        status: rs.length === 1 ? rs[0].status : `${rs.length} responses`,
+        envelope: rs[0]?.json?.error?.status ?? null,
+        connectionClose: /\r\nConnection: close(\r\n|$)/i.test(rs[0]?.head ?? ''),
+        closed: r.closed,
+        atOnce: r.ms < 3000,
+      };
+    };
+    const refused = (status, envelope) => ({ status, envelope, connectionClose: true, closed: true, atOnce: true });
+    assert.deepEqual({
+      'a TLS ClientHello': outcome(tls),
+      'the HTTP/2 preface': outcome(h2),
+      'the HTTP/2 preface logged at ERROR': /^\S+ ERROR /m.test(log),
+      'bytes 00 01 02': outcome(nul),
+      "'  GET / HTTP/1.1'": outcome(spaces),
+      'a line of 00 01 02': outcome(nulLine),
+    }, {
+      'a TLS ClientHello': refused(400, 'INVALID_ARGUMENT'),
+      'the HTTP/2 preface': refused(505, 'UNIMPLEMENTED'),
+      'the HTTP/2 preface logged at ERROR': false,
+      'bytes 00 01 02': refused(400, 'INVALID_ARGUMENT'),
+      "'  GET / HTTP/1.1'": refused(400, 'INVALID_ARGUMENT'),
+      'a line of 00 01 02': refused(400, 'INVALID_ARGUMENT'),
+    }, `answered after ${JSON.stringify([tls, h2, nul, spaces, nulLine].map((r) => r.ms))} ms; logged:\n${log}`);
   });
 });

@@ -1,8 +1,9 @@
 // Regressions of the HTTP front, over raw sockets, one test per defect:
 // pipelined requests followed by the client's half-close (RFC 9112 9.6),
 // routing on the raw path (%2F stays inside its segment), the connection
-// cap held against slow heads fairly across client addresses, and heads
-// that cannot be HTTP (TLS, the HTTP/2 preface, garbage) refused at once.
+// cap held against slow heads fairly across client addresses, heads that
+// cannot be HTTP (TLS, the HTTP/2 preface, garbage) refused at once, and a
+// parked long-poll whose client half-closes or goes away.
 
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -10,12 +11,15 @@ import net from 'node:net';
 
 import { request, startPostgres, startServer, trainingInput, waitFor } from './harness.mjs';
 
+const AGENT_TOKEN = 'front-test-token';
+const AGENT_AUTH = `Authorization: Bearer ${AGENT_TOKEN}\r\n`;
+
 let pg;
 let server;
 
 before(async () => {
   pg = await startPostgres();
-  server = await startServer({ pg, env: { TRAINPLANE_SCHEDULER: 'false' } });
+  server = await startServer({ pg, env: { TRAINPLANE_SCHEDULER: 'false', TRAINPLANE_AGENT_TOKEN: AGENT_TOKEN } });
 });
 
 after(async () => {
@@ -285,5 +289,72 @@ describe('heads that cannot be HTTP', () => {
       "'  GET / HTTP/1.1'": refused(400, 'INVALID_ARGUMENT'),
       'a line of 00 01 02': refused(400, 'INVALID_ARGUMENT'),
     }, `answered after ${JSON.stringify([tls, h2, nul, spaces, nulLine].map((r) => r.ms))} ms; logged:\n${log}`);
+  });
+});
+
+describe('long-poll', () => {
+  it('a parked sync whose client half-closes is answered; one whose client leaves harms nothing', async () => {
+    const node = 'front-n1';
+    const inc = 'inc-front';
+    const reg = await request(server.base, 'POST', `/agent/v1/nodes/${node}:register`, {
+      headers: { authorization: `Bearer ${AGENT_TOKEN}` },
+      body: { incarnation: inc, region: 'us-west1', zone: 'us-west1-b', vcpus: 16, memoryMb: 61440,
+        address: '127.0.0.2', portRange: [25000, 25009], runtime: 'process' },
+    });
+    assert.equal(reg.status, 200, reg.text);
+    const syncNow = async () => {
+      const r = await request(server.base, 'POST', `/agent/v1/nodes/${node}:sync`, {
+        headers: { authorization: `Bearer ${AGENT_TOKEN}` }, body: { incarnation: inc, waitSeconds: 0, replicas: [] },
+      });
+      assert.equal(r.status, 200, r.text);
+      return r.json.desiredVersion;
+    };
+    const lastSync = async () => {
+      const r = await request(server.base, 'GET', '/trainplane/v1/nodes');
+      return r.json.nodes.find((n) => n.name === node).lastSyncTime;
+    };
+    /** A sync that parks (nothing changed): its connection, once the server has run it. */
+    const parkedSync = async (waitSeconds) => {
+      const version = await syncNow();
+      const before = await lastSync();
+      const body = JSON.stringify({ incarnation: inc, waitSeconds, desiredVersion: version, replicas: [] });
+      const c = await connect(server.port);
+      const got = { text: '', closed: false };
+      c.setEncoding('latin1');
+      c.on('data', (d) => { got.text += d; });
+      c.on('end', () => { got.closed = true; });
+      c.on('close', () => { got.closed = true; });
+      c.on('error', () => { got.closed = true; });
+      c.write(`POST /agent/v1/nodes/${node}:sync HTTP/1.1\r\nHost: x\r\n${AGENT_AUTH}` +
+        `Content-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`);
+      // The handler ran (the lease renewed) and parked the request.
+      await waitFor(async () => (await lastSync()) !== before || got.closed, 10_000, 'the sync never ran');
+      assert.equal(got.text, '', 'the sync was answered at once rather than parked');
+      return { c, got };
+    };
+
+    // A client that goes away while parked: the server carries on.
+    const gone = await parkedSync(2);
+    gone.c.destroy();
+    assert.equal((await request(server.base, 'GET', '/healthz', { timeoutMs: 5000 })).status, 200);
+    await syncNow();
+
+    // A client that half-closes while parked still reads: it gets its answer.
+    const half = await parkedSync(2);
+    half.c.end();
+    try {
+      await waitFor(() => half.got.closed || responses(half.got.text).length > 0, 12_000, 'no answer, no close');
+      await waitFor(() => half.got.closed, 12_000, `answered but not closed: ${half.got.text}`);
+    } finally {
+      half.c.destroy();
+    }
+    const [res] = responses(half.got.text);
+    assert.equal(res?.status, 200, `the half-closed long-poll was dropped unanswered: '${half.got.text}'`);
+    assert.equal(typeof res.json?.desiredVersion, 'string', res.body);
+    assert.ok(Array.isArray(res.json.replicas), res.body);
+
+    // And the server is healthy after both.
+    assert.equal((await request(server.base, 'GET', '/healthz', { timeoutMs: 5000 })).status, 200);
+    await syncNow();
   });
 });

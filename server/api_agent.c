@@ -224,7 +224,7 @@ void api_agent_sync(struct request *req)
 	int64_t now_version;
 	if (store_node_version(req->srv->store, node, &now_version) == STORE_OK &&
 	    now_version != version)
-		http_wake(req->srv->http, node);
+		httpd_wake(req->srv->http, node);
 }
 
 void api_nodes_list(struct request *req)

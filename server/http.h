@@ -1,7 +1,8 @@
 /*
- * http.h - the HTTP front: our own HTTP/1.1 server (http_server.c, framing
- * in http_parse.c), the route table and dispatch (router.c), and the
- * replies every handler uses (reply.c).
+ * http.h - the API's view of HTTP: the route table and dispatch
+ * (router.c), the replies every handler uses (reply.c), and the glue to
+ * the transport (front.c: httpd/, which owns sockets, framing and each
+ * connection's life).
  *
  * Checks common to every route run once in the router before dispatch:
  * path and method, the ids in the path, body size (413), content type,
@@ -28,6 +29,7 @@
 
 #include "api_error.h"
 #include "auth.h"
+#include "httpd.h"
 #include "store.h"
 #include "strbuf.h"
 
@@ -36,20 +38,9 @@ struct sched;
 struct store_pipe;
 struct job_cache;
 struct job_rows;
-struct http_server;
 struct snapshot;
 struct snap_ref;
 struct auth_token;
-
-/* The HTTP server's limits (configuration keys http_*); 0 takes the default. */
-struct http_limits {
-	int header_timeout_s;	/* a new connection or a begun request: until its head is in */
-	int idle_timeout_s;	/* a kept-alive connection between requests */
-	int io_timeout_s;	/* reading a body or sending a reply without progress */
-	int max_connections;	/* in all; at the limit the longest-idle one is closed */
-	int max_connections_per_client;	/* from one address; 0: no limit */
-};
-#define HTTP_LIMITS_DEFAULT { 10, 120, 60, 10000, 2500 }
 
 /* What handlers share; owned by main(). */
 struct server {
@@ -57,8 +48,7 @@ struct server {
 	struct snapshot *catalogs;	/* the catalog; replaced on SIGHUP */
 	enum auth_mode auth_mode;
 	struct snapshot *tokens;	/* struct auth_tokens, AUTH_TOKENS only */
-	size_t max_body;	/* bytes */
-	struct http_limits http_limits;
+	struct httpd_limits http_limits;	/* max_body among them */
 	const char *agent_token;	/* the cluster token of the agents */
 	int sync_interval_s;	/* agents sync at least this often */
 	int lease_s;		/* a node without a sync for this long is lost */
@@ -67,7 +57,7 @@ struct server {
 	struct job_cache *job_cache;	/* rendered job replies (gets); NULL: none */
 	const char *tls_cert_pem;	/* HTTPS when set (with tls_key_pem); else HTTP */
 	const char *tls_key_pem;
-	struct http_server *http;
+	struct httpd *http;
 };
 
 #define ROUTE_MAX_PARAMS 4
@@ -75,8 +65,6 @@ struct server {
 #define REQUEST_ID_MAX 128
 
 struct request;
-struct http_conn;
-struct http_head;
 typedef void (*route_handler)(struct request *req);
 
 struct route {
@@ -99,16 +87,14 @@ struct query_param {
 
 struct request {
 	struct server *srv;
-	struct http_conn *conn;	/* the connection (http_server.c's) */
-	const struct http_head *head;	/* method, target, header fields */
+	struct httpd_req *hr;	/* the transport's request */
 	const char *method;
-	char *path;		/* percent-decoded ("%00" kept) */
+	char *path;		/* the path as sent (no query): routing decodes each segment */
 	struct query_param *query;
 	size_t nquery;
-	struct strbuf body;
 	bool replied;
 	const struct route *route;
-	char *params[ROUTE_MAX_PARAMS];	/* path variables, in pattern order */
+	char *params[ROUTE_MAX_PARAMS];	/* path variables, decoded, in pattern order */
 	json_t *json;		/* the parsed body for takes_body routes, else NULL */
 	const struct catalog *catalog;	/* the catalog, held for the request's life */
 	struct snap_ref *catalog_ref;
@@ -123,14 +109,9 @@ struct request {
 	char request_id[REQUEST_ID_MAX + 1];	/* X-Request-Id, the client's or made */
 	bool late;		/* it arrived after the server began to stop: refused */
 	bool close;		/* the reply closes the connection */
-	bool resumed;		/* the handler runs again after http_park() */
-	bool parked;		/* in the park list (under the server's park lock) */
-	bool suspended;		/* parked, or awaiting http_resume(): until its worker runs it
-				 * again (read and written by that worker only) */
-	bool suspend_counted;	/* counted in the server's suspended connections */
-	int64_t park_deadline;
-	char *park_key;
-	struct request *park_next;
+	bool resumed;		/* the handler runs again after a suspension or park */
+	bool waiting;		/* this run suspended or parked it */
+	bool refused;		/* the transport refused it (malformed, too slow) */
 };
 
 /* A query parameter, or NULL when absent. Borrowed for the request's life. */
@@ -168,45 +149,37 @@ const struct route *route_match(const char *method, const char *path,
 
 /*
  * Long-poll: parks req without a reply. Its handler runs again, with
- * req->resumed set, when http_wake() is called with the same key or at
- * deadline_us (mono_usec() clock), whichever comes first. Returns false,
- * parking nothing, while the server shuts down: the handler replies now.
+ * req->resumed set, when httpd_wake() is called with the same key, at
+ * deadline_us (mono_usec() clock), or when its client half-closes,
+ * whichever comes first. Returns false, parking nothing, while the server
+ * shuts down: the handler replies now.
  */
 bool http_park(struct request *req, const char *key, int64_t deadline_us) MUST_CHECK;
-/* Wakes every request parked under key (NULL: all of them). Any thread. */
-void http_wake(struct http_server *h, const char *key);
 /*
  * Suspends req for work done elsewhere (a read on the store pipe): its
  * handler runs again, with req->resumed set, after http_resume(req), which
- * any thread may call, even before the handler has returned. http_wake()
- * and shutdown leave it alone: its resume must come.
+ * any thread may call, even before the handler has returned. Wakes and
+ * shutdown leave it alone: its resume must come.
  */
 void http_suspend(struct request *req);
 void http_resume(struct request *req);
 
 /*
- * Starts listening on listen ("host:port", "[v6]:port"; port 0 picks one)
- * with threads worker threads. Returns NULL with err on failure.
+ * Starts serving the API on listen ("host:port", "[v6]:port"; port 0 picks
+ * one) with threads worker threads, TLS when srv has a certificate.
+ * Returns NULL with err on failure.
  */
-struct http_server *http_start(struct server *srv, const char *listen, int threads,
-			       char *err, size_t errlen);
+struct httpd *front_start(struct server *srv, const char *listen, int threads, char *err,
+			  size_t errlen);
+/* The transport's configuration for srv (its ops, limits, TLS). */
+void front_config(struct server *srv, struct httpd_config *cfg);
 /*
  * Serves one connection's bytes from memory, step bytes at a time (0: all
  * at once), on this thread, appending what the server sends to out; the
  * end of data is the client's FIN. Requests that suspend or park are
- * resumed at once. For the fuzzer and tests; srv->http is restored after.
+ * resumed at once. For the fuzzer and tests.
  */
 void http_serve_memory(struct server *srv, const void *data, size_t len, size_t step,
 		       struct strbuf *out);
-
-/* The port actually bound. */
-int http_port(struct http_server *h);
-/*
- * Stops accepting connections and answers the parked long-polls; requests
- * in flight go on. NULL or a second call is a no-op.
- */
-void http_quiesce(struct http_server *h);
-/* Quiesces, lets the requests in flight finish (up to 10 s), frees. NULL is a no-op. */
-void http_stop(struct http_server *h);
 
 #endif

@@ -1,21 +1,12 @@
 /*
- * http_internal.h - what the HTTP server's files share (http_server.c: the
- * daemon and connections; router.c: dispatch; reply.c: replies). Handlers
- * use http.h only.
+ * http_internal.h - what the API's HTTP files share (front.c: the glue to
+ * the transport; router.c: dispatch; reply.c: replies). Handlers use
+ * http.h only.
  */
 #ifndef TP_HTTP_INTERNAL_H
 #define TP_HTTP_INTERNAL_H
 
 #include "http.h"
-
-/*
- * Queues req's response on its connection (sent once the handler returns):
- * status line, Content-Type, Content-Length, X-Request-Id, Date, extra
- * (whole "Name: value\r\n" lines, or NULL), Connection: close when req->close.
- * Takes body (malloc'd). A HEAD request gets the head only.
- */
-void http_conn_respond(struct request *req, int status, const char *content_type, char *body,
-		       size_t len, const char *extra);
 
 /*
  * Runs a request whose head and body are in (req->resumed false), or runs

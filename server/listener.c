@@ -9,26 +9,26 @@
 struct listener {
 	struct listen_hub *hub;
 	struct listen_sub *sub;
-	struct http_server *http;
+	struct httpd *http;
 };
 
 /* The hub's thread: the node's desired set changed. */
 static void node_changed(void *arg, const char *node)
 {
 	struct listener *l = arg;
-	http_wake(l->http, node);
+	httpd_wake(l->http, node);
 }
 
 /* Listening (again): what changed meanwhile went unheard. */
 static void listening(void *arg)
 {
 	struct listener *l = arg;
-	http_wake(l->http, NULL);
+	httpd_wake(l->http, NULL);
 }
 
 static const struct listen_sub_ops node_ops = { node_changed, listening, NULL };
 
-struct listener *listener_start(struct listen_hub *hub, struct http_server *http)
+struct listener *listener_start(struct listen_hub *hub, struct httpd *http)
 {
 	struct listener *l = xcalloc(1, sizeof(*l));
 

@@ -8,12 +8,12 @@
 #ifndef TP_LISTENER_H
 #define TP_LISTENER_H
 
-struct http_server;
+struct httpd;
 struct listen_hub;
 struct listener;
 
 /* Subscribes; hub and http are borrowed until listener_stop(). */
-struct listener *listener_start(struct listen_hub *hub, struct http_server *http);
+struct listener *listener_start(struct listen_hub *hub, struct httpd *http);
 /* Unsubscribes: nothing is woken once it returns. NULL is a no-op. */
 void listener_stop(struct listener *l);
 

@@ -316,7 +316,7 @@ int main(int argc, char **argv)
 	struct snapshot *catalogs = NULL, *token_snap = NULL;
 	struct pg_embedded *pg = NULL;
 	struct store *st = NULL;
-	struct http_server *http = NULL;
+	struct httpd *http = NULL;
 	struct sched *sched = NULL;
 	struct listen_hub *hub = NULL;
 	struct listener *listener = NULL;
@@ -420,11 +420,11 @@ int main(int argc, char **argv)
 	}
 	struct server srv = { .store = st, .catalogs = catalogs, .tokens = token_snap,
 			      .auth_mode = strcmp(cfg.auth_mode, "tokens") ? AUTH_OPEN : AUTH_TOKENS,
-			      .max_body = (size_t)cfg.max_body_bytes,
 			      .http_limits = { cfg.http_header_timeout_seconds,
 					       cfg.http_idle_timeout_seconds,
 					       cfg.http_io_timeout_seconds, cfg.http_max_connections,
-					       cfg.http_max_connections_per_client },
+					       cfg.http_max_connections_per_client,
+					       (size_t)cfg.max_body_bytes },
 			      .agent_token = agent_token,
 			      .sync_interval_s = cfg.sync_interval_seconds,
 			      .lease_s = cfg.lease_seconds, .sched = sched };
@@ -434,7 +434,7 @@ int main(int argc, char **argv)
 		srv.job_cache = job_cache = job_cache_start(hub, (size_t)cfg.job_cache_entries);
 	srv.tls_cert_pem = tls_cert;
 	srv.tls_key_pem = tls_key;
-	http = http_start(&srv, cfg.listen, cfg.http_threads, err, sizeof(err));
+	http = front_start(&srv, cfg.listen, cfg.http_threads, err, sizeof(err));
 	if (!http) {
 		log_error("%s", err);
 		goto out;
@@ -442,7 +442,7 @@ int main(int argc, char **argv)
 	listener = listener_start(hub, http);
 	log_info("trainplane-server listening on %s://%.*s:%d/ (database: %s, auth: %s)",
 		 tls_cert ? "https" : "http", (int)(strrchr(cfg.listen, ':') - cfg.listen),
-		 cfg.listen, http_port(http), pg ? "embedded" : "external", cfg.auth_mode);
+		 cfg.listen, httpd_port(http), pg ? "embedded" : "external", cfg.auth_mode);
 	if (!tls_cert && !listen_is_loopback(cfg.listen))
 		log_warn("listening on %s without TLS: tokens cross the network in clear; set "
 			 "tls_cert_file and tls_key_file, or listen on loopback", cfg.listen);
@@ -464,10 +464,10 @@ out:
 	/* Graceful: stop accepting and answer the parked long-polls, give up
 	 * the scheduler lock at once (a standby takes over), let the requests
 	 * in flight finish, then close. Agents keep their replicas running. */
-	http_quiesce(http);
+	httpd_quiesce(http);
 	sched_stop(sched);
 	listener_stop(listener);	/* it wakes parked requests: none park now */
-	http_stop(http);
+	httpd_stop(http);
 	store_pipe_stop(pipe);	/* after the requests that wait on it */
 	job_cache_stop(job_cache);	/* likewise */
 	listen_hub_stop(hub);	/* after its subscribers */

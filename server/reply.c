@@ -1,7 +1,7 @@
 /*
  * reply.c - the replies every handler uses: JSON, text, Google's error
- * envelope. They queue the reply on the request's connection
- * (http_conn_respond), which sends it once the handler returns.
+ * envelope. They hand the reply to the transport (httpd_respond), which
+ * sends it once the handler returns.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -16,7 +16,7 @@
 static void send_text(struct request *req, int status, const char *content_type, char *text,
 		      size_t len)
 {
-	struct strbuf allow = STRBUF_INIT;
+	struct strbuf extra = STRBUF_INIT;
 
 	if (req->replied) {
 		free(text);
@@ -24,23 +24,24 @@ static void send_text(struct request *req, int status, const char *content_type,
 	}
 	req->replied = true;
 	req->status = status;
+	sb_addf(&extra, "X-Request-Id: %s\r\n", req->request_id);
 	if (status == 405) {
 		/* Tell the client what this path does take. */
-		sb_addstr(&allow, "Allow: ");
-		size_t empty = allow.len;
+		sb_addstr(&extra, "Allow: ");
+		size_t empty = extra.len;
 		for (size_t i = 0; i < routes_count; i++) {
 			char *params[ROUTE_MAX_PARAMS] = { 0 };
 			bool known;
 			const struct route *r = route_match(routes[i].method, req->path, params, &known);
 			for (int k = 0; k < ROUTE_MAX_PARAMS; k++)
 				free(params[k]);
-			if (r && !strstr(sb_str(&allow) + empty, r->method))
-				sb_addf(&allow, "%s%s", allow.len > empty ? ", " : "", r->method);
+			if (r && !strstr(sb_str(&extra) + empty, r->method))
+				sb_addf(&extra, "%s%s", extra.len > empty ? ", " : "", r->method);
 		}
-		sb_addstr(&allow, "\r\n");
+		sb_addstr(&extra, "\r\n");
 	}
-	http_conn_respond(req, status, content_type, text, len, allow.len ? allow.buf : NULL);
-	sb_release(&allow);
+	httpd_respond(req->hr, status, content_type, text, len, extra.buf, req->close);
+	sb_release(&extra);
 }
 
 void reply_json_text(struct request *req, int status, char *text, size_t len)
@@ -70,7 +71,7 @@ void reply_error_full(struct request *req, enum api_code code, int http, json_t 
 	json_t *body = api_error_json(code, http, message, details);
 	int status = http ? http : api_code_http(code);
 
-	if (status >= 500)
+	if (status >= 500 && !req->refused)
 		log_error("%s %s -> %d %s: %s", req->method, req->path, status,
 			  api_code_name(code), message);
 	else

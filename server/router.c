@@ -13,6 +13,7 @@
 #include "api_ml.h"
 #include "auth.h"
 #include "http_internal.h"
+#include "http_parse.h"
 #include "log.h"
 #include "snapshot.h"
 #include "store_job.h"
@@ -21,10 +22,11 @@
 /* --- routing ----------------------------------------------------------- */
 
 /*
- * Matches one pattern segment against one path segment. A pattern segment
- * is a literal, or "{var}" optionally followed by a literal suffix such as
- * ":cancel". A variable in the last segment without a suffix does not take
- * a ':' so that "jobs/x:unknownVerb" is not taken for the job "x:unknownVerb".
+ * Matches one pattern segment against one path segment (decoded). A pattern
+ * segment is a literal, or "{var}" optionally followed by a literal suffix
+ * such as ":cancel". A variable in the last segment without a suffix does
+ * not take a ':' so that "jobs/x:unknownVerb" is not taken for the job
+ * "x:unknownVerb".
  */
 static bool match_segment(const char *pat, size_t plen, const char *seg, size_t slen,
 			  bool last, char **param)
@@ -44,9 +46,17 @@ static bool match_segment(const char *pat, size_t plen, const char *seg, size_t 
 	return plen == slen && !memcmp(pat, seg, slen);
 }
 
+/*
+ * The path is routed as sent, segment by segment, each segment decoded on
+ * its own: "%2F" stays inside its segment ("projects%2Fdemo%2Fjobs" is one
+ * segment, not three), so a front proxy that allows or denies by path sees
+ * the path the router sees.
+ */
 const struct route *route_match(const char *method, const char *path,
 				char *params[ROUTE_MAX_PARAMS], bool *path_known)
 {
+	char seg[HTTP_MAX_REQUEST_LINE + 1];
+
 	*path_known = false;
 	for (size_t i = 0; i < routes_count; i++) {
 		const char *p = routes[i].pattern, *s = path;
@@ -61,10 +71,17 @@ const struct route *route_match(const char *method, const char *path,
 			}
 			p++;
 			s++;
-			size_t plen = strcspn(p, "/"), slen = strcspn(s, "/");
+			size_t plen = strcspn(p, "/"), rawlen = strcspn(s, "/");
 			char *param = NULL;
 			bool last = !p[plen];
-			if (!match_segment(p, plen, s, slen, last, &param) ||
+			if (rawlen >= sizeof(seg)) {
+				ok = false;
+				break;
+			}
+			memcpy(seg, s, rawlen);
+			seg[rawlen] = '\0';
+			size_t slen = http_unescape(seg, false);
+			if (!match_segment(p, plen, seg, slen, last, &param) ||
 			    (param && ngot == ROUTE_MAX_PARAMS)) {
 				free(param);
 				ok = false;
@@ -73,7 +90,7 @@ const struct route *route_match(const char *method, const char *path,
 			if (param)
 				got[ngot++] = param;
 			p += plen;
-			s += slen;
+			s += rawlen;
 		}
 		ok = ok && !*p && !*s;
 		if (ok && !strcmp(routes[i].method, method)) {
@@ -219,8 +236,10 @@ static int parse_body_or_reply(struct request *req)
 {
 	const char *ct = req_header(req, "Content-Type");
 	json_error_t jerr;
+	size_t body_len;
+	const char *body = httpd_req_body(req->hr, &body_len);
 
-	if (!req->body.len) {
+	if (!body_len) {
 		/* An empty body is an empty message (curl users often send none). */
 		req->json = json_object();
 		return 0;
@@ -234,7 +253,7 @@ static int parse_body_or_reply(struct request *req)
 		reply_error_full(req, API_INVALID_ARGUMENT, 415, NULL, msg);
 		return -1;
 	}
-	req->json = json_loadb(req->body.buf, req->body.len, JSON_REJECT_DUPLICATES, &jerr);
+	req->json = json_loadb(body, body_len, JSON_REJECT_DUPLICATES, &jerr);
 	if (!req->json) {
 		reply_error(req, API_INVALID_ARGUMENT,
 			    "Invalid JSON payload received. %s at line %d, column %d.", jerr.text,
@@ -305,7 +324,7 @@ static bool query_utf8_valid(const struct request *req)
 /* The handler ran: it replied, or it waits for its resume. */
 static void handler_done(struct request *req)
 {
-	if (!req->replied && !req->suspended) {
+	if (!req->replied && !req->waiting) {
 		log_error("handler for %s %s sent no reply", req->method, req->path);
 		reply_error(req, API_INTERNAL, "Internal error encountered.");
 	}
@@ -330,12 +349,18 @@ void router_dispatch(struct request *req)
 		return;
 	}
 	/* Everything below may reach the database, which takes only UTF-8. */
-	if (!wire_utf8_valid(req->path, strlen(req->path)) || !query_utf8_valid(req)) {
+	if (!query_utf8_valid(req)) {
 		reply_error(req, API_INVALID_ARGUMENT,
 			    "The request URL or a query parameter is not valid UTF-8.");
 		return;
 	}
 	req->route = route_match(req->method, req->path, req->params, &path_known);
+	for (int i = 0; req->route && i < ROUTE_MAX_PARAMS && req->params[i]; i++)
+		if (!wire_utf8_valid(req->params[i], strlen(req->params[i]))) {
+			reply_error(req, API_INVALID_ARGUMENT,
+				    "The request URL or a query parameter is not valid UTF-8.");
+			return;
+		}
 	if (!req->route) {
 		if (path_known)
 			reply_error_full(req, API_UNIMPLEMENTED, 405, NULL,
@@ -378,8 +403,6 @@ void router_release(struct request *req)
 		req->ctx_free(req->ctx);
 	snapshot_release(req->catalog_ref);
 	snapshot_release(req->tokens_ref);
-	sb_release(&req->body);
-	free(req->park_key);
 }
 
 /* --- request ids --------------------------------------------------------------- */

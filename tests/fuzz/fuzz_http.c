@@ -53,7 +53,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	}
 	srv.catalogs = snapshot_new(cat, catalog_free_any);
 	srv.tokens = snapshot_new(tokens, auth_tokens_free);
-	srv.max_body = 65536;
+	srv.http_limits.max_body = 65536;
 	srv.agent_token = "c0ffee00c0ffee00c0ffee00c0ffee00c0ffee00c0ffee00c0ffee00c0ffee00";
 	srv.sync_interval_s = 10;
 	srv.lease_s = 30;

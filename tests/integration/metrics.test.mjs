@@ -356,8 +356,11 @@ describe('request ids', () => {
 describe('log_format', () => {
   it('json: every line is a JSON object with time, level, msg and the request id where known', async (t) => {
     const s = await server(t, { TRAINPLANE_LOG_FORMAT: 'json', TRAINPLANE_LOG_LEVEL: 'debug' });
-    // A path with a quote, a backslash and a byte that is not UTF-8 must still log as JSON.
+    // A path with a quote, a backslash and a byte that is not UTF-8 (logged
+    // as sent: percent-encoded), and a request id with a quote and a
+    // backslash, must still log as JSON.
     await request(s.base, 'GET', '/v1/projects/p/jobs/a%22b%5Cc%FF', { headers: { 'X-Request-Id': 'json-1' } });
+    await request(s.base, 'GET', '/v1/projects/p/jobs/q"b\\c', { headers: { 'X-Request-Id': 'json"3\\' } });
     await request(s.base, 'GET', '/v1/projects/p/jobs/missing', { headers: { 'X-Request-Id': 'json-2' } });
     await waitFor(() => s.stderr().includes('"request_id":"json-2"') && /route=ml.projects.jobs.get status=404/.test(s.stderr()),
       3000, 'no JSON access line');
@@ -375,7 +378,9 @@ describe('log_format', () => {
     }
     assert.ok(parsed.some((p) => p.level === 'info' && /listening on http/.test(p.msg)));
     const reqLines = parsed.filter((p) => p.request_id === 'json-1');
-    assert.ok(reqLines.some((p) => p.msg.includes('a"b\\c')), JSON.stringify(reqLines));
+    assert.ok(reqLines.some((p) => p.msg.includes('a%22b%5Cc%FF')), JSON.stringify(reqLines));
+    assert.ok(parsed.some((p) => p.request_id === 'json"3\\' && p.msg.includes('/jobs/q')),
+      'a quote and a backslash in a request id');
     assert.ok(parsed.some((p) => p.request_id === 'json-2' && /^access: GET \/v1\/projects\/p\/jobs\/missing route=ml\.projects\.jobs\.get status=404/.test(p.msg)));
     assert.ok(parsed.filter((p) => /listening on/.test(p.msg)).every((p) => !('request_id' in p)), 'no request id outside requests');
   });

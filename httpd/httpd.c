@@ -122,6 +122,8 @@
 #define EVENTS_MAX 128
 /* At the connection limit, how many of the oldest slow or idle connections are weighed. */
 #define RECLAIM_SCAN 64
+/* Admitted over the cap while another worker closes one for it: at most this many at once. */
+#define RECLAIM_OVERSHOOT 64
 
 /* --- the connection's states and their edges ---------------------------------- */
 
@@ -238,6 +240,9 @@ struct worker {
 	struct conn *rq_head, *rq_tail;
 	struct conn *conns;	/* every connection of this worker but the dead */
 	struct conn *rhead, *rtail;	/* reclaimable, oldest first */
+	atomic_int rcount;	/* how many (read by the other workers) */
+	atomic_int reclaim_owed;	/* closes other workers asked of this one */
+	atomic_int reclaim_floor;	/* ... of connections whose address holds at least this many */
 	struct conn *dead;	/* released, freed at the end of the iteration */
 	int reserve_fd;		/* given up to accept (and drop) one over EMFILE */
 	char date[64];
@@ -284,6 +289,7 @@ struct httpd {
 	atomic_bool stopping;
 	atomic_int suspended;	/* waiting or parked, and not yet run again or ended */
 	atomic_int in_flight;	/* requests begun and not yet finished */
+	atomic_int reclaims_pending;	/* admitted over the cap, another worker to close one */
 	bool quiesced;
 	/* httpd_sim_* */
 	bool sim;
@@ -374,6 +380,7 @@ static void reclaim_unlist(struct conn *c)
 		w->rtail = c->rprev;
 	c->rprev = c->rnext = NULL;
 	c->rlisted = false;
+	atomic_fetch_sub_explicit(&w->rcount, 1, memory_order_relaxed);
 }
 
 static void reclaim_list(struct conn *c)
@@ -387,6 +394,7 @@ static void reclaim_list(struct conn *c)
 		w->rhead = c;
 	w->rtail = c;
 	c->rlisted = true;
+	atomic_fetch_add_explicit(&w->rcount, 1, memory_order_relaxed);
 }
 
 static void set_state(struct conn *c, enum cstate to, int64_t deadline)
@@ -1471,13 +1479,13 @@ static void refuse_fd(struct httpd *h, int fd, int status, const char *api_statu
 
 /*
  * At the connection limit: the victim among the oldest slow or idle
- * connections of w, the one whose address has the most open (the oldest
- * of those). NULL when w has none.
+ * connections of w whose address holds at least floor connections, the one
+ * whose address holds the most (the oldest of those). NULL when w has none.
  */
-static struct conn *reclaim_victim(struct worker *w)
+static struct conn *reclaim_victim(struct worker *w, int floor)
 {
 	struct conn *best = NULL;
-	int best_count = -1, scanned = 0;
+	int best_count = floor - 1, scanned = 0;
 
 	pthread_mutex_lock(&w->h->clients_mu);
 	for (struct conn *c = w->rhead; c && scanned < RECLAIM_SCAN; c = c->rnext, scanned++) {
@@ -1489,6 +1497,70 @@ static struct conn *reclaim_victim(struct worker *w)
 	}
 	pthread_mutex_unlock(&w->h->clients_mu);
 	return best;
+}
+
+/* Closes what the other workers asked of this one (its eventfd woke it). */
+static void reclaim_owed(struct worker *w)
+{
+	int owed = atomic_exchange(&w->reclaim_owed, 0);
+
+	for (; owed > 0; owed--) {
+		struct conn *victim = reclaim_victim(w, atomic_load(&w->reclaim_floor));
+		if (victim) {
+			log_debug("http: at max_connections: closing a connection in %s (asked)",
+				  cstate_names[victim->state]);
+			conn_release(victim);
+		}
+		atomic_fetch_sub(&w->h->reclaims_pending, 1);
+	}
+}
+
+/*
+ * Room for a new connection from an address that will hold count: one of
+ * w's slow or idle connections closed, or another worker's (asked through
+ * its eventfd; the new one is admitted meanwhile, a little over the cap),
+ * from an address that holds more; else one from an address that holds as
+ * many. So a client that fills the server with slow heads is the one that
+ * loses connections, and its own new ones are refused (503).
+ */
+static bool reclaim_room(struct worker *w, int count)
+{
+	struct httpd *h = w->h;
+	/* an address that holds more than the newcomer's first, here or on
+	 * another worker; one that holds as many (its own) last */
+	struct conn *victim = reclaim_victim(w, count + 1);
+
+	if (victim) {
+		log_debug("http: at max_connections: closing a connection in %s",
+			  cstate_names[victim->state]);
+		conn_release(victim);
+		return true;
+	}
+	struct worker *other = NULL;
+	int most = 0;
+	for (int i = 0; i < h->nworkers; i++) {
+		int n = atomic_load_explicit(&h->workers[i].rcount, memory_order_relaxed);
+		if (&h->workers[i] != w && n > most) {
+			other = &h->workers[i];
+			most = n;
+		}
+	}
+	if (!other || other->evfd < 0 ||
+	    atomic_fetch_add(&h->reclaims_pending, 1) >= RECLAIM_OVERSHOOT) {
+		if (other && other->evfd >= 0)
+			atomic_fetch_sub(&h->reclaims_pending, 1);
+		victim = reclaim_victim(w, count);
+		if (!victim)
+			return false;
+		conn_release(victim);
+		return true;
+	}
+	atomic_store(&other->reclaim_floor, count + 1);
+	atomic_fetch_add(&other->reclaim_owed, 1);
+	uint64_t one = 1;
+	if (write(other->evfd, &one, sizeof(one)) < 0 && errno != EAGAIN)
+		log_error("http: cannot wake a worker: %s", strerror(errno));
+	return true;
 }
 
 static struct conn *conn_new(struct worker *w, int fd, struct client *cl)
@@ -1511,25 +1583,8 @@ static bool admit_slot(struct worker *w, int fd, const struct sockaddr_storage *
 {
 	struct httpd *h = w->h;
 
-	if (atomic_fetch_add(&h->nconns, 1) >= h->lim.max_connections) {
-		struct conn *victim = reclaim_victim(w);
-		if (victim) {
-			log_debug("http: at max_connections: closing a connection in %s",
-				  cstate_names[victim->state]);
-			conn_release(victim);
-		} else {
-			atomic_fetch_sub(&h->nconns, 1);
-			log_warn("http: %d connections open (max_connections): refusing more",
-				 h->lim.max_connections);
-			if (fd >= 0)
-				refuse_fd(h, fd, 503, "UNAVAILABLE",
-					  "The server has too many connections open. Retry later.");
-			return false;
-		}
-	}
 	*cl = client_acquire(h, sa);
 	if (!*cl) {
-		atomic_fetch_sub(&h->nconns, 1);
 		log_warn("http: a client has %d connections open "
 			 "(max_connections_per_client): refusing more",
 			 h->lim.max_connections_per_client);
@@ -1537,6 +1592,22 @@ static bool admit_slot(struct worker *w, int fd, const struct sockaddr_storage *
 			refuse_fd(h, fd, 429, "RESOURCE_EXHAUSTED",
 				  "Too many connections from this client address.");
 		return false;
+	}
+	if (atomic_fetch_add(&h->nconns, 1) >= h->lim.max_connections) {
+		pthread_mutex_lock(&h->clients_mu);
+		int count = (*cl)->count;
+		pthread_mutex_unlock(&h->clients_mu);
+		if (!reclaim_room(w, count)) {
+			atomic_fetch_sub(&h->nconns, 1);
+			client_release(h, *cl);
+			*cl = NULL;
+			log_warn("http: %d connections open (max_connections): refusing more",
+				 h->lim.max_connections);
+			if (fd >= 0)
+				refuse_fd(h, fd, 503, "UNAVAILABLE",
+					  "The server has too many connections open. Retry later.");
+			return false;
+		}
 	}
 	return true;
 }
@@ -1675,6 +1746,7 @@ static void *worker_main(void *arg)
 				uint64_t v;
 				if (read(w->evfd, &v, sizeof(v)) < 0 && errno != EAGAIN)
 					log_error("http: eventfd: %s", strerror(errno));
+				reclaim_owed(w);
 				run_resume_queue(w);
 			} else {
 				conn_event(p, ev[i].events);

@@ -134,6 +134,7 @@ test_auth_LINK           := server/auth.o
 test_auth_WRAP           := store_iam_get
 test_cli_LINK            := cli spec
 test_http_parse_LINK     := httpd
+test_httpd_LINK          := httpd
 test_job_plan_LINK       := spec
 test_job_state_LINK      := spec
 test_list_filter_LINK    := spec

@@ -2205,7 +2205,6 @@ void httpd_sim_advance(struct httpd *h, int64_t usec)
 	sweep(&h->workers[0]);
 }
 
-int64_t httpd_sim_now(const struct httpd *h);
 int64_t httpd_sim_now(const struct httpd *h)
 {
 	return h->sim_now;

@@ -149,6 +149,8 @@ void httpd_sim_event(struct httpd *h, int id);
 void httpd_sim_batch(struct httpd *h, const int *items, int n);
 /* Runs the queued resumes (httpd_resume from anywhere). */
 void httpd_sim_resumes(struct httpd *h);
+/* The simulated clock (mono_usec() at creation, then moved only by httpd_sim_advance). */
+int64_t httpd_sim_now(const struct httpd *h);
 /* Moves the clock by usec and runs the deadline sweep and the park timer. */
 void httpd_sim_advance(struct httpd *h, int64_t usec);
 /* What the transport sent on id so far (taken: the buffer is emptied); NULL when id is unknown. */

@@ -31,8 +31,6 @@
 #include "httpd.h"
 #include "log.h"
 
-int64_t httpd_sim_now(const struct httpd *h);
-
 #define MAX_CONNS 8
 #define MAX_PENDING 16
 

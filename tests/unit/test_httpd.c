@@ -1,0 +1,272 @@
+/*
+ * test_httpd.c - the HTTP transport's connection life, driven without
+ * sockets (httpd_sim_*): the cases that crashed or misbehaved before it had
+ * one owner, each replayed step by step. The fuzz target fuzz_httpd covers
+ * the interleavings; these pin the answers.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "httpd.h"
+#include "log.h"
+
+struct app {
+	int runs;
+};
+
+static struct httpd *H;
+static struct httpd_req *held;	/* the request a "/s" run suspended */
+static int done_calls, runs;
+
+static void stub_run(struct httpd_req *r, void *arg)
+{
+	struct app *a = httpd_req_app(r);
+	const char *t = httpd_req_target(r);
+
+	(void)arg;
+	runs++;
+	if (!a->runs++ && !strcmp(t, "/s")) {
+		httpd_suspend(r);
+		held = r;
+		return;
+	}
+	if (a->runs == 1 && !strcmp(t, "/p") && httpd_park(r, "k", httpd_sim_now(H) + 60000000))
+		return;
+	char *body = strdup(t);
+	httpd_respond(r, 200, "text/plain", body, strlen(body), NULL, false);
+}
+
+static void stub_refuse(struct httpd_req *r, int status, const char *message, void *arg)
+{
+	(void)arg;
+	char *body = strdup(message);
+	httpd_respond(r, status, "text/plain", body, strlen(body), NULL, true);
+}
+
+static void stub_done(struct httpd_req *r, void *arg)
+{
+	(void)r;
+	(void)arg;
+	done_calls++;
+}
+
+static const struct httpd_ops ops = { stub_run, stub_refuse, stub_done };
+
+static struct httpd *new_sim(int max_connections)
+{
+	struct httpd_config cfg = {
+		.limits = { 10, 120, 60, max_connections, 0, 65536 },
+		.app_size = sizeof(struct app),
+		.ops = &ops,
+	};
+	held = NULL;
+	done_calls = runs = 0;
+	H = httpd_sim_new(&cfg);
+	return H;
+}
+
+static int count(const char *hay, const char *needle)
+{
+	int n = 0;
+	for (const char *p = hay; (p = strstr(p, needle)); p++)
+		n++;
+	return n;
+}
+
+static const char *out_of(struct httpd *h, int id)
+{
+	struct strbuf *o = httpd_sim_output(h, id);
+	return o->len ? o->buf : "";
+}
+
+static void send_str(struct httpd *h, int id, const char *s)
+{
+	httpd_sim_send(h, id, s, strlen(s));
+}
+
+#define GET(p) "GET " p " HTTP/1.1\r\nHost: a\r\n\r\n"
+
+/*
+ * The crash of the old server: a suspended request's client resets; in one
+ * epoll batch the reset's event orphans the connection, the resume (the
+ * eventfd) runs and releases it, and a later event of the same batch still
+ * points at it. It must find the connection closed, not freed.
+ */
+static void resume_and_event_in_one_batch(void **state)
+{
+	(void)state;
+	struct httpd *h = new_sim(100);
+	int a = httpd_sim_open(h, 1);
+	send_str(h, a, GET("/s"));
+	httpd_sim_event(h, a);
+	assert_non_null(held);
+	httpd_sim_reset(h, a);
+	httpd_resume(held);	/* another thread, at once */
+	int batch[] = { a, -1, a, a };
+	httpd_sim_batch(h, batch, 4);
+	assert_false(httpd_sim_open_p(h, a));
+	assert_int_equal(done_calls, 1);
+	assert_int_equal(runs, 1);	/* its client left: not run again */
+	httpd_sim_free(h);
+}
+
+/* A resume that comes before the run returns, then the client's FIN: answered, then closed. */
+static void suspended_request_answered_after_fin(void **state)
+{
+	(void)state;
+	struct httpd *h = new_sim(100);
+	int a = httpd_sim_open(h, 1);
+	send_str(h, a, GET("/s"));
+	httpd_sim_fin(h, a);
+	httpd_sim_event(h, a);
+	assert_true(httpd_sim_open_p(h, a));
+	httpd_resume(held);
+	httpd_sim_resumes(h);
+	httpd_sim_event(h, a);
+	httpd_sim_reap(h);
+	assert_int_equal(count(out_of(h, a), "HTTP/1.1 200"), 1);
+	assert_int_equal(count(out_of(h, a), "Connection: close"), 1);
+	assert_false(httpd_sim_open_p(h, a));
+	httpd_sim_free(h);
+}
+
+/* Ten requests and the FIN in one write: ten answers in order, the last one closing (RFC 9112 9.6). */
+static void pipelined_requests_before_fin_are_all_answered(void **state)
+{
+	(void)state;
+	struct httpd *h = new_sim(100);
+	int a = httpd_sim_open(h, 1);
+	for (int i = 0; i < 10; i++) {
+		char req[64];
+		snprintf(req, sizeof(req), "GET /r%d HTTP/1.1\r\nHost: a\r\n\r\n", i);
+		send_str(h, a, req);
+	}
+	httpd_sim_fin(h, a);
+	httpd_sim_event(h, a);
+	httpd_sim_event(h, a);
+	httpd_sim_reap(h);
+	const char *out = out_of(h, a);
+	assert_int_equal(count(out, "HTTP/1.1 200"), 10);
+	assert_int_equal(count(out, "Connection: close"), 1);
+	const char *last = strstr(out, "/r9");
+	assert_non_null(last);
+	assert_true(strstr(out, "Connection: close") < last);	/* on the tenth answer */
+	for (int i = 1; i < 10; i++) {
+		char prev[16], cur[16];
+		snprintf(prev, sizeof(prev), "/r%d", i - 1);
+		snprintf(cur, sizeof(cur), "/r%d", i);
+		assert_true(strstr(out, prev) < strstr(out, cur));
+	}
+	assert_false(httpd_sim_open_p(h, a));
+	httpd_sim_free(h);
+}
+
+/* A long-poll whose client half-closes is answered at once; one whose client resets just ends. */
+static void parked_long_poll_fin_and_reset(void **state)
+{
+	(void)state;
+	struct httpd *h = new_sim(100);
+	int a = httpd_sim_open(h, 1), b = httpd_sim_open(h, 2);
+	send_str(h, a, GET("/p"));
+	send_str(h, b, GET("/p"));
+	httpd_sim_event(h, a);
+	httpd_sim_event(h, b);
+	assert_int_equal(runs, 2);
+	httpd_sim_fin(h, a);
+	httpd_sim_reset(h, b);
+	httpd_sim_event(h, a);
+	httpd_sim_event(h, b);
+	httpd_sim_resumes(h);
+	httpd_sim_event(h, a);
+	httpd_sim_reap(h);
+	assert_int_equal(count(out_of(h, a), "HTTP/1.1 200"), 1);
+	assert_false(httpd_sim_open_p(h, a));
+	assert_false(httpd_sim_open_p(h, b));
+	assert_int_equal(runs, 3);	/* a ran again, b did not */
+	assert_int_equal(done_calls, 2);
+	httpd_wake(h, NULL);	/* nothing left parked */
+	httpd_sim_resumes(h);
+	httpd_sim_free(h);
+}
+
+/* At the cap the newcomer displaces a slow head of the address that holds the most. */
+static void cap_closes_a_slow_head_of_the_greediest_address(void **state)
+{
+	(void)state;
+	struct httpd *h = new_sim(4);
+	int slow[3];
+	for (int i = 0; i < 3; i++) {
+		slow[i] = httpd_sim_open(h, 7);
+		send_str(h, slow[i], "GET / HTTP/1.1\r\nX-a: ");
+		httpd_sim_event(h, slow[i]);
+	}
+	int other = httpd_sim_open(h, 8);
+	send_str(h, other, "GET /r HTTP/1.1\r\nHo");
+	httpd_sim_event(h, other);
+	int fresh = httpd_sim_open(h, 9);	/* the fifth: over the cap */
+	httpd_sim_reap(h);
+	assert_true(httpd_sim_open_p(h, fresh));
+	assert_true(httpd_sim_open_p(h, other));	/* its address holds one: spared */
+	assert_false(httpd_sim_open_p(h, slow[0]));	/* the oldest of the greediest */
+	assert_true(httpd_sim_open_p(h, slow[1]) && httpd_sim_open_p(h, slow[2]));
+	/* The greedy address again: no address holds more, so one of its own goes. */
+	int more = httpd_sim_open(h, 7);
+	httpd_sim_reap(h);
+	assert_true(httpd_sim_open_p(h, more));
+	assert_false(httpd_sim_open_p(h, slow[1]));
+	assert_true(httpd_sim_open_p(h, other));
+	send_str(h, fresh, GET("/ok"));
+	httpd_sim_event(h, fresh);
+	assert_int_equal(count(out_of(h, fresh), "HTTP/1.1 200"), 1);
+	httpd_sim_free(h);
+}
+
+/* Bytes that cannot begin a request are refused at once, not held to the deadline. */
+static void a_tls_hello_on_the_plain_port_is_400_at_once(void **state)
+{
+	(void)state;
+	struct httpd *h = new_sim(100);
+	int a = httpd_sim_open(h, 1);
+	httpd_sim_send(h, a, "\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03", 11);
+	httpd_sim_event(h, a);
+	assert_int_equal(count(out_of(h, a), "HTTP/1.1 400"), 1);
+	assert_int_equal(count(out_of(h, a), "Connection: close"), 1);
+	httpd_sim_free(h);
+}
+
+/* A head that does not come in time: 408 at the deadline, then closed. */
+static void a_slow_head_gets_408_at_its_deadline(void **state)
+{
+	(void)state;
+	struct httpd *h = new_sim(100);
+	int a = httpd_sim_open(h, 1);
+	send_str(h, a, "GET /r HTTP/1.1\r\nHo");
+	httpd_sim_event(h, a);
+	httpd_sim_advance(h, 9 * 1000000);
+	assert_string_equal(out_of(h, a), "");
+	httpd_sim_advance(h, 2 * 1000000);
+	assert_int_equal(count(out_of(h, a), "HTTP/1.1 408"), 1);
+	httpd_sim_free(h);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(resume_and_event_in_one_batch),
+		cmocka_unit_test(suspended_request_answered_after_fin),
+		cmocka_unit_test(pipelined_requests_before_fin_are_all_answered),
+		cmocka_unit_test(parked_long_poll_fin_and_reset),
+		cmocka_unit_test(cap_closes_a_slow_head_of_the_greediest_address),
+		cmocka_unit_test(a_tls_hello_on_the_plain_port_is_400_at_once),
+		cmocka_unit_test(a_slow_head_gets_408_at_its_deadline),
+	};
+	log_set_level(LOG_ERROR + 1);
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -15,6 +15,20 @@ static bool is_ows(char c)
 	return c == ' ' || c == '\t';
 }
 
+/* A control character (HTAB aside) or DEL: never in a field value or a trailer. */
+static bool is_ctl(unsigned char c)
+{
+	return (c < 0x20 && c != '\t') || c == 0x7f;
+}
+
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	c = (char)(c | 0x20);
+	return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
 static int fail(struct http_perror *err, int status, const char *message)
 {
 	err->status = status;
@@ -249,8 +263,7 @@ int http_head_parse(char *head, size_t len, struct http_head *h, struct http_per
 			p++;
 		char *value = p;
 		for (; p < eol; p++) {
-			unsigned char c = (unsigned char)*p;
-			if ((c < 0x20 && c != '\t') || c == 0x7f)
+			if (is_ctl((unsigned char)*p))
 				return fail(err, 400, "A header field value of the request has a control "
 					    "character.");
 		}
@@ -277,30 +290,54 @@ const char *http_head_field(const struct http_head *h, const char *name)
 
 /* --- chunked bodies ------------------------------------------------------ */
 
+/*
+ * The decoder's states, in the order of a body's bytes. A size line is
+ * chunk-size [ chunk-ext ] CRLF (RFC 9112 7.1.1), its extensions
+ *     *( BWS ";" BWS chunk-ext-name [ BWS "=" BWS chunk-ext-val ] )
+ * with a token for a name and a token or quoted-string for a value; they
+ * are checked and discarded. The trailer section is *( field-line CRLF )
+ * CRLF (RFC 9112 7.1.2), its lines checked as the head's and discarded.
+ * The states up to CK_SIZE_LF are the size line's, those from CK_TRAILER
+ * the trailer's: each byte of them counts against its limit, CRLFs too.
+ */
 enum {
 	CK_SIZE,		/* hex digits of the chunk size */
-	CK_SIZE_WS,		/* whitespace after the size: an extension must follow */
-	CK_EXT,			/* a chunk extension, skipped */
+	CK_SIZE_WS,		/* BWS after the size or a value: ";" must follow */
+	CK_EXT,			/* after ";": BWS, then an extension's name */
+	CK_EXT_NAME,
+	CK_EXT_NAME_WS,		/* BWS after a name: "=" or ";" must follow */
+	CK_EXT_EQ,		/* after "=": BWS, then the value */
+	CK_EXT_TOKEN,		/* a token value */
+	CK_EXT_QUOTED,		/* a quoted-string value, within the quotes */
+	CK_EXT_QPAIR,		/* after a backslash in it */
+	CK_EXT_QEND,		/* after its closing quote */
 	CK_SIZE_LF,		/* the LF of the size line */
 	CK_DATA,
 	CK_DATA_CR,
 	CK_DATA_LF,
 	CK_TRAILER,		/* the start of a trailer line, or the final CRLF */
-	CK_TRAILER_LINE,
+	CK_TRAILER_NAME,
+	CK_TRAILER_VALUE,
 	CK_TRAILER_LF,
 	CK_END_LF,
 	CK_DONE,
 };
 
+/* A size line (extensions, leading zeros, CRLF) longer than this is 400. */
 #define CHUNK_LINE_MAX 4096
+/* A trailer section (its lines and the final CRLF) longer than this is 431. */
 #define TRAILER_MAX 8192
 
-static int hexval(char c)
+static int bad_size(struct http_perror *err)
 {
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	c = (char)(c | 0x20);
-	return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+	return fail(err, 400, "The chunked request body is malformed (chunk size).");
+}
+
+static int bad_ext(struct http_perror *err)
+{
+	return fail(err, 400, "The chunked request body is malformed: after a chunk size only extensions "
+		    "may follow, each \";name\" or \";name=value\" (a token or a quoted string), with "
+		    "whitespace only before \";\" and around \"=\".");
 }
 
 int http_chunked_feed(struct http_chunked *c, const char *in, size_t len, size_t *used,
@@ -310,52 +347,120 @@ int http_chunked_feed(struct http_chunked *c, const char *in, size_t len, size_t
 
 	while (i < len && c->state != CK_DONE) {
 		char ch = in[i];
+		if (c->state <= CK_SIZE_LF) {
+			if (++c->line > CHUNK_LINE_MAX)
+				return fail(err, 400, "A chunk size line of the request (its extensions) is too "
+					    "long.");
+		} else if (c->state >= CK_TRAILER) {
+			if (++c->trailer > TRAILER_MAX)
+				return fail(err, 431, "The request's trailer fields are too large.");
+		}
 		switch (c->state) {
 		case CK_SIZE: {
 			int v = hexval(ch);
 			if (v >= 0) {
-				if (++c->digits > 16 || c->remaining > (max_body - out->len) >> 4)
-					return fail(err, 413, NULL);
-				c->remaining = c->remaining << 4 | (uint64_t)v;
-				i++;
+				/* Leading zeros are read by value: only the
+				 * significant digits count toward the 64 bits. */
+				if (c->remaining || v) {
+					if (++c->digits > 16 || c->remaining > (max_body - out->len) >> 4)
+						return fail(err, 413, NULL);
+					c->remaining = c->remaining << 4 | (uint64_t)v;
+				}
 				break;
 			}
-			if (!c->digits)
-				return fail(err, 400, "The chunked request body is malformed (chunk size).");
-			if (ch == ';' || is_ows(ch)) {
-				c->state = ch == ';' ? CK_EXT : CK_SIZE_WS;
-			} else if (ch == '\r') {
+			if (c->line == 1)	/* this byte is the line's first: no digit */
+				return bad_size(err);
+			if (ch == ';')
+				c->state = CK_EXT;
+			else if (is_ows(ch))
+				c->state = CK_SIZE_WS;
+			else if (ch == '\r')
 				c->state = CK_SIZE_LF;
-			} else {
-				return fail(err, 400, "The chunked request body is malformed (chunk size).");
-			}
-			c->line = c->digits;
-			i++;
+			else
+				return bad_size(err);
 			break;
 		}
 		case CK_SIZE_WS:
 			if (ch == ';')
 				c->state = CK_EXT;
 			else if (!is_ows(ch))
-				return fail(err, 400, "The chunked request body is malformed (chunk size).");
-			if (++c->line > CHUNK_LINE_MAX)
-				return fail(err, 400, "A chunk extension of the request is too long.");
-			i++;
+				return bad_ext(err);
 			break;
 		case CK_EXT:
-			if (ch == '\r')
+			if (is_tchar((unsigned char)ch))
+				c->state = CK_EXT_NAME;
+			else if (!is_ows(ch))
+				return fail(err, 400, "The chunked request body is malformed: a chunk extension "
+					    "has no name.");
+			break;
+		case CK_EXT_NAME:
+			if (ch == '=')
+				c->state = CK_EXT_EQ;
+			else if (ch == ';')
+				c->state = CK_EXT;
+			else if (ch == '\r')
 				c->state = CK_SIZE_LF;
-			else if (((unsigned char)ch < 0x20 && ch != '\t') || ch == 0x7f)
-				return fail(err, 400, "The chunked request body is malformed (chunk "
-					    "extension).");
-			if (++c->line > CHUNK_LINE_MAX)
-				return fail(err, 400, "A chunk extension of the request is too long.");
-			i++;
+			else if (is_ows(ch))
+				c->state = CK_EXT_NAME_WS;
+			else if (!is_tchar((unsigned char)ch))
+				return bad_ext(err);
+			break;
+		case CK_EXT_NAME_WS:
+			if (ch == '=')
+				c->state = CK_EXT_EQ;
+			else if (ch == ';')
+				c->state = CK_EXT;
+			else if (!is_ows(ch))
+				return bad_ext(err);
+			break;
+		case CK_EXT_EQ:
+			if (ch == '"')
+				c->state = CK_EXT_QUOTED;
+			else if (is_tchar((unsigned char)ch))
+				c->state = CK_EXT_TOKEN;
+			else if (!is_ows(ch))
+				return fail(err, 400, "The chunked request body is malformed: a chunk extension "
+					    "has \"=\" but no value.");
+			break;
+		case CK_EXT_TOKEN:
+			if (ch == ';')
+				c->state = CK_EXT;
+			else if (ch == '\r')
+				c->state = CK_SIZE_LF;
+			else if (is_ows(ch))
+				c->state = CK_SIZE_WS;
+			else if (!is_tchar((unsigned char)ch))
+				return bad_ext(err);
+			break;
+		case CK_EXT_QUOTED:
+			/* qdtext: HTAB, SP, VCHAR but '"' and '\', obs-text */
+			if (ch == '"')
+				c->state = CK_EXT_QEND;
+			else if (ch == '\\')
+				c->state = CK_EXT_QPAIR;
+			else if (is_ctl((unsigned char)ch))
+				return fail(err, 400, "The chunked request body is malformed: a quoted chunk "
+					    "extension value is not closed, or has a control character.");
+			break;
+		case CK_EXT_QPAIR:
+			if (is_ctl((unsigned char)ch))
+				return fail(err, 400, "The chunked request body is malformed: a quoted chunk "
+					    "extension value has a control character.");
+			c->state = CK_EXT_QUOTED;
+			break;
+		case CK_EXT_QEND:
+			if (ch == ';')
+				c->state = CK_EXT;
+			else if (ch == '\r')
+				c->state = CK_SIZE_LF;
+			else if (is_ows(ch))
+				c->state = CK_SIZE_WS;
+			else
+				return bad_ext(err);
 			break;
 		case CK_SIZE_LF:
 			if (ch != '\n')
 				return fail(err, 400, "The chunked request body is malformed (bare CR).");
-			i++;
 			if (c->remaining > max_body - out->len)
 				return fail(err, 413, NULL);
 			c->state = c->remaining ? CK_DATA : CK_TRAILER;
@@ -368,44 +473,55 @@ int http_chunked_feed(struct http_chunked *c, const char *in, size_t len, size_t
 			i += n;
 			if (!c->remaining)
 				c->state = CK_DATA_CR;
-			break;
+			continue;
 		}
 		case CK_DATA_CR:
 		case CK_DATA_LF:
 			if (ch != (c->state == CK_DATA_CR ? '\r' : '\n'))
 				return fail(err, 400, "The chunked request body is malformed (a chunk is "
 					    "longer than its size).");
-			i++;
 			if (c->state == CK_DATA_LF) {
 				c->state = CK_SIZE;
 				c->digits = 0;
 				c->remaining = 0;
+				c->line = 0;
 			} else {
 				c->state = CK_DATA_LF;
 			}
 			break;
 		case CK_TRAILER:
-			c->state = ch == '\r' ? CK_END_LF : CK_TRAILER_LINE;
 			if (ch == '\r')
-				i++;
+				c->state = CK_END_LF;
+			else if (is_tchar((unsigned char)ch))
+				c->state = CK_TRAILER_NAME;
+			else if (is_ows(ch))
+				return fail(err, 400, "The chunked request body has a folded trailer line "
+					    "(obs-fold).");
+			else
+				return fail(err, 400, "A trailer field of the request is malformed (its name).");
 			break;
-		case CK_TRAILER_LINE:
+		case CK_TRAILER_NAME:
+			if (ch == ':')
+				c->state = CK_TRAILER_VALUE;
+			else if (!is_tchar((unsigned char)ch))
+				return fail(err, 400, "A trailer field of the request is malformed (its name, "
+					    "or whitespace before the colon).");
+			break;
+		case CK_TRAILER_VALUE:
 			if (ch == '\r')
 				c->state = CK_TRAILER_LF;
-			else if (((unsigned char)ch < 0x20 && ch != '\t') || ch == 0x7f)
-				return fail(err, 400, "The chunked request body is malformed (trailer).");
-			if (++c->trailer > TRAILER_MAX)
-				return fail(err, 431, "The request's trailer fields are too large.");
-			i++;
+			else if (is_ctl((unsigned char)ch))
+				return fail(err, 400, "A trailer field value of the request has a control "
+					    "character.");
 			break;
 		case CK_TRAILER_LF:
 		case CK_END_LF:
 			if (ch != '\n')
 				return fail(err, 400, "The chunked request body is malformed (bare CR).");
 			c->state = c->state == CK_END_LF ? CK_DONE : CK_TRAILER;
-			i++;
 			break;
 		}
+		i++;
 	}
 	*used = i;
 	return c->state == CK_DONE;

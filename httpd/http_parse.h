@@ -84,9 +84,9 @@ const char *http_head_field(const struct http_head *h, const char *name);
 struct http_chunked {
 	int state;
 	uint64_t remaining;	/* bytes left in the current chunk */
-	unsigned digits;	/* hex digits of the size line so far */
-	size_t line;		/* bytes of the current size or trailer line */
-	size_t trailer;		/* bytes of trailer fields so far */
+	unsigned digits;	/* significant hex digits of the size so far */
+	size_t line;		/* bytes of the current size line */
+	size_t trailer;		/* bytes of the trailer section so far */
 };
 
 /*

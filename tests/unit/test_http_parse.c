@@ -239,6 +239,41 @@ static void test_chunked(void **state)
 		{ "5\r\nhello\r\n0\r\nX: \x01\r\n\r\n", 400 },
 		{ "ffffffffffffffffffff\r\n", 413 },
 		{ "401\r\n", 413 },	/* over the 1024 limit, refused before its data */
+		{ "00000000000000000000401\r\n", 413 },
+		/* chunk extensions (RFC 9112 7.1.1) */
+		{ "5;=\r\nhello\r\n0\r\n\r\n", 400 },
+		{ "2;\r\nhi\r\n0\r\n\r\n", 400 },
+		{ "5;a=\"b\r\nhello\r\n0\r\n\r\n", 400 },
+		{ "5;a=b c\r\nhello\r\n0\r\n\r\n", 400 },
+		{ "5;a=\r\nhello\r\n0\r\n\r\n", 400 },
+		{ "5;a= \r\nhello\r\n0\r\n\r\n", 400 },
+		{ "5;a \r\nhello\r\n0\r\n\r\n", 400 },
+		{ "5;a=b \r\nhello\r\n0\r\n\r\n", 400 },
+		{ "5; \r\nhello\r\n0\r\n\r\n", 400 },
+		{ "5;;a\r\nhello\r\n0\r\n\r\n", 400 },
+		{ "5;a b\r\nhello\r\n0\r\n\r\n", 400 },
+		{ "5;a@b\r\nhello\r\n0\r\n\r\n", 400 },
+		{ "5;a=b@c\r\nhello\r\n0\r\n\r\n", 400 },
+		{ "5;a=\"b\"c\r\nhello\r\n0\r\n\r\n", 400 },
+		{ "5;a=\"b\" \r\nhello\r\n0\r\n\r\n", 400 },
+		{ "5;a=\"b\x01\"\r\nhello\r\n0\r\n\r\n", 400 },
+		{ "5;a=\"b\\\x7f\"\r\nhello\r\n0\r\n\r\n", 400 },
+		{ "5;a=\"b\r\n\"\r\nhello\r\n0\r\n\r\n", 400 },
+		{ "5;a\nhello\r\n0\r\n\r\n", 400 },
+		{ "5 x\r\nhello\r\n0\r\n\r\n", 400 },
+		{ "0x5\r\nhello\r\n0\r\n\r\n", 400 },
+		{ ";a\r\nhello\r\n0\r\n\r\n", 400 },
+		/* trailers: field lines (RFC 9112 7.1.2, 5) */
+		{ "0\r\nnot a field\r\n\r\n", 400 },
+		{ "0\r\nX-A: 1\r\n folded\r\n\r\n", 400 },
+		{ "0\r\n\tX-A: 1\r\n\r\n", 400 },
+		{ "0\r\n: v\r\n\r\n", 400 },
+		{ "0\r\nX-A : v\r\n\r\n", 400 },
+		{ "0\r\nX-A\r\n\r\n", 400 },
+		{ "0\r\nX@A: v\r\n\r\n", 400 },
+		{ "0\r\nX-A: 1\nX-B: 2\r\n\r\n", 400 },
+		{ "0\r\nX-A: 1\r\r\n\r\n", 400 },
+		{ "0\r\n\r\r\n", 400 },
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		struct strbuf out = STRBUF_INIT;
@@ -246,9 +281,77 @@ static void test_chunked(void **state)
 		int status;
 		assert_int_equal(feed(bad[i].in, strlen(bad[i].in), 1, &out, 1024, &used, &status), -1);
 		if (status != bad[i].status)
-			fail_msg("bad chunked case %zu: status %d", i, status);
+			fail_msg("bad chunked case %zu (%s): status %d", i, bad[i].in, status);
 		sb_release(&out);
 	}
+}
+
+/* Valid extensions, leading zeros and trailers, whatever the pieces. */
+static void test_chunked_grammar(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *in, *body;
+	} good[] = {
+		{ "5;a=b\r\nhello\r\n0\r\n\r\n", "hello" },
+		{ "5 ; a = \"x y\"\r\nhello\r\n0\r\n\r\n", "hello" },
+		{ "5;a;b=c\r\nhello\r\n0;last\r\n\r\n", "hello" },
+		{ "5\t;\ta\t=\tb\t;c\r\nhello\r\n0\r\n\r\n", "hello" },
+		{ "5;a=\"\"\r\nhello\r\n0\r\n\r\n", "hello" },
+		{ "5;a=\"q\\\"\\\\;\xff\";b\r\nhello\r\n0\r\n\r\n", "hello" },
+		{ "5;a=b ;c=\"d\" ;e\r\nhello\r\n0\r\n\r\n", "hello" },
+		{ "5;!#$%&'*+-.^_`|~=!#$%&'*+-.^_`|~\r\nhello\r\n0\r\n\r\n", "hello" },
+		/* leading zeros are read by value, however many the line holds */
+		{ "000000000000000000005\r\nhello\r\n0\r\n\r\n", "hello" },
+		{ "0000000000000000000000000000000000000000A\r\n0123456789\r\n000\r\n\r\n", "0123456789" },
+		{ "0000\r\n\r\n", "" },
+		/* trailers, discarded */
+		{ "2\r\nhi\r\n0\r\nX-A: 1\r\nx-b:\r\nX-C:\tv \xff\t\r\n\r\n", "hi" },
+	};
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		size_t len = strlen(good[i].in);
+		for (size_t step = 1; step <= len; step++) {
+			struct strbuf out = STRBUF_INIT;
+			size_t used;
+			int status;
+			if (feed(good[i].in, len, step, &out, 1024, &used, &status) != 1)
+				fail_msg("good chunked case %zu (%s), step %zu: status %d", i, good[i].in, step,
+					 status);
+			assert_int_equal(used, len);
+			assert_string_equal(sb_str(&out), good[i].body);
+			sb_release(&out);
+		}
+	}
+
+	/* Bounds, CRLFs included: a size line of 4,096 bytes passes, one
+	 * more is 400; a trailer section of 8,192 bytes passes, one more is
+	 * 431. */
+	static char buf[20000];
+	struct strbuf out = STRBUF_INIT;
+	size_t used;
+	int status;
+	memset(buf, '0', 4094);
+	memcpy(buf + 4094, "\r\n\r\n", 5);
+	assert_int_equal(feed(buf, strlen(buf), 4096, &out, 1024, &used, &status), 1);
+	memset(buf, '0', 4095);
+	memcpy(buf + 4095, "\r\n\r\n", 5);
+	assert_int_equal(feed(buf, strlen(buf), 4096, &out, 1024, &used, &status), -1);
+	assert_int_equal(status, 400);
+	memcpy(buf, "1;a=", 4);
+	memset(buf + 4, 'b', 4100);
+	memcpy(buf + 4104, "\r\nx\r\n0\r\n\r\n", 11);
+	assert_int_equal(feed(buf, strlen(buf), 1000, &out, 1024, &used, &status), -1);
+	assert_int_equal(status, 400);
+	memcpy(buf, "0\r\nX: ", 6);
+	memset(buf + 6, 'v', 8185);
+	memcpy(buf + 6 + 8185, "\r\n\r\n", 5);	/* "X: ", 8,185 bytes, 2 CRLFs: 8,192 */
+	assert_int_equal(feed(buf, strlen(buf), 1000, &out, 1024, &used, &status), 1);
+	memcpy(buf, "0\r\nX: ", 6);
+	memset(buf + 6, 'v', 8186);
+	memcpy(buf + 6 + 8186, "\r\n\r\n", 5);
+	assert_int_equal(feed(buf, strlen(buf), 1000, &out, 1024, &used, &status), -1);
+	assert_int_equal(status, 431);
+	sb_release(&out);
 }
 
 static void test_targets(void **state)
@@ -293,6 +396,7 @@ int main(void)
 		cmocka_unit_test(test_fields),
 		cmocka_unit_test(test_head_end_incremental),
 		cmocka_unit_test(test_chunked),
+		cmocka_unit_test(test_chunked_grammar),
 		cmocka_unit_test(test_targets),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

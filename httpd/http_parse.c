@@ -15,6 +15,13 @@ static bool is_ows(char c)
 	return c == ' ' || c == '\t';
 }
 
+/* RFC 3986 unreserved and sub-delims: a reg-name's characters besides "%HH". */
+static bool is_regname_char(unsigned char c)
+{
+	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+	       (c && strchr("-._~!$&'()*+,;=", c));
+}
+
 /* A control character (HTAB aside) or DEL: never in a field value or a trailer. */
 static bool is_ctl(unsigned char c)
 {
@@ -68,6 +75,152 @@ long http_head_end(const char *buf, size_t len, struct http_head_scan *s,
 	}
 	s->pos = len;
 	return 0;
+}
+
+/* --- hosts (RFC 3986 3.2.2) ------------------------------------------------ */
+
+/* RFC 3986 IPv4address: four dec-octets (0 to 255, no leading zero). */
+static bool is_ipv4(const char *s, size_t n)
+{
+	size_t i = 0;
+
+	for (int part = 0; part < 4; part++) {
+		if (part && (i == n || s[i++] != '.'))
+			return false;
+		size_t start = i;
+		unsigned v = 0;
+		while (i < n && i - start < 3 && s[i] >= '0' && s[i] <= '9')
+			v = v * 10 + (unsigned)(s[i++] - '0');
+		if (i == start || v > 255 || (s[start] == '0' && i - start > 1))
+			return false;
+	}
+	return i == n;
+}
+
+/*
+ * RFC 3986 IPv6address: eight groups of 1 to 4 hex digits, the last two
+ * of which may be an IPv4 address, with one "::" standing for one or more
+ * groups of zeros. (No zone id: RFC 6874's "%25eth0" means nothing to
+ * another host, and a Host field never carries one.)
+ */
+static bool is_ipv6(const char *s, size_t n)
+{
+	size_t i = 0;
+	int groups = 0;
+	bool gap = false;
+
+	if (n >= 2 && s[0] == ':' && s[1] == ':') {
+		gap = true;
+		i = 2;
+		if (i == n)
+			return true;
+	}
+	for (;;) {
+		size_t start = i;
+		while (i < n && i - start < 5 && hexval(s[i]) >= 0)
+			i++;
+		if (i < n && s[i] == '.') {
+			/* the IPv4 address is the rest of it */
+			if (!is_ipv4(s + start, n - start))
+				return false;
+			groups += 2;
+			break;
+		}
+		if (i == start || i - start > 4)
+			return false;
+		groups++;
+		if (i == n)
+			break;
+		if (s[i++] != ':' || i == n)
+			return false;
+		if (s[i] == ':') {
+			if (gap)
+				return false;
+			gap = true;
+			if (++i == n)
+				break;
+		}
+	}
+	return gap ? groups < 8 : groups == 8;
+}
+
+/* RFC 3986 IPvFuture: "v" 1*HEXDIG "." 1*( unreserved / sub-delims / ":" ). */
+static bool is_ipvfuture(const char *s, size_t n)
+{
+	size_t i = 1;
+
+	if (n < 4 || (s[0] | 0x20) != 'v')
+		return false;
+	while (i < n && hexval(s[i]) >= 0)
+		i++;
+	if (i == 1 || i + 1 >= n || s[i++] != '.')
+		return false;
+	for (; i < n; i++)
+		if (s[i] != ':' && !is_regname_char((unsigned char)s[i]))
+			return false;
+	return true;
+}
+
+enum authority_fault { AUTH_OK, AUTH_EMPTY, AUTH_USERINFO, AUTH_MALFORMED };
+
+/*
+ * Checks s[0..n) as uri-host [":" port] (RFC 9112 3.2, the Host field and
+ * the authority of an absolute-form target): an IP-literal in brackets,
+ * or a reg-name (an IPv4 address is one too) of unreserved characters,
+ * sub-delims and "%HH"; then optionally a colon and digits (port = *DIGIT:
+ * "host:" is valid). The host may not be empty: an "http" URI with an empty
+ * host is invalid (RFC 9110 4.2.1), and nginx refuses an empty Host too.
+ */
+static enum authority_fault check_authority(const char *s, size_t n)
+{
+	size_t i = 0;
+
+	if (n && s[0] == '[') {
+		const char *close = memchr(s, ']', n);
+		if (!close)
+			goto malformed;
+		size_t len = (size_t)(close - s) - 1;
+		if (!is_ipv6(s + 1, len) && !is_ipvfuture(s + 1, len))
+			goto malformed;
+		i = len + 2;
+	} else {
+		for (; i < n && s[i] != ':'; i++) {
+			if (s[i] == '%') {
+				if (n - i < 3 || hexval(s[i + 1]) < 0 || hexval(s[i + 2]) < 0)
+					goto malformed;
+				i += 2;
+			} else if (!is_regname_char((unsigned char)s[i])) {
+				goto malformed;
+			}
+		}
+		if (i == 0)
+			return AUTH_EMPTY;
+	}
+	if (i < n && s[i++] != ':')
+		goto malformed;
+	for (; i < n; i++)
+		if (s[i] < '0' || s[i] > '9')
+			goto malformed;
+	return AUTH_OK;
+malformed:
+	/* "user@host", "user:pass@host": said as such, the usual mistake */
+	return memchr(s, '@', n) ? AUTH_USERINFO : AUTH_MALFORMED;
+}
+
+static int check_host(const char *v, struct http_perror *err)
+{
+	switch (check_authority(v, strlen(v))) {
+	case AUTH_OK:
+		return 0;
+	case AUTH_EMPTY:
+		return fail(err, 400, "The Host header names no host.");
+	case AUTH_USERINFO:
+		return fail(err, 400, "The Host header has userinfo (\"user@\"), which is not allowed.");
+	case AUTH_MALFORMED:
+		break;
+	}
+	return fail(err, 400, "The Host header is malformed: it must be a host name, an IPv4 address or an "
+		    "IPv6 address in brackets, then optionally a colon and a port number.");
 }
 
 /* The request line: method SP request-target SP HTTP-version. */
@@ -194,7 +347,10 @@ static int check_framing(struct http_head *h, struct http_perror *err)
 			if (tc.count == before)
 				return fail(err, 400, "The Transfer-Encoding header names no coding.");
 		} else if (!strcasecmp(name, "host")) {
-			hosts++;
+			if (++hosts > 1)
+				return fail(err, 400, "The request has more than one Host header.");
+			if (check_host(value, err))
+				return -1;
 		} else if (!strcasecmp(name, "connection")) {
 			close |= lists_token(value, "close");
 			keep |= lists_token(value, "keep-alive");
@@ -220,8 +376,9 @@ static int check_framing(struct http_head *h, struct http_perror *err)
 	} else {
 		h->body = HTTP_BODY_NONE;
 	}
-	if (hosts > 1 || (h->minor >= 1 && hosts != 1))
-		return fail(err, 400, "An HTTP/1.1 request needs exactly one Host header.");
+	/* RFC 9112 3.2: HTTP/1.0 may leave Host out, HTTP/1.1 may not. */
+	if (h->minor >= 1 && !hosts)
+		return fail(err, 400, "An HTTP/1.1 request needs a Host header.");
 	h->keep_alive = h->minor >= 1 ? !close : keep && !close;
 	if (expect) {
 		if (strcasecmp(expect, "100-continue"))

@@ -106,6 +106,43 @@ static void test_framing(void **state)
 		{ "GET / HTTP/1.1\nHost: x\r\n\r\n", 400 },
 		{ "GET / HTTP/1.1\r\nHost: x\n\r\n", 400 },
 		{ "GET / HTTP/1.1\r\nHost: x\rY: z\r\n\r\n", 400 },
+		/* Host: exactly one in HTTP/1.1, uri-host [":" port] (RFC 9112 3.2) */
+		{ "GET / HTTP/1.1\r\nHost: a b\r\n\r\n", 400 },
+		{ "GET / HTTP/1.1\r\nHost: a, b\r\n\r\n", 400 },
+		{ "GET / HTTP/1.1\r\nHost: a/b\r\n\r\n", 400 },
+		{ "GET / HTTP/1.1\r\nHost: u@a\r\n\r\n", 400 },
+		{ "GET / HTTP/1.1\r\nHost: u:p@a:80\r\n\r\n", 400 },
+		{ "GET / HTTP/1.1\r\nHost:\r\n\r\n", 400 },
+		{ "GET / HTTP/1.1\r\nHost: :80\r\n\r\n", 400 },
+		{ "GET / HTTP/1.1\r\nHost: a:b\r\n\r\n", 400 },
+		{ "GET / HTTP/1.1\r\nHost: a:80:81\r\n\r\n", 400 },
+		{ "GET / HTTP/1.1\r\nHost: a%4\r\n\r\n", 400 },
+		{ "GET / HTTP/1.1\r\nHost: a\"b\r\n\r\n", 400 },
+		{ "GET / HTTP/1.1\r\nHost: [::1\r\n\r\n", 400 },
+		{ "GET / HTTP/1.1\r\nHost: [::1]x\r\n\r\n", 400 },
+		{ "GET / HTTP/1.1\r\nHost: [a.b.c]\r\n\r\n", 400 },
+		{ "GET / HTTP/1.1\r\nHost: [1:2:3:4:5:6:7:8:9]\r\n\r\n", 400 },
+		{ "GET / HTTP/1.1\r\nHost: [1::2::3]\r\n\r\n", 400 },
+		{ "GET / HTTP/1.1\r\nHost: [12345::1]\r\n\r\n", 400 },
+		{ "GET / HTTP/1.1\r\nHost: [::ffff:1.2.3.256]\r\n\r\n", 400 },
+		{ "GET / HTTP/1.1\r\nHost: [::ffff:1.2.03.4]\r\n\r\n", 400 },
+		{ "GET / HTTP/1.1\r\nHost: [fe80::1%25eth0]\r\n\r\n", 400 },
+		{ "GET / HTTP/1.1\r\nHost: [v1.]\r\n\r\n", 400 },
+		{ "GET / HTTP/1.1\r\nHost: a\r\nhost: a\r\n\r\n", 400 },
+		{ "GET / HTTP/1.0\r\nHost: a\r\nHost: a\r\n\r\n", 400 },
+		{ "GET / HTTP/1.0\r\nHost: a b\r\n\r\n", 400 },
+		{ "GET / HTTP/1.0\r\nHost: a\r\n\r\n", 0, HTTP_BODY_NONE, 0, false },
+		{ "GET / HTTP/1.1\r\nHost: example.com.\r\n\r\n", 0, HTTP_BODY_NONE, 0, true },
+		{ "GET / HTTP/1.1\r\nHost: 127.0.0.1:8080\r\n\r\n", 0, HTTP_BODY_NONE, 0, true },
+		{ "GET / HTTP/1.1\r\nHost: 999.1.1.1\r\n\r\n", 0, HTTP_BODY_NONE, 0, true },
+		{ "GET / HTTP/1.1\r\nHost: a:\r\n\r\n", 0, HTTP_BODY_NONE, 0, true },
+		{ "GET / HTTP/1.1\r\nHost: my_host-1.example~x%41:65535\r\n\r\n", 0, HTTP_BODY_NONE, 0,
+		  true },
+		{ "GET / HTTP/1.1\r\nHost: [::1]:8080\r\n\r\n", 0, HTTP_BODY_NONE, 0, true },
+		{ "GET / HTTP/1.1\r\nHost: [::]\r\n\r\n", 0, HTTP_BODY_NONE, 0, true },
+		{ "GET / HTTP/1.1\r\nHost: [1:2:3:4:5:6:7:8]\r\n\r\n", 0, HTTP_BODY_NONE, 0, true },
+		{ "GET / HTTP/1.1\r\nHost: [2001:db8::ffff:1.2.3.4]\r\n\r\n", 0, HTTP_BODY_NONE, 0, true },
+		{ "GET / HTTP/1.1\r\nHost: [v1.fe:x]\r\n\r\n", 0, HTTP_BODY_NONE, 0, true },
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct http_head h;
@@ -121,6 +158,35 @@ static void test_framing(void **state)
 			assert_int_equal(h.keep_alive, cases[i].keep_alive);
 		}
 		free(keep);
+	}
+}
+
+/* Each refusal says what is wrong. */
+static void test_messages(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *head, *message;
+	} cases[] = {
+		{ "GET / HTTP/1.1\r\n\r\n", "needs a Host header" },
+		{ "GET / HTTP/1.1\r\nHost: a\r\nHost: a\r\n\r\n", "more than one Host header" },
+		{ "GET / HTTP/1.1\r\nHost: a b\r\n\r\n", "Host header is malformed" },
+		{ "GET / HTTP/1.1\r\nHost: u@a\r\n\r\n", "Host header has userinfo" },
+		{ "GET / HTTP/1.1\r\nHost:\r\n\r\n", "Host header names no host" },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct http_head_scan scan = { 0 };
+		struct http_perror err = { 0 };
+		struct http_head h;
+		size_t len = strlen(cases[i].head);
+		char *copy = strndup(cases[i].head, len);
+		long end = http_head_end(copy, len, &scan, &err);
+		assert_int_equal(end, (long)len);
+		assert_int_equal(http_head_parse(copy, len, &h, &err), -1);
+		assert_int_equal(err.status, 400);
+		if (!strstr(err.message, cases[i].message))
+			fail_msg("case %zu (%s): message \"%s\"", i, cases[i].head, err.message);
+		free(copy);
 	}
 }
 
@@ -392,6 +458,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_framing),
+		cmocka_unit_test(test_messages),
 		cmocka_unit_test(test_raw_nul_in_target),
 		cmocka_unit_test(test_fields),
 		cmocka_unit_test(test_head_end_incremental),

@@ -223,6 +223,48 @@ static int check_host(const char *v, struct http_perror *err)
 		    "IPv6 address in brackets, then optionally a colon and a port number.");
 }
 
+/* --- the request line --------------------------------------------------------- */
+
+/*
+ * The request target's form (RFC 9112 3.2): origin-form ("/p?q"),
+ * absolute-form ("http://host/p", the authority checked as a Host value is),
+ * or asterisk-form ("*", for OPTIONS only). authority-form belongs to
+ * CONNECT, which only a proxy serves. A fragment is never sent (RFC 9112
+ * 3.2: the target is the URI without it): a "#" is refused rather than read
+ * as part of the path.
+ */
+static int check_target(const struct http_head *h, struct http_perror *err)
+{
+	const char *t = h->target;
+
+	if (strchr(t, '#'))
+		return fail(err, 400, "The request target has a fragment (\"#\"), which is never sent in a "
+			    "request.");
+	if (t[0] == '/')
+		return 0;
+	if (t[0] == '*' && !t[1]) {
+		if (strcmp(h->method, "OPTIONS"))
+			return fail(err, 400, "The request target \"*\" (asterisk-form) is allowed only with "
+				    "OPTIONS.");
+		return 0;
+	}
+	size_t scheme = !strncasecmp(t, "http://", 7) ? 7 : !strncasecmp(t, "https://", 8) ? 8 : 0;
+	if (!scheme)
+		return fail(err, 400, "The request target is neither a path nor an absolute http(s) URL.");
+	t += scheme;
+	switch (check_authority(t, strcspn(t, "/?"))) {
+	case AUTH_OK:
+		return 0;
+	case AUTH_EMPTY:
+		return fail(err, 400, "The request target's URL names no host.");
+	case AUTH_USERINFO:
+		return fail(err, 400, "The request target's URL has userinfo (\"user@\"), which is not allowed.");
+	case AUTH_MALFORMED:
+		break;
+	}
+	return fail(err, 400, "The request target's URL has a malformed host or port.");
+}
+
 /* The request line: method SP request-target SP HTTP-version. */
 static int parse_request_line(char *line, struct http_head *h, struct http_perror *err)
 {
@@ -399,7 +441,7 @@ int http_head_parse(char *head, size_t len, struct http_head *h, struct http_per
 	if (eol[1] != '\n')
 		return fail(err, 400, "A line of the request head has a bare CR.");
 	*eol = '\0';
-	if (parse_request_line(p, h, err))
+	if (parse_request_line(p, h, err) || check_target(h, err))
 		return -1;
 	p = eol + 2;
 	while (p < end - 2) {

@@ -143,6 +143,24 @@ static void test_framing(void **state)
 		{ "GET / HTTP/1.1\r\nHost: [1:2:3:4:5:6:7:8]\r\n\r\n", 0, HTTP_BODY_NONE, 0, true },
 		{ "GET / HTTP/1.1\r\nHost: [2001:db8::ffff:1.2.3.4]\r\n\r\n", 0, HTTP_BODY_NONE, 0, true },
 		{ "GET / HTTP/1.1\r\nHost: [v1.fe:x]\r\n\r\n", 0, HTTP_BODY_NONE, 0, true },
+		/* request targets: asterisk-form for OPTIONS only, no fragment,
+		 * an absolute-form authority checked as Host is */
+		{ "GET * HTTP/1.1\r\nHost: x\r\n\r\n", 400 },
+		{ "OPTIONS * HTTP/1.1\r\nHost: x\r\n\r\n", 0, HTTP_BODY_NONE, 0, true },
+		{ "OPTIONS *x HTTP/1.1\r\nHost: x\r\n\r\n", 400 },
+		{ "GET /a#b HTTP/1.1\r\nHost: x\r\n\r\n", 400 },
+		{ "GET /a?b#c HTTP/1.1\r\nHost: x\r\n\r\n", 400 },
+		{ "GET http://a/#b HTTP/1.1\r\nHost: x\r\n\r\n", 400 },
+		{ "GET nopath HTTP/1.1\r\nHost: x\r\n\r\n", 400 },
+		{ "GET ftp://a/ HTTP/1.1\r\nHost: x\r\n\r\n", 400 },
+		{ "GET http:/a HTTP/1.1\r\nHost: x\r\n\r\n", 400 },
+		{ "GET http://u@a/ HTTP/1.1\r\nHost: x\r\n\r\n", 400 },
+		{ "GET http:///a HTTP/1.1\r\nHost: x\r\n\r\n", 400 },
+		{ "GET http://a:x/ HTTP/1.1\r\nHost: x\r\n\r\n", 400 },
+		{ "CONNECT a:443 HTTP/1.1\r\nHost: a:443\r\n\r\n", 400 },
+		{ "GET http://a:80/b?c HTTP/1.1\r\nHost: x\r\n\r\n", 0, HTTP_BODY_NONE, 0, true },
+		{ "GET HTTPS://[::1]?q HTTP/1.1\r\nHost: x\r\n\r\n", 0, HTTP_BODY_NONE, 0, true },
+		{ "GET //a/b HTTP/1.1\r\nHost: x\r\n\r\n", 0, HTTP_BODY_NONE, 0, true },
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct http_head h;
@@ -173,6 +191,11 @@ static void test_messages(void **state)
 		{ "GET / HTTP/1.1\r\nHost: a b\r\n\r\n", "Host header is malformed" },
 		{ "GET / HTTP/1.1\r\nHost: u@a\r\n\r\n", "Host header has userinfo" },
 		{ "GET / HTTP/1.1\r\nHost:\r\n\r\n", "Host header names no host" },
+		{ "GET * HTTP/1.1\r\nHost: x\r\n\r\n", "allowed only with OPTIONS" },
+		{ "GET /a#b HTTP/1.1\r\nHost: x\r\n\r\n", "has a fragment" },
+		{ "GET http://u@a/ HTTP/1.1\r\nHost: x\r\n\r\n", "URL has userinfo" },
+		{ "GET http://a%zz/ HTTP/1.1\r\nHost: x\r\n\r\n", "malformed host or port" },
+		{ "GET x HTTP/1.1\r\nHost: x\r\n\r\n", "neither a path nor an absolute" },
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct http_head_scan scan = { 0 };

@@ -265,8 +265,13 @@ static int check_target(const struct http_head *h, struct http_perror *err)
 	return fail(err, 400, "The request target's URL has a malformed host or port.");
 }
 
-/* The request line: method SP request-target SP HTTP-version. */
-static int parse_request_line(char *line, struct http_head *h, struct http_perror *err)
+/*
+ * The request line line[0..end): method SP request-target SP HTTP-version.
+ * Its bytes are checked up to end, not up to a NUL: "HTTP/1.1\0junk" is no
+ * version.
+ */
+static int parse_request_line(char *line, const char *end, struct http_head *h,
+			      struct http_perror *err)
 {
 	char *p = line;
 
@@ -281,12 +286,14 @@ static int parse_request_line(char *line, struct http_head *h, struct http_perro
 		p++;
 	if (p == h->target)
 		return fail(err, 400, "The request line is malformed (request target).");
+	if (p == end)
+		return fail(err, 400, "The request line is malformed (no HTTP version).");
 	if (*p != ' ')
 		return fail(err, 400, "The request target has a character that is not allowed "
 			    "(a control character, a space or a byte that is not ASCII).");
 	*p++ = '\0';
-	if (strncmp(p, "HTTP/", 5) || p[5] < '0' || p[5] > '9' || p[6] != '.' || p[7] < '0' ||
-	    p[7] > '9' || p[8])
+	if (end - p != 8 || strncmp(p, "HTTP/", 5) || p[5] < '0' || p[5] > '9' || p[6] != '.' ||
+	    p[7] < '0' || p[7] > '9')
 		return fail(err, 400, "The request line is malformed (HTTP version).");
 	if (p[5] != '1')
 		return fail(err, 505, "The HTTP version is not supported: use HTTP/1.1.");
@@ -441,7 +448,7 @@ int http_head_parse(char *head, size_t len, struct http_head *h, struct http_per
 	if (eol[1] != '\n')
 		return fail(err, 400, "A line of the request head has a bare CR.");
 	*eol = '\0';
-	if (parse_request_line(p, h, err) || check_target(h, err))
+	if (parse_request_line(p, eol, h, err) || check_target(h, err))
 		return -1;
 	p = eol + 2;
 	while (p < end - 2) {

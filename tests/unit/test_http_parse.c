@@ -196,6 +196,7 @@ static void test_messages(void **state)
 		{ "GET http://u@a/ HTTP/1.1\r\nHost: x\r\n\r\n", "URL has userinfo" },
 		{ "GET http://a%zz/ HTTP/1.1\r\nHost: x\r\n\r\n", "malformed host or port" },
 		{ "GET x HTTP/1.1\r\nHost: x\r\n\r\n", "neither a path nor an absolute" },
+		{ "GET /\r\nHost: x\r\n\r\n", "no HTTP version" },
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct http_head_scan scan = { 0 };
@@ -216,17 +217,31 @@ static void test_messages(void **state)
 static void test_raw_nul_in_target(void **state)
 {
 	(void)state;
-	static const char head[] = "GET /jobs/a\0b HTTP/1.1\r\nHost: x\r\n\r\n";
-	struct http_head_scan scan = { 0 };
-	struct http_perror err;
-	struct http_head h;
-	long end = http_head_end(head, sizeof(head) - 1, &scan, &err);
-	assert_int_equal(end, (long)sizeof(head) - 1);
-	char *copy = malloc((size_t)end);
-	memcpy(copy, head, (size_t)end);
-	assert_int_equal(http_head_parse(copy, (size_t)end, &h, &err), -1);
-	assert_int_equal(err.status, 400);
-	free(copy);
+	/* a raw NUL anywhere in the request line: never the end of a part of it */
+	static const struct {
+		const char *head;
+		size_t len;
+	} cases[] = {
+#define NUL_CASE(s) { s, sizeof(s) - 1 }
+		NUL_CASE("GET /jobs/a\0b HTTP/1.1\r\nHost: x\r\n\r\n"),
+		NUL_CASE("GET / HTTP/1.1\0junk\r\nHost: x\r\n\r\n"),
+		NUL_CASE("GET\0 / HTTP/1.1\r\nHost: x\r\n\r\n"),
+		NUL_CASE("GET /\0\r\nHost: x\r\n\r\n"),
+#undef NUL_CASE
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct http_head_scan scan = { 0 };
+		struct http_perror err;
+		struct http_head h;
+		long end = http_head_end(cases[i].head, cases[i].len, &scan, &err);
+		assert_int_equal(end, (long)cases[i].len);
+		char *copy = malloc((size_t)end);
+		memcpy(copy, cases[i].head, (size_t)end);
+		if (http_head_parse(copy, (size_t)end, &h, &err) != -1)
+			fail_msg("NUL case %zu accepted", i);
+		assert_int_equal(err.status, 400);
+		free(copy);
+	}
 }
 
 static void test_fields(void **state)

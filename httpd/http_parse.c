@@ -395,6 +395,14 @@ static int check_framing(struct http_head *h, struct http_perror *err)
 			 * still one (a proxy may take it for chunked). */
 			if (tc.count == before)
 				return fail(err, 400, "The Transfer-Encoding header names no coding.");
+			/* "chunked,": a parser that takes the empty element after
+			 * chunked for the final coding frames the body otherwise
+			 * (llhttp refuses it too). An empty element before a
+			 * coding (", chunked") is harmless and allowed (RFC 9110
+			 * 5.6.1). */
+			if (value[strlen(value) - 1] == ',')
+				return fail(err, 400, "The Transfer-Encoding header ends in an empty list element "
+					    "(a trailing comma).");
 		} else if (!strcasecmp(name, "host")) {
 			if (++hosts > 1)
 				return fail(err, 400, "The request has more than one Host header.");

@@ -161,6 +161,11 @@ static void test_framing(void **state)
 		{ "GET http://a:80/b?c HTTP/1.1\r\nHost: x\r\n\r\n", 0, HTTP_BODY_NONE, 0, true },
 		{ "GET HTTPS://[::1]?q HTTP/1.1\r\nHost: x\r\n\r\n", 0, HTTP_BODY_NONE, 0, true },
 		{ "GET //a/b HTTP/1.1\r\nHost: x\r\n\r\n", 0, HTTP_BODY_NONE, 0, true },
+		/* an empty list element after the last coding */
+		{ "POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked,\r\n\r\n", 400 },
+		{ "POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked ,\r\n\r\n", 400 },
+		{ "POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: , chunked\r\n\r\n", 0,
+		  HTTP_BODY_CHUNKED, 0, true },
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct http_head h;
@@ -197,6 +202,7 @@ static void test_messages(void **state)
 		{ "GET http://a%zz/ HTTP/1.1\r\nHost: x\r\n\r\n", "malformed host or port" },
 		{ "GET x HTTP/1.1\r\nHost: x\r\n\r\n", "neither a path nor an absolute" },
 		{ "GET /\r\nHost: x\r\n\r\n", "no HTTP version" },
+		{ "POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked,\r\n\r\n", "trailing comma" },
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct http_head_scan scan = { 0 };

@@ -11,8 +11,13 @@
  * whitespace between a field name and its colon, no folded lines, no
  * control characters in a field value or the request target, at most one
  * Content-Length value, never both Content-Length and Transfer-Encoding,
- * "chunked" as the only transfer coding. Every error carries the status to
- * answer with, and the connection is closed after that answer.
+ * "chunked" as the only transfer coding. Strict to RFC 9112's grammar too
+ * where a request's meaning is at stake: exactly one Host in HTTP/1.1, a
+ * valid host[:port]; an origin-, absolute- (its authority checked as Host)
+ * or asterisk-form target (OPTIONS only), never a fragment; chunk
+ * extensions and trailer fields to their grammar (then discarded), a chunk
+ * size read by value. Every error carries the status to answer with, and
+ * the connection is closed after that answer (docs/http.md, Conformance).
  */
 #ifndef TP_HTTP_PARSE_H
 #define TP_HTTP_PARSE_H

@@ -11,8 +11,13 @@
  * whitespace between a field name and its colon, no folded lines, no
  * control characters in a field value or the request target, at most one
  * Content-Length value, never both Content-Length and Transfer-Encoding,
- * "chunked" as the only transfer coding. Every error carries the status to
- * answer with, and the connection is closed after that answer.
+ * "chunked" as the only transfer coding. Strict to RFC 9112's grammar too
+ * where a request's meaning is at stake: exactly one Host in HTTP/1.1, a
+ * valid host[:port]; an origin-, absolute- (its authority checked as Host)
+ * or asterisk-form target (OPTIONS only), never a fragment; chunk
+ * extensions and trailer fields to their grammar (then discarded), a chunk
+ * size read by value. Every error carries the status to answer with, and
+ * the connection is closed after that answer (docs/http.md, Conformance).
  */
 #ifndef TP_HTTP_PARSE_H
 #define TP_HTTP_PARSE_H
@@ -84,9 +89,9 @@ const char *http_head_field(const struct http_head *h, const char *name);
 struct http_chunked {
 	int state;
 	uint64_t remaining;	/* bytes left in the current chunk */
-	unsigned digits;	/* hex digits of the size line so far */
-	size_t line;		/* bytes of the current size or trailer line */
-	size_t trailer;		/* bytes of trailer fields so far */
+	unsigned digits;	/* significant hex digits of the size so far */
+	size_t line;		/* bytes of the current size line */
+	size_t trailer;		/* bytes of the trailer section so far */
 };
 
 /*

@@ -106,6 +106,66 @@ static void test_framing(void **state)
 		{ "GET / HTTP/1.1\nHost: x\r\n\r\n", 400 },
 		{ "GET / HTTP/1.1\r\nHost: x\n\r\n", 400 },
 		{ "GET / HTTP/1.1\r\nHost: x\rY: z\r\n\r\n", 400 },
+		/* Host: exactly one in HTTP/1.1, uri-host [":" port] (RFC 9112 3.2) */
+		{ "GET / HTTP/1.1\r\nHost: a b\r\n\r\n", 400 },
+		{ "GET / HTTP/1.1\r\nHost: a, b\r\n\r\n", 400 },
+		{ "GET / HTTP/1.1\r\nHost: a/b\r\n\r\n", 400 },
+		{ "GET / HTTP/1.1\r\nHost: u@a\r\n\r\n", 400 },
+		{ "GET / HTTP/1.1\r\nHost: u:p@a:80\r\n\r\n", 400 },
+		{ "GET / HTTP/1.1\r\nHost:\r\n\r\n", 400 },
+		{ "GET / HTTP/1.1\r\nHost: :80\r\n\r\n", 400 },
+		{ "GET / HTTP/1.1\r\nHost: a:b\r\n\r\n", 400 },
+		{ "GET / HTTP/1.1\r\nHost: a:80:81\r\n\r\n", 400 },
+		{ "GET / HTTP/1.1\r\nHost: a%4\r\n\r\n", 400 },
+		{ "GET / HTTP/1.1\r\nHost: a\"b\r\n\r\n", 400 },
+		{ "GET / HTTP/1.1\r\nHost: [::1\r\n\r\n", 400 },
+		{ "GET / HTTP/1.1\r\nHost: [::1]x\r\n\r\n", 400 },
+		{ "GET / HTTP/1.1\r\nHost: [a.b.c]\r\n\r\n", 400 },
+		{ "GET / HTTP/1.1\r\nHost: [1:2:3:4:5:6:7:8:9]\r\n\r\n", 400 },
+		{ "GET / HTTP/1.1\r\nHost: [1::2::3]\r\n\r\n", 400 },
+		{ "GET / HTTP/1.1\r\nHost: [12345::1]\r\n\r\n", 400 },
+		{ "GET / HTTP/1.1\r\nHost: [::ffff:1.2.3.256]\r\n\r\n", 400 },
+		{ "GET / HTTP/1.1\r\nHost: [::ffff:1.2.03.4]\r\n\r\n", 400 },
+		{ "GET / HTTP/1.1\r\nHost: [fe80::1%25eth0]\r\n\r\n", 400 },
+		{ "GET / HTTP/1.1\r\nHost: [v1.]\r\n\r\n", 400 },
+		{ "GET / HTTP/1.1\r\nHost: a\r\nhost: a\r\n\r\n", 400 },
+		{ "GET / HTTP/1.0\r\nHost: a\r\nHost: a\r\n\r\n", 400 },
+		{ "GET / HTTP/1.0\r\nHost: a b\r\n\r\n", 400 },
+		{ "GET / HTTP/1.0\r\nHost: a\r\n\r\n", 0, HTTP_BODY_NONE, 0, false },
+		{ "GET / HTTP/1.1\r\nHost: example.com.\r\n\r\n", 0, HTTP_BODY_NONE, 0, true },
+		{ "GET / HTTP/1.1\r\nHost: 127.0.0.1:8080\r\n\r\n", 0, HTTP_BODY_NONE, 0, true },
+		{ "GET / HTTP/1.1\r\nHost: 999.1.1.1\r\n\r\n", 0, HTTP_BODY_NONE, 0, true },
+		{ "GET / HTTP/1.1\r\nHost: a:\r\n\r\n", 0, HTTP_BODY_NONE, 0, true },
+		{ "GET / HTTP/1.1\r\nHost: my_host-1.example~x%41:65535\r\n\r\n", 0, HTTP_BODY_NONE, 0,
+		  true },
+		{ "GET / HTTP/1.1\r\nHost: [::1]:8080\r\n\r\n", 0, HTTP_BODY_NONE, 0, true },
+		{ "GET / HTTP/1.1\r\nHost: [::]\r\n\r\n", 0, HTTP_BODY_NONE, 0, true },
+		{ "GET / HTTP/1.1\r\nHost: [1:2:3:4:5:6:7:8]\r\n\r\n", 0, HTTP_BODY_NONE, 0, true },
+		{ "GET / HTTP/1.1\r\nHost: [2001:db8::ffff:1.2.3.4]\r\n\r\n", 0, HTTP_BODY_NONE, 0, true },
+		{ "GET / HTTP/1.1\r\nHost: [v1.fe:x]\r\n\r\n", 0, HTTP_BODY_NONE, 0, true },
+		/* request targets: asterisk-form for OPTIONS only, no fragment,
+		 * an absolute-form authority checked as Host is */
+		{ "GET * HTTP/1.1\r\nHost: x\r\n\r\n", 400 },
+		{ "OPTIONS * HTTP/1.1\r\nHost: x\r\n\r\n", 0, HTTP_BODY_NONE, 0, true },
+		{ "OPTIONS *x HTTP/1.1\r\nHost: x\r\n\r\n", 400 },
+		{ "GET /a#b HTTP/1.1\r\nHost: x\r\n\r\n", 400 },
+		{ "GET /a?b#c HTTP/1.1\r\nHost: x\r\n\r\n", 400 },
+		{ "GET http://a/#b HTTP/1.1\r\nHost: x\r\n\r\n", 400 },
+		{ "GET nopath HTTP/1.1\r\nHost: x\r\n\r\n", 400 },
+		{ "GET ftp://a/ HTTP/1.1\r\nHost: x\r\n\r\n", 400 },
+		{ "GET http:/a HTTP/1.1\r\nHost: x\r\n\r\n", 400 },
+		{ "GET http://u@a/ HTTP/1.1\r\nHost: x\r\n\r\n", 400 },
+		{ "GET http:///a HTTP/1.1\r\nHost: x\r\n\r\n", 400 },
+		{ "GET http://a:x/ HTTP/1.1\r\nHost: x\r\n\r\n", 400 },
+		{ "CONNECT a:443 HTTP/1.1\r\nHost: a:443\r\n\r\n", 400 },
+		{ "GET http://a:80/b?c HTTP/1.1\r\nHost: x\r\n\r\n", 0, HTTP_BODY_NONE, 0, true },
+		{ "GET HTTPS://[::1]?q HTTP/1.1\r\nHost: x\r\n\r\n", 0, HTTP_BODY_NONE, 0, true },
+		{ "GET //a/b HTTP/1.1\r\nHost: x\r\n\r\n", 0, HTTP_BODY_NONE, 0, true },
+		/* an empty list element after the last coding */
+		{ "POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked,\r\n\r\n", 400 },
+		{ "POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked ,\r\n\r\n", 400 },
+		{ "POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: , chunked\r\n\r\n", 0,
+		  HTTP_BODY_CHUNKED, 0, true },
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct http_head h;
@@ -124,20 +184,70 @@ static void test_framing(void **state)
 	}
 }
 
+/* Each refusal says what is wrong. */
+static void test_messages(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *head, *message;
+	} cases[] = {
+		{ "GET / HTTP/1.1\r\n\r\n", "needs a Host header" },
+		{ "GET / HTTP/1.1\r\nHost: a\r\nHost: a\r\n\r\n", "more than one Host header" },
+		{ "GET / HTTP/1.1\r\nHost: a b\r\n\r\n", "Host header is malformed" },
+		{ "GET / HTTP/1.1\r\nHost: u@a\r\n\r\n", "Host header has userinfo" },
+		{ "GET / HTTP/1.1\r\nHost:\r\n\r\n", "Host header names no host" },
+		{ "GET * HTTP/1.1\r\nHost: x\r\n\r\n", "allowed only with OPTIONS" },
+		{ "GET /a#b HTTP/1.1\r\nHost: x\r\n\r\n", "has a fragment" },
+		{ "GET http://u@a/ HTTP/1.1\r\nHost: x\r\n\r\n", "URL has userinfo" },
+		{ "GET http://a%zz/ HTTP/1.1\r\nHost: x\r\n\r\n", "malformed host or port" },
+		{ "GET x HTTP/1.1\r\nHost: x\r\n\r\n", "neither a path nor an absolute" },
+		{ "GET /\r\nHost: x\r\n\r\n", "no HTTP version" },
+		{ "POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked,\r\n\r\n", "trailing comma" },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct http_head_scan scan = { 0 };
+		struct http_perror err = { 0 };
+		struct http_head h;
+		size_t len = strlen(cases[i].head);
+		char *copy = strndup(cases[i].head, len);
+		long end = http_head_end(copy, len, &scan, &err);
+		assert_int_equal(end, (long)len);
+		assert_int_equal(http_head_parse(copy, len, &h, &err), -1);
+		assert_int_equal(err.status, 400);
+		if (!strstr(err.message, cases[i].message))
+			fail_msg("case %zu (%s): message \"%s\"", i, cases[i].head, err.message);
+		free(copy);
+	}
+}
+
 static void test_raw_nul_in_target(void **state)
 {
 	(void)state;
-	static const char head[] = "GET /jobs/a\0b HTTP/1.1\r\nHost: x\r\n\r\n";
-	struct http_head_scan scan = { 0 };
-	struct http_perror err;
-	struct http_head h;
-	long end = http_head_end(head, sizeof(head) - 1, &scan, &err);
-	assert_int_equal(end, (long)sizeof(head) - 1);
-	char *copy = malloc((size_t)end);
-	memcpy(copy, head, (size_t)end);
-	assert_int_equal(http_head_parse(copy, (size_t)end, &h, &err), -1);
-	assert_int_equal(err.status, 400);
-	free(copy);
+	/* a raw NUL anywhere in the request line: never the end of a part of it */
+	static const struct {
+		const char *head;
+		size_t len;
+	} cases[] = {
+#define NUL_CASE(s) { s, sizeof(s) - 1 }
+		NUL_CASE("GET /jobs/a\0b HTTP/1.1\r\nHost: x\r\n\r\n"),
+		NUL_CASE("GET / HTTP/1.1\0junk\r\nHost: x\r\n\r\n"),
+		NUL_CASE("GET\0 / HTTP/1.1\r\nHost: x\r\n\r\n"),
+		NUL_CASE("GET /\0\r\nHost: x\r\n\r\n"),
+#undef NUL_CASE
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct http_head_scan scan = { 0 };
+		struct http_perror err;
+		struct http_head h;
+		long end = http_head_end(cases[i].head, cases[i].len, &scan, &err);
+		assert_int_equal(end, (long)cases[i].len);
+		char *copy = malloc((size_t)end);
+		memcpy(copy, cases[i].head, (size_t)end);
+		if (http_head_parse(copy, (size_t)end, &h, &err) != -1)
+			fail_msg("NUL case %zu accepted", i);
+		assert_int_equal(err.status, 400);
+		free(copy);
+	}
 }
 
 static void test_fields(void **state)
@@ -239,6 +349,41 @@ static void test_chunked(void **state)
 		{ "5\r\nhello\r\n0\r\nX: \x01\r\n\r\n", 400 },
 		{ "ffffffffffffffffffff\r\n", 413 },
 		{ "401\r\n", 413 },	/* over the 1024 limit, refused before its data */
+		{ "00000000000000000000401\r\n", 413 },
+		/* chunk extensions (RFC 9112 7.1.1) */
+		{ "5;=\r\nhello\r\n0\r\n\r\n", 400 },
+		{ "2;\r\nhi\r\n0\r\n\r\n", 400 },
+		{ "5;a=\"b\r\nhello\r\n0\r\n\r\n", 400 },
+		{ "5;a=b c\r\nhello\r\n0\r\n\r\n", 400 },
+		{ "5;a=\r\nhello\r\n0\r\n\r\n", 400 },
+		{ "5;a= \r\nhello\r\n0\r\n\r\n", 400 },
+		{ "5;a \r\nhello\r\n0\r\n\r\n", 400 },
+		{ "5;a=b \r\nhello\r\n0\r\n\r\n", 400 },
+		{ "5; \r\nhello\r\n0\r\n\r\n", 400 },
+		{ "5;;a\r\nhello\r\n0\r\n\r\n", 400 },
+		{ "5;a b\r\nhello\r\n0\r\n\r\n", 400 },
+		{ "5;a@b\r\nhello\r\n0\r\n\r\n", 400 },
+		{ "5;a=b@c\r\nhello\r\n0\r\n\r\n", 400 },
+		{ "5;a=\"b\"c\r\nhello\r\n0\r\n\r\n", 400 },
+		{ "5;a=\"b\" \r\nhello\r\n0\r\n\r\n", 400 },
+		{ "5;a=\"b\x01\"\r\nhello\r\n0\r\n\r\n", 400 },
+		{ "5;a=\"b\\\x7f\"\r\nhello\r\n0\r\n\r\n", 400 },
+		{ "5;a=\"b\r\n\"\r\nhello\r\n0\r\n\r\n", 400 },
+		{ "5;a\nhello\r\n0\r\n\r\n", 400 },
+		{ "5 x\r\nhello\r\n0\r\n\r\n", 400 },
+		{ "0x5\r\nhello\r\n0\r\n\r\n", 400 },
+		{ ";a\r\nhello\r\n0\r\n\r\n", 400 },
+		/* trailers: field lines (RFC 9112 7.1.2, 5) */
+		{ "0\r\nnot a field\r\n\r\n", 400 },
+		{ "0\r\nX-A: 1\r\n folded\r\n\r\n", 400 },
+		{ "0\r\n\tX-A: 1\r\n\r\n", 400 },
+		{ "0\r\n: v\r\n\r\n", 400 },
+		{ "0\r\nX-A : v\r\n\r\n", 400 },
+		{ "0\r\nX-A\r\n\r\n", 400 },
+		{ "0\r\nX@A: v\r\n\r\n", 400 },
+		{ "0\r\nX-A: 1\nX-B: 2\r\n\r\n", 400 },
+		{ "0\r\nX-A: 1\r\r\n\r\n", 400 },
+		{ "0\r\n\r\r\n", 400 },
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		struct strbuf out = STRBUF_INIT;
@@ -246,9 +391,77 @@ static void test_chunked(void **state)
 		int status;
 		assert_int_equal(feed(bad[i].in, strlen(bad[i].in), 1, &out, 1024, &used, &status), -1);
 		if (status != bad[i].status)
-			fail_msg("bad chunked case %zu: status %d", i, status);
+			fail_msg("bad chunked case %zu (%s): status %d", i, bad[i].in, status);
 		sb_release(&out);
 	}
+}
+
+/* Valid extensions, leading zeros and trailers, whatever the pieces. */
+static void test_chunked_grammar(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *in, *body;
+	} good[] = {
+		{ "5;a=b\r\nhello\r\n0\r\n\r\n", "hello" },
+		{ "5 ; a = \"x y\"\r\nhello\r\n0\r\n\r\n", "hello" },
+		{ "5;a;b=c\r\nhello\r\n0;last\r\n\r\n", "hello" },
+		{ "5\t;\ta\t=\tb\t;c\r\nhello\r\n0\r\n\r\n", "hello" },
+		{ "5;a=\"\"\r\nhello\r\n0\r\n\r\n", "hello" },
+		{ "5;a=\"q\\\"\\\\;\xff\";b\r\nhello\r\n0\r\n\r\n", "hello" },
+		{ "5;a=b ;c=\"d\" ;e\r\nhello\r\n0\r\n\r\n", "hello" },
+		{ "5;!#$%&'*+-.^_`|~=!#$%&'*+-.^_`|~\r\nhello\r\n0\r\n\r\n", "hello" },
+		/* leading zeros are read by value, however many the line holds */
+		{ "000000000000000000005\r\nhello\r\n0\r\n\r\n", "hello" },
+		{ "0000000000000000000000000000000000000000A\r\n0123456789\r\n000\r\n\r\n", "0123456789" },
+		{ "0000\r\n\r\n", "" },
+		/* trailers, discarded */
+		{ "2\r\nhi\r\n0\r\nX-A: 1\r\nx-b:\r\nX-C:\tv \xff\t\r\n\r\n", "hi" },
+	};
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		size_t len = strlen(good[i].in);
+		for (size_t step = 1; step <= len; step++) {
+			struct strbuf out = STRBUF_INIT;
+			size_t used;
+			int status;
+			if (feed(good[i].in, len, step, &out, 1024, &used, &status) != 1)
+				fail_msg("good chunked case %zu (%s), step %zu: status %d", i, good[i].in, step,
+					 status);
+			assert_int_equal(used, len);
+			assert_string_equal(sb_str(&out), good[i].body);
+			sb_release(&out);
+		}
+	}
+
+	/* Bounds, CRLFs included: a size line of 4,096 bytes passes, one
+	 * more is 400; a trailer section of 8,192 bytes passes, one more is
+	 * 431. */
+	static char buf[20000];
+	struct strbuf out = STRBUF_INIT;
+	size_t used;
+	int status;
+	memset(buf, '0', 4094);
+	memcpy(buf + 4094, "\r\n\r\n", 5);
+	assert_int_equal(feed(buf, strlen(buf), 4096, &out, 1024, &used, &status), 1);
+	memset(buf, '0', 4095);
+	memcpy(buf + 4095, "\r\n\r\n", 5);
+	assert_int_equal(feed(buf, strlen(buf), 4096, &out, 1024, &used, &status), -1);
+	assert_int_equal(status, 400);
+	memcpy(buf, "1;a=", 4);
+	memset(buf + 4, 'b', 4100);
+	memcpy(buf + 4104, "\r\nx\r\n0\r\n\r\n", 11);
+	assert_int_equal(feed(buf, strlen(buf), 1000, &out, 1024, &used, &status), -1);
+	assert_int_equal(status, 400);
+	memcpy(buf, "0\r\nX: ", 6);
+	memset(buf + 6, 'v', 8185);
+	memcpy(buf + 6 + 8185, "\r\n\r\n", 5);	/* "X: ", 8,185 bytes, 2 CRLFs: 8,192 */
+	assert_int_equal(feed(buf, strlen(buf), 1000, &out, 1024, &used, &status), 1);
+	memcpy(buf, "0\r\nX: ", 6);
+	memset(buf + 6, 'v', 8186);
+	memcpy(buf + 6 + 8186, "\r\n\r\n", 5);
+	assert_int_equal(feed(buf, strlen(buf), 1000, &out, 1024, &used, &status), -1);
+	assert_int_equal(status, 431);
+	sb_release(&out);
 }
 
 static void test_targets(void **state)
@@ -289,10 +502,12 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_framing),
+		cmocka_unit_test(test_messages),
 		cmocka_unit_test(test_raw_nul_in_target),
 		cmocka_unit_test(test_fields),
 		cmocka_unit_test(test_head_end_incremental),
 		cmocka_unit_test(test_chunked),
+		cmocka_unit_test(test_chunked_grammar),
 		cmocka_unit_test(test_targets),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -93,6 +93,7 @@
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/resource.h>
+#include <sys/sendfile.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <time.h>
@@ -198,6 +199,10 @@ struct conn {
 	size_t out_off;		/* bytes of out, then body, sent */
 	bool interim_pending;	/* 100 Continue queued in out, nothing else */
 	bool close_after;
+	int file_fd;		/* a file's bytes after out (httpd_respond_file); -1: none */
+	uint64_t file_off, file_left;
+	char *fbuf;		/* file bytes read and not yet all sent (TLS, memory) */
+	size_t fbuf_off, fbuf_len;
 
 	struct conn *prev, *next;	/* the worker's connections */
 	struct conn *rprev, *rnext;	/* the worker's reclaimable ones, oldest first */
@@ -217,6 +222,11 @@ struct httpd_req {
 	bool has_head;
 	char *headbuf;
 	struct strbuf body;
+	uint64_t body_limit;	/* bytes; the transport's max_body unless the caller's head said */
+	httpd_body_sink sink;	/* the body goes here as it arrives, not to body */
+	void *sink_ctx;
+	uint64_t sink_total;	/* chunked bytes given to the sink */
+	bool sink_failed;	/* the sink refused bytes: the rest is not read */
 	bool late;		/* begun after the server began to stop */
 	bool resumed;
 	bool answered;
@@ -669,6 +679,7 @@ static struct httpd_req *request_new(struct conn *c)
 
 	r->c = c;
 	r->h = h;
+	r->body_limit = h->lim.max_body;
 	r->app = (char *)r + off;
 	c->req = r;
 	c->outcome = OUT_NONE;
@@ -784,7 +795,18 @@ static void request_begin(struct conn *c, size_t len)
 	c->chunked = r->head.body == HTTP_BODY_CHUNKED;
 	c->body_left = r->head.body == HTTP_BODY_LENGTH ? r->head.content_length : 0;
 	memset(&c->chunk, 0, sizeof(c->chunk));
-	if (c->body_left > h->lim.max_body) {
+	if (h->ops->head) {
+		/* The caller may set the body's limit or sink, or answer now. */
+		c->outcome = OUT_NONE;
+		h->ops->head(r, h->arg);
+		if (r->answered) {
+			/* answered before its body: the body is not read, the connection closes */
+			c->close_after = true;
+			set_state(c, CS_WRITE, now_us(h) + secs(h->lim.io_timeout_s));
+			return;
+		}
+	}
+	if (c->body_left > r->body_limit) {
 		/* Refused before a byte of it is read (no 100 Continue). */
 		conn_refuse(c, 413, NULL);
 		return;
@@ -815,7 +837,20 @@ static void body_progress(struct conn *c, size_t n)
 		c->deadline = c->body_deadline;
 }
 
-/* Takes body bytes from rbuf. Returns 1 when the body is complete, -1 when refused. */
+/* Gives body bytes to the caller's sink; a refusal ends the reading of the body. */
+static void body_to_sink(struct conn *c, const char *data, size_t n)
+{
+	struct httpd_req *r = c->req;
+
+	if (!n || r->sink_failed)
+		return;
+	if (r->sink(r, data, n, r->sink_ctx)) {
+		r->sink_failed = true;
+		c->close_after = true;	/* the rest of the body is never read */
+	}
+}
+
+/* Takes body bytes from rbuf. Returns 1 when the body is complete (or its sink refused), -1 when refused. */
 static int body_take(struct conn *c)
 {
 	struct httpd_req *r = c->req;
@@ -823,21 +858,38 @@ static int body_take(struct conn *c)
 
 	if (!c->chunked) {
 		size_t n = avail < c->body_left ? avail : (size_t)c->body_left;
-		sb_add(&r->body, c->rbuf + c->rstart, n);
+		if (r->sink)
+			body_to_sink(c, c->rbuf + c->rstart, n);
+		else
+			sb_add(&r->body, c->rbuf + c->rstart, n);
 		c->rstart += n;
 		c->body_left -= n;
 		body_progress(c, n);
-		return c->body_left == 0;
+		return c->body_left == 0 || r->sink_failed;
 	}
 	size_t used = 0;
 	struct http_perror perr;
+	uint64_t limit = r->body_limit > SIZE_MAX ? SIZE_MAX : r->body_limit;
+	/* With a sink, the chunks pass through body (emptied each time) and
+	 * count against the limit themselves. */
+	if (r->sink && r->sink_total + r->body.len > limit) {
+		conn_refuse(c, 413, NULL);
+		return -1;
+	}
 	int rc = http_chunked_feed(&c->chunk, c->rbuf + c->rstart, avail, &used, &r->body,
-				   c->w->h->lim.max_body, &perr);
+				   r->sink ? (size_t)(limit - r->sink_total) : (size_t)limit, &perr);
 	c->rstart += used;
 	body_progress(c, used);
 	if (rc < 0) {
 		conn_refuse(c, perr.status, perr.message);
 		return -1;
+	}
+	if (r->sink && r->body.len) {
+		body_to_sink(c, r->body.buf, r->body.len);
+		r->sink_total += r->body.len;
+		sb_reset(&r->body);
+		if (r->sink_failed)
+			return 1;
 	}
 	return rc;
 }
@@ -847,6 +899,34 @@ static void body_read_direct(struct conn *c)
 {
 	struct strbuf *b = &c->req->body;
 
+	if (c->req->sink) {
+		/* Streamed: through rbuf (bounded), straight on to the sink. */
+		while (c->can_read && !c->peer_eof && !c->broken && c->body_left &&
+		       !c->req->sink_failed) {
+			if (!rbuf_room(c, RBUF_MIN, BODY_CHUNK))
+				return;
+			size_t room = c->rcap - c->rend;
+			if (room > c->body_left)
+				room = (size_t)c->body_left;
+			ssize_t n = conn_recv(c, c->rbuf + c->rend, room);
+			if (n == -1) {
+				c->can_read = false;
+				break;
+			}
+			if (n == -2) {
+				c->broken = true;
+				break;
+			}
+			if (n == 0) {
+				c->peer_eof = true;
+				break;
+			}
+			body_to_sink(c, c->rbuf + c->rend, (size_t)n);
+			c->body_left -= (size_t)n;
+			body_progress(c, (size_t)n);
+		}
+		return;
+	}
 	while (c->can_read && !c->peer_eof && !c->broken && c->body_left) {
 		/* The buffer grows with what arrives, not with what is announced. */
 		sb_grow(b, c->body_left < BODY_CHUNK ? (size_t)c->body_left : BODY_CHUNK);
@@ -923,33 +1003,53 @@ static void request_run(struct conn *c)
 
 /* --- answers ---------------------------------------------------------------- */
 
-void httpd_respond(struct httpd_req *r, int status, const char *content_type, char *body,
-		   size_t len, const char *extra, bool close)
+/*
+ * Queues an answer's head announcing len bytes. Returns false, queuing
+ * nothing, when r cannot be answered now (answered already, or not the
+ * connection's request, or not in a state that answers).
+ */
+static bool queue_head(struct httpd_req *r, int status, const char *content_type, uint64_t len,
+		       const char *extra, bool close_after)
 {
 	struct conn *c = r->c;
 	struct httpd *h = r->h;
-	bool head_only = r->has_head && !strcmp(r->head.method, "HEAD");
 
 	if (r->answered || c->req != r || (c->state != CS_RUN && c->state != CS_HEAD &&
-					   c->state != CS_BODY && c->state != CS_IDLE)) {
-		free(body);
-		return;
-	}
+					   c->state != CS_BODY && c->state != CS_IDLE))
+		return false;
 	r->answered = true;
 	c->outcome = OUT_ANSWER;
 	/* Closes after: asked, a refusal, HTTP/1.0 without keep-alive, a
 	 * stopping server, or the client's FIN with no other whole request
 	 * received before it (those are answered first: RFC 9112 9.6). */
-	if (close || c->close_after || !r->has_head || !r->head.keep_alive ||
+	if (close_after || c->close_after || !r->has_head || !r->head.keep_alive ||
 	    atomic_load_explicit(&h->stopping, memory_order_relaxed) || c->broken ||
 	    (c->peer_eof && !complete_head_buffered(c)))
 		c->close_after = true;
-	sb_addf(&c->out, "HTTP/1.1 %d %s\r\nDate: %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n"
-		"%s%s\r\n", status, reason_phrase(status), http_date(c->w), content_type, len,
-		extra ? extra : "",
+	sb_addf(&c->out, "HTTP/1.1 %d %s\r\nDate: %s\r\nContent-Type: %s\r\nContent-Length: %llu\r\n"
+		"%s%s\r\n", status, reason_phrase(status), http_date(c->w), content_type,
+		(unsigned long long)len, extra ? extra : "",
 		c->close_after ? "Connection: close\r\n" :
 		r->head.minor == 0 ? "Connection: keep-alive\r\n" : "");
-	if (head_only) {
+	c->interim_pending = false;
+	return true;
+}
+
+static bool is_head_request(const struct httpd_req *r)
+{
+	return r->has_head && !strcmp(r->head.method, "HEAD");
+}
+
+void httpd_respond(struct httpd_req *r, int status, const char *content_type, char *body,
+		   size_t len, const char *extra, bool close_after)
+{
+	struct conn *c = r->c;
+
+	if (!queue_head(r, status, content_type, len, extra, close_after)) {
+		free(body);
+		return;
+	}
+	if (is_head_request(r)) {
 		free(body);
 		body = NULL;
 		len = 0;
@@ -964,7 +1064,66 @@ void httpd_respond(struct httpd_req *r, int status, const char *content_type, ch
 	free(c->body);
 	c->body = body;
 	c->body_len = len;
-	c->interim_pending = false;
+}
+
+void httpd_respond_file(struct httpd_req *r, int status, const char *content_type, int fd,
+			uint64_t offset, uint64_t len, const char *extra, bool close_after)
+{
+	struct conn *c = r->c;
+
+	if (!queue_head(r, status, content_type, len, extra, close_after) || is_head_request(r)) {
+		close(fd);
+		return;
+	}
+	c->file_fd = fd;
+	c->file_off = offset;
+	c->file_left = len;
+}
+
+/* File bytes straight from the file (a plain socket): 1 all sent, 0 socket full, -1 failed. */
+static int file_sendfile(struct conn *c)
+{
+	while (c->file_left) {
+		size_t n = c->file_left > (1u << 20) ? (1u << 20) : (size_t)c->file_left;
+		off_t off = (off_t)c->file_off;
+		ssize_t r = sendfile(c->fd, c->file_fd, &off, n);
+		if (r < 0)
+			return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? 0 : -1;
+		if (r == 0)
+			return -1;	/* the file is shorter than it was */
+		c->file_off += (uint64_t)r;
+		c->file_left -= (uint64_t)r;
+		c->deadline = now_us(c->w->h) + secs(c->w->h->lim.io_timeout_s);
+	}
+	return 1;
+}
+
+/* File bytes through a buffer (TLS, memory): a partial write resends the same bytes. */
+static int file_buffered(struct conn *c)
+{
+	while (c->file_left || c->fbuf_off < c->fbuf_len) {
+		if (c->fbuf_off == c->fbuf_len) {
+			if (!c->fbuf)
+				c->fbuf = xmalloc(BODY_CHUNK);
+			size_t n = c->file_left > BODY_CHUNK ? BODY_CHUNK : (size_t)c->file_left;
+			ssize_t r = pread(c->file_fd, c->fbuf, n, (off_t)c->file_off);
+			if (r <= 0)
+				return -1;
+			c->file_off += (uint64_t)r;
+			c->file_left -= (uint64_t)r;
+			c->fbuf_off = 0;
+			c->fbuf_len = (size_t)r;
+		}
+		struct iovec iov = { c->fbuf + c->fbuf_off, c->fbuf_len - c->fbuf_off };
+		ssize_t r = conn_send(c, &iov, 1);
+		if (r == -1)
+			return 0;
+		if (r < 0)
+			return -1;
+		c->fbuf_off += (size_t)r;
+		c->deadline = now_us(c->w->h) + secs(c->w->h->lim.io_timeout_s);
+	}
+	return 1;
 }
 
 /*
@@ -993,6 +1152,8 @@ static int conn_flush(struct conn *c)
 		c->out_off += (size_t)r;
 		c->deadline = now_us(c->w->h) + secs(c->w->h->lim.io_timeout_s);
 	}
+	if (c->file_fd >= 0)
+		return c->ssl || c->sim ? file_buffered(c) : file_sendfile(c);
 	return 1;
 }
 
@@ -1003,6 +1164,11 @@ static void out_reset(struct conn *c)
 	c->body = NULL;
 	c->body_len = 0;
 	c->out_off = 0;
+	if (c->file_fd >= 0)
+		close(c->file_fd);
+	c->file_fd = -1;
+	c->file_left = 0;
+	c->fbuf_off = c->fbuf_len = 0;
 }
 
 /* --- suspension ----------------------------------------------------------------- */
@@ -1223,8 +1389,9 @@ static void reap(struct worker *w)
 			c->sim->closed = true;
 			c->sim->c = NULL;
 		}
+		out_reset(c);
 		sb_release(&c->out);
-		free(c->body);
+		free(c->fbuf);
 		free(c->rbuf);
 		free(c);
 	}
@@ -1568,6 +1735,7 @@ static struct conn *conn_new(struct worker *w, int fd, struct client *cl)
 	struct conn *c = xcalloc(1, sizeof(*c));
 	c->w = w;
 	c->fd = fd;
+	c->file_fd = -1;
 	c->client = cl;
 	c->state = CS_IDLE;
 	c->next = w->conns;
@@ -2269,4 +2437,15 @@ void httpd_serve_memory(const struct httpd_config *cfg, const void *data, size_t
 	}
 	sb_add(out, s->out.buf ? s->out.buf : "", s->out.len);
 	httpd_sim_free(h);
+}
+
+void httpd_req_set_body_limit(struct httpd_req *r, uint64_t max)
+{
+	r->body_limit = max;
+}
+
+void httpd_req_set_body_sink(struct httpd_req *r, httpd_body_sink sink, void *ctx)
+{
+	r->sink = sink;
+	r->sink_ctx = ctx;
 }

@@ -52,7 +52,20 @@ struct httpd_limits {
 };
 #define HTTPD_LIMITS_DEFAULT { 10, 120, 60, 10000, 2500, 1 << 20 }
 
+/*
+ * Takes len bytes of a request's body as they arrive (httpd_req_set_body_sink);
+ * returns 0, or -1 to refuse the rest (the transport then stops reading the
+ * body, runs the request, and closes the connection after its answer).
+ */
+typedef int (*httpd_body_sink)(struct httpd_req *r, const char *data, size_t len, void *ctx);
+
 struct httpd_ops {
+	/*
+	 * Optional: the head is in, the body not yet read. The caller may set
+	 * the request's body limit or sink, or answer at once (the body is then
+	 * not read and the connection closes after the answer).
+	 */
+	void (*head)(struct httpd_req *r, void *arg);
 	void (*run)(struct httpd_req *r, void *arg);
 	void (*refuse)(struct httpd_req *r, int status, const char *message, void *arg);
 	void (*done)(struct httpd_req *r, void *arg);
@@ -105,6 +118,22 @@ const struct httpd_limits *httpd_req_limits(const struct httpd_req *r);
 void httpd_respond(struct httpd_req *r, int status, const char *content_type, char *body,
 		   size_t len, const char *extra, bool close);
 
+/*
+ * In the head callback: the body may be up to max bytes (413 beyond, before
+ * any of it is read), and it goes to sink as it arrives instead of being
+ * kept (httpd_req_body is then empty).
+ */
+void httpd_req_set_body_limit(struct httpd_req *r, uint64_t max);
+void httpd_req_set_body_sink(struct httpd_req *r, httpd_body_sink sink, void *ctx);
+
+/*
+ * Answers with len bytes of the file fd from offset (taken: closed when
+ * sent or when the connection ends), streamed: sendfile on a plain socket,
+ * through a 64 KiB buffer over TLS. As httpd_respond otherwise.
+ */
+void httpd_respond_file(struct httpd_req *r, int status, const char *content_type, int fd,
+			uint64_t offset, uint64_t len, const char *extra, bool close);
+
 /* Suspends r until httpd_resume(r), which any thread may call, even before run returns. */
 void httpd_suspend(struct httpd_req *r);
 void httpd_resume(struct httpd_req *r);
@@ -153,7 +182,7 @@ void httpd_sim_resumes(struct httpd *h);
 int64_t httpd_sim_now(const struct httpd *h);
 /* Moves the clock by usec and runs the deadline sweep and the park timer. */
 void httpd_sim_advance(struct httpd *h, int64_t usec);
-/* What the transport sent on id so far (taken: the buffer is emptied); NULL when id is unknown. */
+/* What the transport sent on id so far; NULL when id is unknown. */
 struct strbuf *httpd_sim_output(struct httpd *h, int id);
 /* Whether id is still open (not yet closed by the transport). */
 bool httpd_sim_open_p(struct httpd *h, int id);

@@ -155,7 +155,8 @@ static void front_done(struct httpd_req *hr, void *arg)
 	free(req->path);
 }
 
-static const struct httpd_ops front_ops = { front_run, front_refuse, front_done };
+static const struct httpd_ops front_ops = { .run = front_run, .refuse = front_refuse,
+					    .done = front_done };
 
 void front_config(struct server *srv, struct httpd_config *cfg)
 {

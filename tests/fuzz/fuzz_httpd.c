@@ -17,8 +17,11 @@
  *   - what each client that never reset receives is a sequence of
  *     HTTP/1.1 responses (Content-Length bodies; the last may be cut short
  *     by a write deadline), nothing after one that said Connection: close;
+ *   - a body given to a sink never passes the limit set in the head;
  *   - at the end, with every client unblocked, every resume delivered and
- *     every long-poll woken, the transport ends cleanly.
+ *     every long-poll woken, the transport ends cleanly (no descriptor of
+ *     a file answer left open: LeakSanitizer does not see those, the
+ *     harness counts them).
  *
  * Input: a sequence of operations, one byte each, followed by their
  * arguments (see the switch below). Bytes beyond the end read as zero.
@@ -27,6 +30,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "httpd.h"
 #include "log.h"
@@ -36,9 +41,12 @@
 
 /* What the stub handlers keep per request (the transport's app state). */
 struct app {
-	int kind;		/* 0 answer, 1 suspend, 2 park, 3 big answer */
+	int kind;		/* 0 answer, 1 suspend, 2 park, 3 big answer, 4 a file */
 	int runs;
+	size_t sunk;		/* body bytes given to the sink ("/u") */
 };
+
+static int file_fd = -1;	/* 200,000 bytes answered by "/f" */
 
 static struct httpd *H;
 static struct httpd_req *pending[MAX_PENDING];	/* suspended, awaiting the harness's resume */
@@ -88,6 +96,11 @@ static void stub_run(struct httpd_req *r, void *arg)
 		pend_add(r);
 		return;
 	}
+	if (!strncmp(t, "/f", 2)) {
+		httpd_respond_file(r, 200, "application/octet-stream", dup(file_fd), 5, 199995, NULL,
+				   false);
+		return;
+	}
 	size_t len = a->kind == 3 ? 300000 : strlen(t);
 	char *body = malloc(len + 1);
 	if (a->kind == 3)
@@ -95,6 +108,33 @@ static void stub_run(struct httpd_req *r, void *arg)
 	else
 		memcpy(body, t, len);
 	httpd_respond(r, 200, "text/plain", body, len, NULL, false);
+}
+
+/* "/u": the body to a sink ("/uf": refused after 3 bytes), at most 16 bytes; "/h": answered before its body. */
+static int stub_sink(struct httpd_req *r, const char *data, size_t len, void *ctx)
+{
+	struct app *a = httpd_req_app(r);
+
+	(void)data;
+	(void)ctx;
+	a->sunk += len;
+	if (a->sunk > 16)
+		abort();	/* past the limit set in the head */
+	return !strncmp(httpd_req_target(r), "/uf", 3) && a->sunk >= 3 ? -1 : 0;
+}
+
+static void stub_head(struct httpd_req *r, void *arg)
+{
+	const char *t = httpd_req_target(r);
+
+	(void)arg;
+	if (!strncmp(t, "/u", 2)) {
+		httpd_req_set_body_limit(r, 16);
+		httpd_req_set_body_sink(r, stub_sink, NULL);
+	} else if (!strncmp(t, "/h", 2)) {
+		char *body = strdup("no");
+		httpd_respond(r, 403, "text/plain", body, 2, NULL, false);
+	}
 }
 
 static void stub_refuse(struct httpd_req *r, int status, const char *message, void *arg)
@@ -111,7 +151,8 @@ static void stub_done(struct httpd_req *r, void *arg)
 		abort();	/* a suspended request ended before its resume */
 }
 
-static const struct httpd_ops ops = { stub_run, stub_refuse, stub_done };
+static const struct httpd_ops ops = { .head = stub_head, .run = stub_run, .refuse = stub_refuse,
+				     .done = stub_done };
 
 static const char *const pieces[] = {
 	"GET /r HTTP/1.1\r\nHost: a\r\n\r\n",
@@ -130,6 +171,13 @@ static const char *const pieces[] = {
 	"\x16\x03\x01\x02\x00\x01",
 	"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n",
 	"GET /r HTTP/1.1\r\nHost: a\r\nContent-Length: 1\r\nTransfer-Encoding: chunked\r\n\r\n",
+	"PUT /u HTTP/1.1\r\nHost: a\r\nContent-Length: 10\r\n\r\n0123456789",
+	"PUT /uf HTTP/1.1\r\nHost: a\r\nContent-Length: 10\r\n\r\n0123456789",
+	"PUT /u HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n8\r\n01234567\r\n9\r\n012345678\r\n0\r\n\r\n",
+	"PUT /u HTTP/1.1\r\nHost: a\r\nContent-Length: 17\r\n\r\n",
+	"PUT /h HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n\r\nabcde",
+	"GET /f HTTP/1.1\r\nHost: a\r\n\r\n",
+	"HEAD /f HTTP/1.1\r\nHost: a\r\n\r\n",
 };
 
 struct reader {
@@ -166,6 +214,11 @@ static bool whole_responses(const struct strbuf *out, bool complete)
 		if (!cl || sscanf(cl + 18, "%zu", &clen) != 1)
 			return false;
 		closed = memmem(s, head, "\r\nConnection: close\r\n", 21) != NULL;
+		/* The answer to a HEAD has no body (no body here begins "HTTP/1.1 "). */
+		if (clen && (head == left || (left - head >= 9 && !memcmp(s + head, "HTTP/1.1 ", 9)))) {
+			off += head;
+			continue;
+		}
 		if (head + clen > left)
 			return !complete;
 		off += head + clen;
@@ -179,6 +232,11 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	(void)argc;
 	(void)argv;
 	log_set_level(LOG_ERROR + 1);
+	file_fd = memfd_create("fuzz_httpd", 0);
+	static char y[200000];
+	memset(y, 'y', sizeof(y));
+	if (file_fd < 0 || write(file_fd, y, sizeof(y)) != (ssize_t)sizeof(y))
+		abort();
 	return 0;
 }
 
@@ -195,6 +253,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	bool reset[MAX_CONNS] = { 0 };
 	int nconns = 0;
 
+	int probe = dup(0);	/* the lowest free descriptor: a leaked one would take it */
+	close(probe);
 	H = httpd_sim_new(&cfg);
 	npending = 0;
 	freeing = false;
@@ -294,11 +354,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	for (int i = 0; i < nconns; i++) {
 		struct strbuf *out = httpd_sim_output(H, ids[i]);
-		if (!reset[i] && !whole_responses(out, false))
+		if (!reset[i] && !whole_responses(out, false)) {
+			if (getenv("FUZZ_HTTPD_SHOW"))
+				fprintf(stderr, "connection %d received:\n%.*s\n", i, (int)out->len,
+					out->buf);
 			abort();
+		}
 	}
 	freeing = true;
 	httpd_sim_free(H);
 	H = NULL;
+	int after = dup(0);
+	close(after);
+	if (after != probe)
+		abort();	/* a file answer's descriptor left open */
 	return 0;
 }

@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -20,6 +22,9 @@
 struct app {
 	int runs;
 };
+
+static struct strbuf sunk;	/* what the "/u" sink took */
+static int file_fd = -1;	/* answered by "/f" */
 
 static struct httpd *H;
 static struct httpd_req *held;	/* the request a "/s" run suspended */
@@ -39,8 +44,30 @@ static void stub_run(struct httpd_req *r, void *arg)
 	}
 	if (a->runs == 1 && !strcmp(t, "/p") && httpd_park(r, "k", httpd_sim_now(H) + 60000000))
 		return;
+	if (!strcmp(t, "/f")) {
+		httpd_respond_file(r, 200, "application/octet-stream", dup(file_fd), 2, 70000, NULL,
+				   false);
+		return;
+	}
 	char *body = strdup(t);
 	httpd_respond(r, 200, "text/plain", body, strlen(body), NULL, false);
+}
+
+static int stub_sink(struct httpd_req *r, const char *data, size_t len, void *ctx)
+{
+	(void)r;
+	(void)ctx;
+	sb_add(&sunk, data, len);
+	return 0;
+}
+
+static void stub_head(struct httpd_req *r, void *arg)
+{
+	(void)arg;
+	if (!strcmp(httpd_req_target(r), "/u")) {
+		httpd_req_set_body_limit(r, 1 << 20);
+		httpd_req_set_body_sink(r, stub_sink, NULL);
+	}
 }
 
 static void stub_refuse(struct httpd_req *r, int status, const char *message, void *arg)
@@ -57,7 +84,8 @@ static void stub_done(struct httpd_req *r, void *arg)
 	done_calls++;
 }
 
-static const struct httpd_ops ops = { stub_run, stub_refuse, stub_done };
+static const struct httpd_ops ops = { .head = stub_head, .run = stub_run, .refuse = stub_refuse,
+				     .done = stub_done };
 
 static struct httpd *new_sim(int max_connections)
 {
@@ -256,6 +284,58 @@ static void a_slow_head_gets_408_at_its_deadline(void **state)
 	httpd_sim_free(h);
 }
 
+/* A body streamed to the caller's sink, in pieces, past the transport's own limit. */
+static void a_body_goes_to_its_sink_as_it_arrives(void **state)
+{
+	(void)state;
+	struct httpd *h = new_sim(100);	/* max_body 65536 */
+	int a = httpd_sim_open(h, 1);
+	static char body[200000];
+	for (size_t i = 0; i < sizeof(body); i++)
+		body[i] = (char)('a' + i % 26);
+	send_str(h, a, "PUT /u HTTP/1.1\r\nHost: a\r\nContent-Length: 200000\r\n\r\n");
+	sb_reset(&sunk);
+	for (size_t off = 0; off < sizeof(body); off += 70000) {
+		size_t n = sizeof(body) - off < 70000 ? sizeof(body) - off : 70000;
+		httpd_sim_send(h, a, body + off, n);
+		httpd_sim_event(h, a);
+	}
+	assert_int_equal(sunk.len, sizeof(body));
+	assert_memory_equal(sunk.buf, body, sizeof(body));
+	assert_int_equal(count(out_of(h, a), "HTTP/1.1 200"), 1);
+	sb_release(&sunk);
+	httpd_sim_free(h);
+}
+
+/* A file answered from an offset, the client reading in bits; then a HEAD of it. */
+static void a_file_is_answered_from_its_offset(void **state)
+{
+	(void)state;
+	struct httpd *h = new_sim(100);
+	int a = httpd_sim_open(h, 1);
+	static char data[70002];
+	for (size_t i = 0; i < sizeof(data); i++)
+		data[i] = (char)('0' + i % 10);
+	file_fd = memfd_create("test_httpd", 0);
+	assert_true(file_fd >= 0);
+	assert_int_equal(write(file_fd, data, sizeof(data)), (ssize_t)sizeof(data));
+	send_str(h, a, GET("/f"));
+	httpd_sim_block(h, a, true);
+	httpd_sim_event(h, a);
+	httpd_sim_block(h, a, false);
+	httpd_sim_event(h, a);
+	const char *out = out_of(h, a);
+	assert_non_null(strstr(out, "Content-Length: 70000\r\n"));
+	const char *b = strstr(out, "\r\n\r\n") + 4;
+	assert_memory_equal(b, data + 2, 70000);
+	send_str(h, a, "HEAD /f HTTP/1.1\r\nHost: a\r\n\r\n");
+	httpd_sim_event(h, a);
+	assert_int_equal(count(out_of(h, a), "Content-Length: 70000"), 2);
+	httpd_sim_free(h);
+	close(file_fd);
+	file_fd = -1;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -266,6 +346,8 @@ int main(void)
 		cmocka_unit_test(cap_closes_a_slow_head_of_the_greediest_address),
 		cmocka_unit_test(a_tls_hello_on_the_plain_port_is_400_at_once),
 		cmocka_unit_test(a_slow_head_gets_408_at_its_deadline),
+		cmocka_unit_test(a_body_goes_to_its_sink_as_it_arrives),
+		cmocka_unit_test(a_file_is_answered_from_its_offset),
 	};
 	log_set_level(LOG_ERROR + 1);
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -800,8 +800,8 @@ static void request_begin(struct conn *c, size_t len)
 		c->outcome = OUT_NONE;
 		h->ops->head(r, h->arg);
 		if (r->answered) {
-			/* answered before its body: the body is not read, the connection closes */
-			c->close_after = true;
+			/* Answered before its body (a body there is is not read: the
+			 * answer said Connection: close, see queue_head). */
 			set_state(c, CS_WRITE, now_us(h) + secs(h->lim.io_timeout_s));
 			return;
 		}
@@ -1022,7 +1022,9 @@ static bool queue_head(struct httpd_req *r, int status, const char *content_type
 	/* Closes after: asked, a refusal, HTTP/1.0 without keep-alive, a
 	 * stopping server, or the client's FIN with no other whole request
 	 * received before it (those are answered first: RFC 9112 9.6). */
-	if (close_after || c->close_after || !r->has_head || !r->head.keep_alive ||
+	/* An answer before a body there is (a head hook's): the body is never read. */
+	bool body_unread = c->state == CS_HEAD && (c->body_left || c->chunked);
+	if (close_after || body_unread || c->close_after || !r->has_head || !r->head.keep_alive ||
 	    atomic_load_explicit(&h->stopping, memory_order_relaxed) || c->broken ||
 	    (c->peer_eof && !complete_head_buffered(c)))
 		c->close_after = true;

@@ -369,6 +369,9 @@ bool auth_permission(const char *op, char *buf, size_t len)
 	const char *verb = last + 1;
 	if (!strcmp(verb, "patch"))
 		verb = "update";
+	/* Cloud Storage's methods and its permissions (storage.objects.create) */
+	if (!strcmp(verb, "insert") || !strcmp(verb, "rewrite") || !strcmp(verb, "copy"))
+		verb = "create";
 	snprintf(buf, len, "%.*s.%.*s.%s", (int)(first - op), op, (int)(coll_end - coll), coll,
 		 verb);
 	return true;
@@ -871,7 +874,8 @@ struct auth_decision auth_authorize(const struct auth_request *ar)
 		return d;
 	}
 	/* Routes under /v1/projects/{projectsId}/ have the project first. */
-	const char *project = !strncmp(ar->pattern, "/v1/projects/{", 14) ? param(ar, 0) : NULL;
+	const char *project = ar->project ? ar->project :
+			      !strncmp(ar->pattern, "/v1/projects/{", 14) ? param(ar, 0) : NULL;
 	bool ok = true;
 	if (!is_ml_job_route(ar)) {
 		ok = auth_token_allows(ar->caller, project, perm);

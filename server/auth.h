@@ -195,11 +195,17 @@ struct auth_request {
 	bool agent_route;		/* the route is for agents */
 	char *const *params;		/* the path's variables in pattern order, NULL after the last */
 	size_t nparams;			/* the size of params */
-	const char *path;		/* percent-decoded */
+	const char *path;		/* as sent (its segments percent-encoded) */
 	const char *authorization;	/* the Authorization header, or NULL */
 	const char *key;		/* the "key" query parameter, or NULL (AUTH_OPEN: may be NULL) */
 	const json_t *body;		/* the parsed body (auth_authorize()), or NULL */
 	const struct auth_token *caller;	/* set by auth_authenticate(); NULL: none */
+	/*
+	 * The project a route outside /v1/projects/{projectsId}/ acts in (the
+	 * Cloud Storage routes: a bucket's owner, or ?project=); NULL: none
+	 * known (only a token of every project reaches it).
+	 */
+	const char *project;
 };
 
 /*

@@ -83,6 +83,33 @@ static int request_target(struct request *req)
 	return 0;
 }
 
+/* The head is in: the router's checks run now, so that a route that streams its body sets its sink. */
+static void front_head(struct httpd_req *hr, void *arg)
+{
+	struct request *req = httpd_req_app(hr);
+
+	request_init(req, arg, hr);
+	log_set_request_id(req->request_id);
+	if (!request_target(req) && !router_prepare(req) && req->route->head)
+		req->route->head(req);
+	log_set_request_id(NULL);
+}
+
+static int front_sink(struct httpd_req *hr, const char *data, size_t len, void *ctx)
+{
+	struct request *req = httpd_req_app(hr);
+	req_sink sink = (req_sink)ctx;
+
+	return sink(req, data, len);
+}
+
+void req_stream_body(struct request *req, uint64_t limit, req_sink sink)
+{
+	httpd_req_set_body_limit(req->hr, limit);
+	if (sink)
+		httpd_req_set_body_sink(req->hr, front_sink, (void *)sink);
+}
+
 static void front_run(struct httpd_req *hr, void *arg)
 {
 	struct request *req = httpd_req_app(hr);
@@ -155,7 +182,8 @@ static void front_done(struct httpd_req *hr, void *arg)
 	free(req->path);
 }
 
-static const struct httpd_ops front_ops = { .run = front_run, .refuse = front_refuse,
+static const struct httpd_ops front_ops = { .head = front_head, .run = front_run,
+					    .refuse = front_refuse,
 					    .done = front_done };
 
 void front_config(struct server *srv, struct httpd_config *cfg)

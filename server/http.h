@@ -74,6 +74,12 @@ struct route {
 	const char *operation_id;	/* as in openapi.yaml */
 	bool takes_body;	/* parse the body as a JSON object before dispatch */
 	bool agent;		/* for agents: the cluster token or the node's agent token, nothing else */
+	/*
+	 * Optional: runs once the head is in and the caller is authorized,
+	 * before the body is read: it may set the body's limit or a sink
+	 * (req_body_sink) or reply at once (the body is then not read).
+	 */
+	route_handler head;
 };
 
 extern const struct route routes[];
@@ -112,6 +118,8 @@ struct request {
 	bool resumed;		/* the handler runs again after a suspension or park */
 	bool waiting;		/* this run suspended or parked it */
 	bool refused;		/* the transport refused it (malformed, too slow) */
+	bool prepared;		/* router_prepare() ran */
+	bool authorized;	/* the caller may (router.c) */
 };
 
 /* A query parameter, or NULL when absent. Borrowed for the request's life. */
@@ -146,6 +154,14 @@ void reply_store_error(struct request *req, enum store_rc rc);
  */
 const struct route *route_match(const char *method, const char *path,
 				char *params[ROUTE_MAX_PARAMS], bool *path_known);
+
+/*
+ * For a route's head hook: the body may be up to limit bytes, and with a
+ * sink it goes there as it arrives (0: taken; -1: refused, the rest is not
+ * read) instead of being kept.
+ */
+typedef int (*req_sink)(struct request *req, const char *data, size_t len);
+void req_stream_body(struct request *req, uint64_t limit, req_sink sink);
 
 /*
  * Long-poll: parks req without a reply. Its handler runs again, with

@@ -15,6 +15,14 @@
  */
 void router_dispatch(struct request *req);
 
+/*
+ * What runs before a request's body is read: the route matched, the ids in
+ * the path checked, the caller authenticated, and authorized when the route
+ * takes no JSON body. Returns 0 to go on, or -1 when it replied. Called by
+ * front.c's head hook (then router_dispatch does not repeat it).
+ */
+int router_prepare(struct request *req);
+
 /* Sets req->request_id from X-Request-Id when valid, else a new random one. */
 void router_set_request_id(struct request *req);
 

@@ -17,6 +17,7 @@
 #include "log.h"
 #include "snapshot.h"
 #include "store_job.h"
+#include "store_storage.h"
 #include "wire.h"
 
 /* --- routing ----------------------------------------------------------- */
@@ -310,6 +311,8 @@ static int apply_or_reply(struct request *req, struct auth_decision d)
 
 /* --- dispatch ------------------------------------------------------------------ */
 
+static int router_authorize(struct request *req);
+
 static bool query_utf8_valid(const struct request *req)
 {
 	for (size_t i = 0; i < req->nquery; i++) {
@@ -330,36 +333,50 @@ static void handler_done(struct request *req)
 	}
 }
 
-void router_dispatch(struct request *req)
+/*
+ * The project a Cloud Storage route acts in: its bucket's owner (none when
+ * the bucket does not exist: the handler says 404), or ?project=.
+ */
+static const char *storage_project(struct request *req, char **owned)
+{
+	*owned = NULL;
+	if (strncmp(req->route->operation_id, "storage.", 8))
+		return NULL;
+	if (!req->params[0])
+		return req_query(req, "project");
+	struct storage_bucket b;
+	if (store_bucket_get(req->srv->store, req->params[0], &b) == STORE_OK) {
+		*owned = b.project;
+		b.project = NULL;
+	}
+	storage_bucket_release(&b);
+	return *owned;
+}
+
+int router_prepare(struct request *req)
 {
 	bool path_known;
 
-	if (req->resumed) {
-		/* A parked long-poll woke up, or a read came back: its route and
-		 * body are known. */
-		req->route->handler(req);
-		handler_done(req);
-		return;
-	}
+	req->prepared = true;
 	if (req->late) {
 		/* It came on a kept-alive connection after SIGTERM: a client retries
 		 * a 503, and the connection closes so that it goes elsewhere. */
 		req->close = true;
 		reply_error(req, API_UNAVAILABLE, "The server is shutting down. Retry the request.");
-		return;
+		return -1;
 	}
 	/* Everything below may reach the database, which takes only UTF-8. */
 	if (!query_utf8_valid(req)) {
 		reply_error(req, API_INVALID_ARGUMENT,
 			    "The request URL or a query parameter is not valid UTF-8.");
-		return;
+		return -1;
 	}
 	req->route = route_match(req->method, req->path, req->params, &path_known);
 	for (int i = 0; req->route && i < ROUTE_MAX_PARAMS && req->params[i]; i++)
 		if (!wire_utf8_valid(req->params[i], strlen(req->params[i]))) {
 			reply_error(req, API_INVALID_ARGUMENT,
 				    "The request URL or a query parameter is not valid UTF-8.");
-			return;
+			return -1;
 		}
 	if (!req->route) {
 		if (path_known)
@@ -368,26 +385,61 @@ void router_dispatch(struct request *req)
 		else
 			reply_error(req, API_NOT_FOUND,
 				    "The requested URL %s was not found on this server.", req->path);
-		return;
+		return -1;
 	}
 	if (check_path_ids_or_reply(req))
-		return;
+		return -1;
 	/* Agent routes take the cluster token or their node's agent token; user
 	 * routes never take the cluster token (a leaked agent token reaches no
 	 * job); then who calls, then (body parsed) whether they may. */
 	struct auth_request ar;
 	auth_request_of(req, &ar);
 	if (apply_or_reply(req, auth_check_agent(&ar)))
-		return;
+		return -1;
 	int refused = apply_or_reply(req, auth_authenticate(&ar));
 	req->caller = ar.caller;
 	if (refused)
-		return;
-	if (req->route->takes_body && parse_body_or_reply(req))
-		return;
+		return -1;
+	if (!req->route->takes_body && router_authorize(req))
+		return -1;
+	return 0;
+}
+
+/* Whether the caller may: replies and returns -1 when not. */
+static int router_authorize(struct request *req)
+{
+	struct auth_request ar;
+	char *owned;
+
+	auth_request_of(req, &ar);
+	ar.caller = req->caller;
 	ar.body = req->json;
-	if (apply_or_reply(req, auth_authorize(&ar)))
+	ar.project = storage_project(req, &owned);
+	int rc = apply_or_reply(req, auth_authorize(&ar));
+	free(owned);
+	req->authorized = !rc;
+	return rc;
+}
+
+void router_dispatch(struct request *req)
+{
+	if (req->resumed) {
+		/* A parked long-poll woke up, or a read came back: its route and
+		 * body are known. */
+		req->route->handler(req);
+		handler_done(req);
 		return;
+	}
+	if (!req->prepared && router_prepare(req))
+		return;
+	if (req->replied)
+		return;		/* the route's head hook answered */
+	if (!req->authorized) {
+		if (req->route->takes_body && parse_body_or_reply(req))
+			return;
+		if (router_authorize(req))
+			return;
+	}
 	req->catalog = snapshot_acquire(req->srv->catalogs, &req->catalog_ref);
 	req->route->handler(req);
 	handler_done(req);

@@ -370,8 +370,12 @@ bool auth_permission(const char *op, char *buf, size_t len)
 	if (!strcmp(verb, "patch"))
 		verb = "update";
 	/* Cloud Storage's methods and its permissions (storage.objects.create) */
-	if (!strcmp(verb, "insert") || !strcmp(verb, "rewrite") || !strcmp(verb, "copy"))
+	if (!strcmp(verb, "insert") || !strcmp(verb, "upload") || !strcmp(verb, "rewrite") ||
+	    !strcmp(verb, "copy") || !strcmp(verb, "resumableInsert") ||
+	    !strcmp(verb, "resumableUpload"))
 		verb = "create";
+	else if (!strcmp(verb, "download"))
+		verb = "get";
 	snprintf(buf, len, "%.*s.%.*s.%s", (int)(first - op), op, (int)(coll_end - coll), coll,
 		 verb);
 	return true;

@@ -41,6 +41,7 @@ struct job_rows;
 struct snapshot;
 struct snap_ref;
 struct auth_token;
+struct storage_fs;
 
 /* What handlers share; owned by main(). */
 struct server {
@@ -58,6 +59,8 @@ struct server {
 	const char *tls_cert_pem;	/* HTTPS when set (with tls_key_pem); else HTTP */
 	const char *tls_key_pem;
 	struct httpd *http;
+	struct storage_fs *storage;	/* the Cloud Storage API's files; NULL: none */
+	uint64_t storage_max_object;	/* bytes; 0: 5 TiB */
 };
 
 #define ROUTE_MAX_PARAMS 4

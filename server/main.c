@@ -25,6 +25,7 @@
 #include "embedded.h"
 #include "messages.h"
 #include "http.h"
+#include "storage_fs.h"
 #include "listen_hub.h"
 #include "listener.h"
 #include "log.h"
@@ -61,6 +62,8 @@ struct server_config {
 	int scheduler_tick_ms;
 	int starve_seconds;
 	char *state_dir;
+	int storage_max_object_gib;
+	char *storage_root;
 	int sync_interval_seconds;
 	char *tokens_file;
 	char *tls_cert_file;
@@ -113,6 +116,8 @@ static const struct config_key server_keys[] = {
 	KEY(scheduler_tick_ms, CONFIG_INT, "1000", 10, 60000, NULL),
 	KEY(starve_seconds, CONFIG_INT, "600", 1, 86400 * 7, NULL),
 	KEY(state_dir, CONFIG_STRING, "./var", 0, 0, NULL),
+	KEY(storage_max_object_gib, CONFIG_INT, "5120", 1, 1048576, NULL),
+	KEY(storage_root, CONFIG_STRING, NULL, 0, 0, NULL),
 	KEY(sync_interval_seconds, CONFIG_INT, "10", 1, 600, NULL),
 	KEY(tls_cert_file, CONFIG_STRING, NULL, 0, 0, NULL),
 	KEY(tls_key_file, CONFIG_STRING, NULL, 0, 0, NULL),
@@ -126,6 +131,7 @@ static const struct {
 	{ "catalog", "the built-in catalog, deploy/catalog.yaml as built" },
 	{ "database_url", "an embedded PostgreSQL under state_dir" },
 	{ "postgres_bin_dir", "the newest /usr/lib/postgresql/N/bin" },
+	{ "storage_root", "state_dir/gcs (the agents' storage_root must be the same tree)" },
 };
 
 static void usage(FILE *f)
@@ -317,6 +323,7 @@ int main(int argc, char **argv)
 	struct pg_embedded *pg = NULL;
 	struct store *st = NULL;
 	struct httpd *http = NULL;
+	struct storage_fs *storage = NULL;
 	struct sched *sched = NULL;
 	struct listen_hub *hub = NULL;
 	struct listener *listener = NULL;
@@ -434,6 +441,19 @@ int main(int argc, char **argv)
 		srv.job_cache = job_cache = job_cache_start(hub, (size_t)cfg.job_cache_entries);
 	srv.tls_cert_pem = tls_cert;
 	srv.tls_key_pem = tls_key;
+	{
+		char *root = cfg.storage_root && *cfg.storage_root ? xstrdup(cfg.storage_root) :
+			     xasprintf("%s/gcs", cfg.state_dir);
+		srv.storage = storage = storage_fs_open(root, err, sizeof(err));
+		if (!storage) {
+			log_error("%s", err);
+			free(root);
+			goto out;
+		}
+		log_info("Cloud Storage API over %s", root);
+		free(root);
+		srv.storage_max_object = (uint64_t)cfg.storage_max_object_gib << 30;
+	}
 	http = front_start(&srv, cfg.listen, cfg.http_threads, err, sizeof(err));
 	if (!http) {
 		log_error("%s", err);
@@ -472,6 +492,7 @@ out:
 	job_cache_stop(job_cache);	/* likewise */
 	listen_hub_stop(hub);	/* after its subscribers */
 	sched_free(sched);
+	storage_fs_close(storage);
 	store_close(st);
 	pg_embedded_stop(pg);
 	free(conninfo);

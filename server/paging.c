@@ -132,3 +132,46 @@ int paging_token_read(const unsigned char key[PAGING_KEY_BYTES], const char *con
 		pos[i] = (int64_t)get_be64(plain + 8 * i);
 	return 0;
 }
+
+/* Text positions (an object's name): the same construction, format 0x02. */
+#define TOKEN_FORMAT_TEXT 0x02
+#define TEXT_MAX 1100
+
+char *paging_token_make_text(const unsigned char key[PAGING_KEY_BYTES], const char *const *scope,
+			     size_t nscope, const char *pos)
+{
+	size_t n = strlen(pos);
+	unsigned char raw[1 + TAG_BYTES + TEXT_MAX];
+
+	if (n > TEXT_MAX)
+		abort();
+	raw[0] = TOKEN_FORMAT_TEXT;
+	token_tag(key, scope, nscope, (const unsigned char *)pos, n, raw + 1);
+	raw[1] ^= TOKEN_FORMAT_TEXT;	/* a tag never valid for the other format */
+	token_ctr(key, raw + 1, (const unsigned char *)pos, n, raw + 1 + TAG_BYTES);
+	return wire_base64_encode(raw, 1 + TAG_BYTES + n, true);
+}
+
+char *paging_token_read_text(const unsigned char key[PAGING_KEY_BYTES], const char *const *scope,
+			     size_t nscope, const char *token)
+{
+	unsigned char raw[1 + TAG_BYTES + TEXT_MAX], tag[TAG_BYTES];
+	long n;
+
+	if (!token)
+		return NULL;
+	n = wire_base64_decode(token, raw, sizeof(raw), true);
+	if (n < 1 + TAG_BYTES || raw[0] != TOKEN_FORMAT_TEXT)
+		return NULL;
+	size_t len = (size_t)n - 1 - TAG_BYTES;
+	char *plain = xmalloc(len + 1);
+	token_ctr(key, raw + 1, raw + 1 + TAG_BYTES, len, (unsigned char *)plain);
+	plain[len] = '\0';
+	token_tag(key, scope, nscope, (const unsigned char *)plain, len, tag);
+	tag[0] ^= TOKEN_FORMAT_TEXT;
+	if (CRYPTO_memcmp(tag, raw + 1, TAG_BYTES) || strlen(plain) != len) {
+		free(plain);
+		return NULL;
+	}
+	return plain;
+}

@@ -58,4 +58,13 @@ char *paging_token_make(const unsigned char key[PAGING_KEY_BYTES], const char *c
 int paging_token_read(const unsigned char key[PAGING_KEY_BYTES], const char *const *scope,
 		      size_t nscope, const char *token, int64_t *pos, size_t npos) MUST_CHECK;
 
+/*
+ * The same for a text position (a name: Cloud Storage lists by name), of
+ * at most 1100 bytes. read returns the position (caller frees) or NULL.
+ */
+char *paging_token_make_text(const unsigned char key[PAGING_KEY_BYTES], const char *const *scope,
+			     size_t nscope, const char *pos);
+char *paging_token_read_text(const unsigned char key[PAGING_KEY_BYTES], const char *const *scope,
+			     size_t nscope, const char *token);
+
 #endif

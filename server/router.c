@@ -16,6 +16,7 @@
 #include "http_parse.h"
 #include "log.h"
 #include "snapshot.h"
+#include "storage_fs.h"
 #include "store_job.h"
 #include "store_storage.h"
 #include "wire.h"
@@ -39,7 +40,9 @@ static bool match_segment(const char *pat, size_t plen, const char *seg, size_t 
 		if (slen <= sufflen || memcmp(seg + slen - sufflen, suffix, sufflen))
 			return false;
 		size_t vlen = slen - sufflen;
-		if (last && !sufflen && memchr(seg, ':', vlen))
+		/* (an object's name may hold ':': its routes have no verbs) */
+		bool object = close - pat >= 6 && !memcmp(close - 5, "bject", 5);
+		if (last && !sufflen && !object && memchr(seg, ':', vlen))
 			return false;
 		*param = xstrndup(seg, vlen);
 		return true;
@@ -201,6 +204,16 @@ static int check_path_ids_or_reply(struct request *req)
 			ok = location_id_valid(v);
 			rule = "a location is a region such as us-central1: a lowercase letter, then "
 			       "lowercase letters, digits and hyphens, at most 63";
+		} else if (!strcmp(name, "bucket") || !strcmp(name, "sourceBucket") ||
+			   !strcmp(name, "destinationBucket")) {
+			const char *why;
+			ok = storage_bucket_name_ok(v, &why);
+			rule = why;
+		} else if (!strcmp(name, "object") || !strcmp(name, "sourceObject") ||
+			   !strcmp(name, "destinationObject")) {
+			const char *why;
+			ok = storage_object_name_ok(v, &why);
+			rule = why;
 		} else if (!strcmp(name, "jobsId")) {
 			ok = api_ml_job_id_valid(v);
 			rule = "a job id begins with a letter and has only letters, digits and "

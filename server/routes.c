@@ -8,6 +8,7 @@
 #include "api_logging.h"
 #include "api_metrics.h"
 #include "api_ml.h"
+#include "api_storage.h"
 #include "api_vertex.h"
 #include "http.h"
 
@@ -33,6 +34,14 @@ static void health_ready(struct request *req)
 #define CUSTOM_JOB CUSTOM_JOBS "/{customJobsId}"
 #define PIPELINES LOCATION "/trainingPipelines"
 #define PIPELINE PIPELINES "/{trainingPipelinesId}"
+#define BUCKETS "/storage/v1/b"
+#define BUCKET BUCKETS "/{bucket}"
+#define OBJECTS BUCKET "/o"
+#define OBJECT OBJECTS "/{object}"
+#define REWRITE BUCKETS "/{sourceBucket}/o/{sourceObject}/rewriteTo/b/{destinationBucket}/o/" \
+	"{destinationObject}"
+#define COPY BUCKETS "/{sourceBucket}/o/{sourceObject}/copyTo/b/{destinationBucket}/o/" \
+	"{destinationObject}"
 
 const struct route routes[] = {
 	{ "GET", "/healthz", health_live, "healthz", false },
@@ -92,6 +101,27 @@ const struct route routes[] = {
 	{ "POST", "/agent/v1/nodes/{nodesId}:register", api_agent_register,
 	  "agent.nodes.register", true, true },
 	{ "POST", "/agent/v1/nodes/{nodesId}:sync", api_agent_sync, "agent.nodes.sync", true, true },
+	/* Cloud Storage (api_storage.c): names as Google's discovery document gives them. */
+	{ "POST", BUCKETS, api_storage_buckets_insert, "storage.buckets.insert", true },
+	{ "GET", BUCKETS, api_storage_buckets_list, "storage.buckets.list", false },
+	{ "GET", BUCKET, api_storage_buckets_get, "storage.buckets.get", false },
+	{ "DELETE", BUCKET, api_storage_buckets_delete, "storage.buckets.delete", false },
+	{ "GET", OBJECTS, api_storage_objects_list, "storage.objects.list", false },
+	{ "GET", OBJECT, api_storage_objects_get, "storage.objects.get", false },
+	{ "DELETE", OBJECT, api_storage_objects_delete, "storage.objects.delete", false },
+	{ "POST", "/upload" OBJECTS, api_storage_objects_insert, "storage.objects.insert", false,
+	  false, api_storage_objects_insert_head },
+	{ "PUT", "/upload" OBJECTS, api_storage_objects_upload, "storage.objects.upload", false,
+	  false, api_storage_objects_upload_head },
+	/* gcloud's resumable uploads go to /resumable/upload/... */
+	{ "POST", "/resumable/upload" OBJECTS, api_storage_objects_insert,
+	  "storage.objects.resumableInsert", false, false, api_storage_objects_insert_head },
+	{ "PUT", "/resumable/upload" OBJECTS, api_storage_objects_upload,
+	  "storage.objects.resumableUpload", false, false, api_storage_objects_upload_head },
+	{ "GET", "/download" OBJECT, api_storage_objects_download, "storage.objects.download",
+	  false },
+	{ "POST", REWRITE, api_storage_objects_rewrite, "storage.objects.rewrite", false },
+	{ "POST", COPY, api_storage_objects_copy, "storage.objects.copy", false },
 };
 
 const size_t routes_count = sizeof(routes) / sizeof(routes[0]);

@@ -305,7 +305,7 @@ int storage_fs_tmp_create(struct storage_fs *fs, char **tmpname)
 	snprintf(name, sizeof(name), "u-");
 	for (size_t i = 0; i < sizeof(rnd); i++)
 		snprintf(name + 2 + 2 * i, 3, "%02x", rnd[i]);
-	int fd = openat(fs->tmpfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	int fd = openat(fs->tmpfd, name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return -errno;
 	*tmpname = xstrdup(name);
@@ -326,7 +326,7 @@ int storage_fs_tmp_open(struct storage_fs *fs, const char *tmpname, int64_t offs
 {
 	if (!tmp_name_ok(tmpname))
 		return -EINVAL;
-	int fd = openat(fs->tmpfd, tmpname, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+	int fd = openat(fs->tmpfd, tmpname, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return -errno;
 	if (ftruncate(fd, offset) || lseek(fd, offset, SEEK_SET) < 0) {

@@ -23,5 +23,7 @@ void api_storage_objects_upload_head(struct request *req);
 void api_storage_objects_upload(struct request *req);
 void api_storage_objects_rewrite(struct request *req);
 void api_storage_objects_copy(struct request *req);
+void api_storage_objects_compose(struct request *req);
+void api_storage_buckets_storage_layout(struct request *req);
 
 #endif

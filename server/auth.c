@@ -371,10 +371,10 @@ bool auth_permission(const char *op, char *buf, size_t len)
 		verb = "update";
 	/* Cloud Storage's methods and its permissions (storage.objects.create) */
 	if (!strcmp(verb, "insert") || !strcmp(verb, "upload") || !strcmp(verb, "rewrite") ||
-	    !strcmp(verb, "copy") || !strcmp(verb, "resumableInsert") ||
+	    !strcmp(verb, "copy") || !strcmp(verb, "compose") || !strcmp(verb, "resumableInsert") ||
 	    !strcmp(verb, "resumableUpload"))
 		verb = "create";
-	else if (!strcmp(verb, "download"))
+	else if (!strcmp(verb, "download") || !strcmp(verb, "getStorageLayout"))
 		verb = "get";
 	snprintf(buf, len, "%.*s.%.*s.%s", (int)(first - op), op, (int)(coll_end - coll), coll,
 		 verb);

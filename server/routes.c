@@ -122,6 +122,9 @@ const struct route routes[] = {
 	  false },
 	{ "POST", REWRITE, api_storage_objects_rewrite, "storage.objects.rewrite", false },
 	{ "POST", COPY, api_storage_objects_copy, "storage.objects.copy", false },
+	{ "POST", OBJECT "/compose", api_storage_objects_compose, "storage.objects.compose", true },
+	{ "GET", BUCKET "/storageLayout", api_storage_buckets_storage_layout,
+	  "storage.buckets.getStorageLayout", false },
 };
 
 const size_t routes_count = sizeof(routes) / sizeof(routes[0]);

@@ -23,6 +23,7 @@
 #include "store_node.h"
 #include "store_pipe.h"
 #include "store_sched.h"
+#include "store_storage.h"
 
 enum store_rc stub_store_rc = STORE_UNAVAILABLE;
 
@@ -378,4 +379,163 @@ struct listen_sub *listen_hub_subscribe(struct listen_hub *h, const char *channe
 void listen_hub_unsubscribe(struct listen_hub *h, struct listen_sub *s)
 {
 	(void)h, (void)s;
+}
+
+/* --- Cloud Storage (store_storage.h) ----------------------------------------- */
+
+void storage_bucket_release(struct storage_bucket *b)
+{
+	if (!b)
+		return;
+	free(b->name);
+	free(b->project);
+	free(b->location);
+	free(b->storage_class);
+	memset(b, 0, sizeof(*b));
+}
+
+void storage_buckets_free(struct storage_bucket *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		storage_bucket_release(&v[i]);
+	free(v);
+}
+
+void storage_object_release(struct storage_object *o)
+{
+	if (!o)
+		return;
+	free(o->bucket);
+	free(o->name);
+	free(o->content_type);
+	free(o->metadata);
+	memset(o, 0, sizeof(*o));
+}
+
+void storage_objects_free(struct storage_object *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		storage_object_release(&v[i]);
+	free(v);
+}
+
+void storage_upload_release(struct storage_upload *u)
+{
+	if (!u)
+		return;
+	free(u->id);
+	free(u->bucket);
+	free(u->name);
+	free(u->content_type);
+	free(u->metadata);
+	memset(u, 0, sizeof(*u));
+}
+
+enum store_rc store_bucket_insert(struct store *st, const struct storage_bucket *b,
+				  struct storage_bucket *out)
+{
+	(void)st;
+	(void)b;
+	memset(out, 0, sizeof(*out));
+	return rc_for(MAY_CONFLICT);
+}
+
+enum store_rc store_bucket_get(struct store *st, const char *name, struct storage_bucket *out)
+{
+	(void)st;
+	(void)name;
+	memset(out, 0, sizeof(*out));
+	return rc_for(MAY_NOT_FOUND);
+}
+
+enum store_rc store_bucket_list(struct store *st, const char *project, const char *prefix,
+				const char *after, int limit, struct storage_bucket **out, size_t *n)
+{
+	(void)st;
+	(void)project;
+	(void)prefix;
+	(void)after;
+	(void)limit;
+	*out = NULL;
+	*n = 0;
+	return rc_for(0);
+}
+
+enum store_rc store_bucket_delete(struct store *st, const char *name)
+{
+	(void)st;
+	(void)name;
+	return rc_for(MAY_NOT_FOUND | MAY_STALE);
+}
+
+enum store_rc store_object_put(struct store *st, const struct storage_object *o)
+{
+	(void)st;
+	(void)o;
+	return rc_for(MAY_NOT_FOUND);
+}
+
+enum store_rc store_object_get(struct store *st, const char *bucket, const char *name,
+			       struct storage_object *out)
+{
+	(void)st;
+	(void)bucket;
+	(void)name;
+	memset(out, 0, sizeof(*out));
+	return rc_for(MAY_NOT_FOUND);
+}
+
+enum store_rc store_object_range(struct store *st, const char *bucket, const char *first,
+				 const char *last, struct storage_object **out, size_t *n)
+{
+	(void)st;
+	(void)bucket;
+	(void)first;
+	(void)last;
+	*out = NULL;
+	*n = 0;
+	return rc_for(0);
+}
+
+enum store_rc store_object_forget(struct store *st, const char *bucket, const char *name)
+{
+	(void)st;
+	(void)bucket;
+	(void)name;
+	return rc_for(0);
+}
+
+enum store_rc store_upload_begin(struct store *st, const struct storage_upload *u)
+{
+	(void)st;
+	(void)u;
+	return rc_for(MAY_NOT_FOUND);
+}
+
+enum store_rc store_upload_get(struct store *st, const char *id, struct storage_upload *out)
+{
+	(void)st;
+	(void)id;
+	memset(out, 0, sizeof(*out));
+	return rc_for(MAY_NOT_FOUND);
+}
+
+enum store_rc store_upload_progress(struct store *st, const char *id, int64_t from,
+				    int64_t received, const unsigned char *hash_state,
+				    size_t hash_state_len)
+{
+	(void)st;
+	(void)id;
+	(void)from;
+	(void)received;
+	(void)hash_state;
+	(void)hash_state_len;
+	return rc_for(MAY_STALE);
+}
+
+enum store_rc store_upload_end(struct store *st, const char *id)
+{
+	(void)st;
+	(void)id;
+	return rc_for(MAY_NOT_FOUND);
 }

@@ -127,6 +127,7 @@ $(BUILD)/lib%.a: $$(addsuffix .o,$$(addprefix $(BUILD)/,$$(basename $$(filter-ou
 test_agent_config_LINK   := agent
 test_agent_gpu_LINK      := agent
 test_agent_lease_LINK    := agent
+test_agent_packages_LINK := agent
 test_agent_process_LINK  := agent
 test_agent_simulate_LINK := agent
 test_agent_sync_LINK     := agent

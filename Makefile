@@ -127,6 +127,7 @@ $(BUILD)/lib%.a: $$(addsuffix .o,$$(addprefix $(BUILD)/,$$(basename $$(filter-ou
 test_agent_config_LINK   := agent
 test_agent_gpu_LINK      := agent
 test_agent_lease_LINK    := agent
+test_agent_packages_LINK := agent
 test_agent_process_LINK  := agent
 test_agent_simulate_LINK := agent
 test_agent_sync_LINK     := agent
@@ -175,9 +176,13 @@ $(ITEST_BIN): $(BUILD)/tests/%: tests/integration/c/%.c $(BUILD)/libagent.a $(BU
 # gets the apt-get line to run. `make deps` alone installs every list.
 #
 # Building and running: the compiler, the libraries the programs link,
-# PostgreSQL (the embedded database), curl (tools/run.sh waits on /readyz).
+# PostgreSQL (the embedded database), curl (tools/run.sh waits on /readyz),
+# and the agents' default Python for trainer packages (/usr/bin/python3 with
+# pip, venv, and setuptools + wheel to build sdists without build isolation:
+# agent/README.md, "Trainer packages").
 DEB_RUN   := build-essential pkg-config libjansson-dev libyaml-dev libpq-dev \
-             libcurl4-openssl-dev libssl-dev postgresql curl
+             libcurl4-openssl-dev libssl-dev postgresql curl \
+             python3 python3-pip python3-setuptools python3-wheel python3-venv
 # Fuzzing: clang with libFuzzer, ASan and UBSan (tools/fuzz.sh).
 DEB_FUZZ  := clang libclang-rt-14-dev
 # The suite: cmocka (unit); node and npm (integration tests, Google clients,

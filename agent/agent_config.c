@@ -15,6 +15,7 @@
 #include "gpu.h"
 #include "http.h"
 #include "log.h"
+#include "python_runtimes.h"
 #include "simulate_script.h"
 
 static const char *check_port_range(const char *v)
@@ -97,6 +98,7 @@ static const struct config_key agent_keys[] = {
 	K("memory_mb", CONFIG_INT, memory_mb, "0", 0, 1 << 30, NULL),
 	K("node", CONFIG_STRING, node, NULL, 0, 0, NULL),
 	K("port_range", CONFIG_STRING, port_range, "21000-21999", 0, 0, check_port_range),
+	K("python_runtimes", CONFIG_STRING, python_runtimes, NULL, 0, 0, NULL),
 	K("region", CONFIG_STRING, region, "us-central1", 0, 0, NULL),
 	K("runtime", CONFIG_STRING, runtime_name, "process", 0, 0, check_runtime),
 	K("server", CONFIG_STRING, server, "http://127.0.0.1:8080/", 0, 0, check_url),
@@ -242,6 +244,11 @@ int agent_config_load(struct agent_config *cfg, const char *path, char *err, siz
 		return -1;
 	if (cfg->runtime == RUNTIME_PODMAN || cfg->runtime == RUNTIME_DOCKER)
 		set_default(&cfg->container_engine, agent_runtime_name(cfg->runtime));
+	const char *bad_map = python_runtimes_check(cfg->python_runtimes, cfg->runtime);
+	if (bad_map) {
+		snprintf(err, errlen, "key 'python_runtimes': %s", bad_map);
+		return -1;
+	}
 	if (cfg->gpu_count && !cfg->gpu_type) {
 		snprintf(err, errlen, "key 'gpu_count': %d GPUs declared without 'gpu_type'",
 			 cfg->gpu_count);

@@ -46,6 +46,7 @@ struct agent_config {
 	char *log_level;
 	int log_backlog_mb;
 	char *disconnect_policy;	/* fence | keep_running (lease.h) */
+	char *python_runtimes;	/* SELECTOR=PYTHON-OR-IMAGE ... (python_pkg.h); NULL: defaults */
 
 	/* Derived by agent_config_load(). */
 	enum agent_runtime runtime;

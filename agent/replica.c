@@ -54,6 +54,11 @@ void desired_replica_release(struct desired_replica *d)
 	strv_free(d->command);
 	strv_free(d->args);
 	strv_free(d->env);
+	strv_free(d->packages);
+	free(d->python_module);
+	free(d->runtime_version);
+	free(d->python_version);
+	free(d->executor_image);
 	free(d->gpus);
 	free(d->ports);
 	memset(d, 0, sizeof(*d));
@@ -150,6 +155,8 @@ int replica_save(const struct replica *r)
 		json_object_set_new(o, "container", json_string(r->container));
 	if (r->fenced)
 		json_object_set_new(o, "fenced", json_true());
+	if (r->python_package)
+		json_object_set_new(o, "pythonPackage", json_true());
 	if (r->cluster)
 		json_object_set_new(o, "cluster", json_string(r->cluster));
 	json_object_set_new(o, "helperStart", json_integer((json_int_t)r->helper_start));
@@ -226,6 +233,7 @@ struct replica *replica_load(const char *dir)
 	r->helper_pid = helper;
 	r->helper_start = (unsigned long long)helper_start;
 	r->fenced = json_is_true(json_object_get(o, "fenced"));
+	r->python_package = json_is_true(json_object_get(o, "pythonPackage"));
 out:
 	json_decref(o);
 	free(path);

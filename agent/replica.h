@@ -12,6 +12,8 @@
  *   exit         "<exit code> <end usec>\n", written once (tmp + rename) by
  *                the supervisor when the replica's main process ended
  *   work/        the process runtime's working directory
+ *   packages/, venv/  a trainer package replica's packages and the
+ *                virtual environment they are installed in (python_pkg.h)
  *   fenced       "<usec since epoch>\n", written by the supervisor when it
  *                stopped the replica because the node's lease passed
  * The directory is removed when the server has recorded the attempt's end
@@ -52,6 +54,11 @@ struct desired_replica {
 	size_t ngpus;
 	int *ports;
 	size_t nports;
+	/* A trainer package replica (python_pkg.h): packages NULL when not one. */
+	char **packages;	/* NULL-terminated gs:// URIs */
+	char *python_module;
+	char *runtime_version, *python_version;	/* pythonRuntime, ml v1; NULL: unset */
+	char *executor_image;	/* pythonRuntime, Vertex; NULL: unset */
 	bool has_simulate;	/* a `simulate` object or script string was given */
 	double sim_seconds;
 	int sim_exit;
@@ -91,6 +98,9 @@ struct replica {
 	unsigned long long helper_start;
 	int64_t next_inspect_usec;
 	int64_t exit_seen_usec;		/* inspect first said "exited" (not saved) */
+	/* A trainer package replica: it ran our bootstrap (python_pkg.h) first,
+	 * so an exit before its module started is a failure to start. */
+	bool python_package;
 	/* simulate */
 	double sim_seconds;
 	int sim_exit;

@@ -15,6 +15,7 @@
 #include <sys/wait.h>
 
 #include "log.h"
+#include "python_pkg.h"
 #include "strbuf.h"
 
 const struct runtime_ops *runtime_ops_for(enum agent_runtime rt)
@@ -57,12 +58,31 @@ void runtime_start(const struct agent_config *cfg, struct replica *r,
 	save(r);
 }
 
+/*
+ * A package replica that ended non-zero before its module started (pip
+ * failed, no such module): a failure to start, with the reason
+ * (python_pkg.h). A stop or the fence is no such failure.
+ */
+static void package_start_check(struct replica *r)
+{
+	if (!r->python_package || r->state != RS_EXITED || !r->exit_code || r->fenced ||
+	    r->stopping)
+		return;
+	char *log = replica_path(r, "output.log");
+	char *why = pypkg_start_failure(log, r->exit_code);
+	if (why)
+		replica_set_final(r, RS_FAILED_TO_START, 0, r->end_usec, why);
+	free(why);
+	free(log);
+}
+
 bool runtime_poll(const struct agent_config *cfg, struct replica *r)
 {
 	enum replica_state before = r->state;
 	if (r->state == RS_EXITED || r->state == RS_FAILED_TO_START)
 		return false;
 	runtime_ops_for(r->runtime)->poll(cfg, r);
+	package_start_check(r);
 	if (r->state == before)
 		return false;
 	if (r->state == RS_EXITED)

@@ -35,6 +35,11 @@
  * are (checked with podman 4.3 and the docker 28 client). The image must be
  * a valid reference (lib/imageref.h) and env names C identifiers, or the
  * replica fails to start, even though the server checked both already.
+ *
+ * A trainer package replica (python_pkg.h) runs the package bootstrap with
+ * the image's python3 as entrypoint, in the image python_runtimes names
+ * (by default a Vertex job's executor image); its packages are read from
+ * /gcs (the storage root, mounted), its venv lies in the container.
  */
 #include "runtime.h"
 
@@ -54,6 +59,7 @@
 #include "lease.h"
 #include "log.h"
 #include "proc.h"
+#include "python_pkg.h"
 #include "shim.h"
 #include "strbuf.h"
 #include "strvec.h"
@@ -114,15 +120,15 @@ static const char *quotable(const char *s)
  * C identifier for NAME (podman reads `-e NAME` as "copy the agent's own
  * NAME" and `-e PREFIX*` as "copy all of the agent's PREFIX... variables").
  */
-static char *refuse_reason(const struct desired_replica *d)
+static char *refuse_reason(const char *image, const struct desired_replica *d)
 {
 	const char *why;
 
-	if (!d->image || !*d->image)
+	if (!image || !*image)
 		return xstrdup("the replica has no image");
-	if ((why = imageref_parse(d->image, NULL)))
+	if ((why = imageref_parse(image, NULL)))
 		return xasprintf("the image \"%s\" is not a valid image reference: %s; expected "
-				 IMAGEREF_FORM, quotable(d->image), why);
+				 IMAGEREF_FORM, quotable(image), why);
 	for (size_t i = 0; d->env && d->env[i]; i++) {
 		const char *eq = strchr(d->env[i], '=');
 		char *name = eq ? xstrndup(d->env[i], (size_t)(eq - d->env[i])) : NULL;
@@ -141,15 +147,28 @@ static char *refuse_reason(const struct desired_replica *d)
 static void container_start(const struct agent_config *cfg, struct replica *r,
 			    const struct desired_replica *d)
 {
-	struct strvec sv = STRVEC_INIT;
+	struct strvec sv = STRVEC_INIT, pkg_argv = STRVEC_INIT;
 	struct strbuf name = STRBUF_INIT, gpus = STRBUF_INIT, cuda = STRBUF_INIT;
 	bool docker = cfg->runtime == RUNTIME_DOCKER;
-	char *refused = refuse_reason(d);
+	const char *image = d->image;
+	char *const *command = d->command, *const *args = d->args;
+	char *pkg_image = NULL, *refused = NULL;
 
+	if (d->packages) {
+		/* A trainer package: the bootstrap in the runtime's image, its
+		 * python3 the entrypoint, the args inside its argv already. */
+		refused = pypkg_prepare(cfg, r, d, &pkg_argv, &pkg_image);
+		image = pkg_image;
+		command = strvec_get(&pkg_argv);
+		args = NULL;
+		r->python_package = !refused;
+	}
+	if (!refused)
+		refused = refuse_reason(image, d);
 	if (refused) {
 		replica_set_final(r, RS_FAILED_TO_START, 0, 0, refused);
 		free(refused);
-		return;
+		goto out;
 	}
 	sb_addstr(&name, "tp-");
 	for (const char *p = r->id; *p; p++)
@@ -198,12 +217,12 @@ static void container_start(const struct agent_config *cfg, struct replica *r,
 	if (cfg->storage_root && *cfg->storage_root)
 		strvec_pushf(&sv, "--volume=%s:/gcs", cfg->storage_root);
 	strvec_split(&sv, cfg->container_extra_args);
-	if (d->command && d->command[0] && docker) {
-		strvec_pushf(&sv, "--entrypoint=%s", d->command[0]);
-	} else if (d->command && d->command[0]) {
+	if (command && command[0] && docker) {
+		strvec_pushf(&sv, "--entrypoint=%s", command[0]);
+	} else if (command && command[0]) {
 		/* podman reads an --entrypoint that parses as a JSON array as the
 		 * whole command line: give it one, of exactly one word. */
-		json_t *word = json_pack("[s]", d->command[0]);
+		json_t *word = json_pack("[s]", command[0]);
 		char *text = word ? json_dumps(word, JSON_COMPACT | JSON_ENSURE_ASCII) : NULL;
 		json_decref(word);
 		if (!text) {
@@ -215,11 +234,12 @@ static void container_start(const struct agent_config *cfg, struct replica *r,
 		free(text);
 	}
 	strvec_push(&sv, "--");		/* no option after this, whatever the image says */
-	strvec_push(&sv, d->image);
-	for (size_t i = 1; d->command && d->command[0] && d->command[i]; i++)
-		strvec_push_own(&sv, runtime_map_gcs(d->command[i], cfg->storage_root, true));
-	for (size_t i = 0; d->args && d->args[i]; i++)
-		strvec_push_own(&sv, runtime_map_gcs(d->args[i], cfg->storage_root, true));
+	strvec_push(&sv, image);
+	for (size_t i = 1; command && command[0] && command[i]; i++)
+		strvec_push_own(&sv, d->packages ? xstrdup(command[i]) :	/* mapped already */
+				     runtime_map_gcs(command[i], cfg->storage_root, true));
+	for (size_t i = 0; args && args[i]; i++)
+		strvec_push_own(&sv, runtime_map_gcs(args[i], cfg->storage_root, true));
 
 	char *out = replica_path(r, "engine.out"), *err = replica_path(r, "engine.err");
 	unlink(err);
@@ -235,6 +255,8 @@ static void container_start(const struct agent_config *cfg, struct replica *r,
 	r->state = RS_STARTING;
 out:
 	strvec_clear(&sv);
+	strvec_clear(&pkg_argv);
+	free(pkg_image);
 	sb_release(&gpus);
 	sb_release(&cuda);
 }

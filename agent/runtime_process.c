@@ -2,7 +2,9 @@
  * runtime_process.c - the process runtime: the replica's command as a host
  * process under its supervisor (shim.h), in its own process group, with
  * gs:// mapped to the storage root; stopped by SIGTERM to the group, then
- * SIGKILL after the grace period.
+ * SIGKILL after the grace period. A trainer package replica runs the
+ * package bootstrap instead of its command (python_pkg.h): its packages
+ * copied into its directory, the runtime's Python from python_runtimes.
  */
 #include "runtime.h"
 
@@ -15,6 +17,7 @@
 
 #include "log.h"
 #include "proc.h"
+#include "python_pkg.h"
 #include "shim.h"
 #include "strvec.h"
 
@@ -34,16 +37,27 @@ static void process_start(const struct agent_config *cfg, struct replica *r,
 	char err[512], *cwd = replica_path(r, "work");
 	pid_t shim, child;
 
-	if (!d->command || !d->command[0] || !*d->command[0]) {
+	if (d->packages) {
+		char *image, *why = pypkg_prepare(cfg, r, d, &argv, &image);
+		free(image);	/* none for a host process */
+		if (why) {
+			replica_set_final(r, RS_FAILED_TO_START, 0, 0, why);
+			free(why);
+			goto out;
+		}
+		r->python_package = true;
+	} else if (!d->command || !d->command[0] || !*d->command[0]) {
 		replica_set_final(r, RS_FAILED_TO_START, 0, 0,
 				  "the process runtime needs a command: the replica has none "
 				  "(an image's default entrypoint needs a container runtime)");
 		goto out;
+	} else {
+		for (size_t i = 0; d->command[i]; i++)
+			strvec_push_own(&argv, runtime_map_gcs(d->command[i], cfg->storage_root,
+							       false));
+		for (size_t i = 0; d->args && d->args[i]; i++)
+			strvec_push_own(&argv, runtime_map_gcs(d->args[i], cfg->storage_root, false));
 	}
-	for (size_t i = 0; d->command[i]; i++)
-		strvec_push_own(&argv, runtime_map_gcs(d->command[i], cfg->storage_root, false));
-	for (size_t i = 0; d->args && d->args[i]; i++)
-		strvec_push_own(&argv, runtime_map_gcs(d->args[i], cfg->storage_root, false));
 	for (size_t i = 0; d->env && d->env[i]; i++)
 		strvec_push_own(&envp, runtime_map_gcs(d->env[i], cfg->storage_root, false));
 	if (!env_has(d->env, "PATH"))

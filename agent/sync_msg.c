@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "python_pkg.h"
 #include "simulate_script.h"
 #include "wire.h"
 
@@ -192,22 +193,72 @@ static int int_array(json_t *a, const char *what, int **out, size_t *n, char *er
 	return 0;
 }
 
+/* An optional string member of o into *out (NULL when absent, null or ""). */
+static int opt_string(json_t *o, const char *key, char **out, char *err, size_t errlen)
+{
+	json_t *v = json_object_get(o, key);
+	if (v && !json_is_string(v) && !json_is_null(v)) {
+		snprintf(err, errlen, "'pythonRuntime.%s' is not a string", key);
+		return -1;
+	}
+	*out = v && json_is_string(v) && json_string_length(v) ? xstrdup(json_string_value(v)) :
+								     NULL;
+	return 0;
+}
+
+/*
+ * A trainer package replica's "packages", "pythonModule" and
+ * "pythonRuntime" (agent/PROTOCOL.md). Only their types are the answer's:
+ * a value the job chose (a URI outside the storage root, a module that is
+ * no module name) fails that replica at start, never the whole answer.
+ */
+static int parse_python(json_t *packages, json_t *module, json_t *pyrt,
+			struct desired_replica *d, char *err, size_t errlen)
+{
+	if (!packages || json_is_null(packages))
+		return 0;	/* not a package replica: the other two are not read */
+	if (json_array_size(packages) > PYPKG_MAX_PACKAGES) {
+		snprintf(err, errlen, "'packages' has %zu entries: at most %d",
+			 json_array_size(packages), PYPKG_MAX_PACKAGES);
+		return -1;
+	}
+	if (str_array(packages, "packages", &d->packages, err, errlen))
+		return -1;
+	if (!json_is_string(module)) {
+		snprintf(err, errlen, "'pythonModule' is not a string");
+		return -1;
+	}
+	d->python_module = xstrdup(json_string_value(module));
+	if (pyrt && !json_is_object(pyrt) && !json_is_null(pyrt)) {
+		snprintf(err, errlen, "'pythonRuntime' is not an object");
+		return -1;
+	}
+	if (json_is_object(pyrt) &&
+	    (opt_string(pyrt, "runtimeVersion", &d->runtime_version, err, errlen) ||
+	     opt_string(pyrt, "pythonVersion", &d->python_version, err, errlen) ||
+	     opt_string(pyrt, "executorImageUri", &d->executor_image, err, errlen)))
+		return -1;
+	return 0;
+}
+
 static int parse_desired(json_t *o, size_t idx, struct desired_replica *d, char *err,
 			 size_t errlen)
 {
 	json_error_t jerr;
 	const char *id = NULL, *desired = NULL, *job = NULL, *role = NULL, *image = NULL;
 	json_t *command = NULL, *args = NULL, *env = NULL, *gpus = NULL, *ports = NULL;
-	json_t *sim = NULL;
+	json_t *sim = NULL, *packages = NULL, *module = NULL, *pyrt = NULL;
 	json_int_t attempt = 0, index = 0;
 	char why[160];
 
 	if (json_unpack_ex(o, &jerr, 0,
-			   "{s:s, s:I, s:s, s?s, s?s, s?I, s?s, s?o, s?o, s?o, s?o, s?o, s?o}",
+			   "{s:s, s:I, s:s, s?s, s?s, s?I, s?s, s?o, s?o, s?o, s?o, s?o, s?o,"
+			   " s?o, s?o, s?o}",
 			   "replica", &id, "attempt", &attempt, "desired", &desired, "job", &job,
 			   "role", &role, "index", &index, "image", &image, "command", &command,
 			   "args", &args, "env", &env, "gpus", &gpus, "ports", &ports,
-			   "simulate", &sim)) {
+			   "simulate", &sim, "packages", &packages, "pythonModule", &module,
+			   "pythonRuntime", &pyrt)) {
 		snprintf(err, errlen, "replicas[%zu]: %s", idx, jerr.text);
 		return -1;
 	}
@@ -238,6 +289,10 @@ static int parse_desired(json_t *o, size_t idx, struct desired_replica *d, char 
 	    str_array(env, "env", &d->env, why, sizeof(why)) ||
 	    int_array(gpus, "gpus", &d->gpus, &d->ngpus, why, sizeof(why)) ||
 	    int_array(ports, "ports", &d->ports, &d->nports, why, sizeof(why))) {
+		snprintf(err, errlen, "replicas[%zu]: %s", idx, why);
+		return -1;
+	}
+	if (parse_python(packages, module, pyrt, d, why, sizeof(why))) {
 		snprintf(err, errlen, "replicas[%zu]: %s", idx, why);
 		return -1;
 	}

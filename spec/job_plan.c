@@ -27,9 +27,30 @@ static void run_finish(json_t *run, json_t *args, const json_t *labels,
 		json_object_set_new(run, "simulate", json_string(sim));
 }
 
+/*
+ * A trainer package replica: the gs:// URIs of its packages, its module and
+ * what chooses its Python (agent/PROTOCOL.md). The agent installs the
+ * packages and runs the module; "command" stays "python3 -m <module>" for
+ * agents that predate packages.
+ */
+static void run_python(json_t *run, const json_t *package_uris, const char *module,
+		       json_t *runtime)
+{
+	json_t *pkgs = json_array(), *p;
+	size_t i;
+
+	json_array_foreach(package_uris, i, p)
+		if (json_is_string(p))
+			json_array_append(pkgs, p);
+	json_object_set_new(run, "packages", pkgs);
+	json_object_set_new(run, "pythonModule", json_string(module ? module : ""));
+	json_object_set_new(run, "pythonRuntime", runtime);
+}
+
 /* What one role of an ml v1 job runs. */
-static json_t *ml_run(const struct training_spec *spec, const struct spec_pool *pool,
-		      const json_t *labels, const struct plan_trial *trial)
+static json_t *ml_run(const struct catalog *cat, const struct training_spec *spec,
+		      const struct spec_pool *pool, const json_t *labels,
+		      const struct plan_trial *trial)
 {
 	const struct spec_pool *master = &spec->pools[ROLE_MASTER];
 	const char *image = pool->image ? pool->image : master->image;
@@ -39,11 +60,20 @@ static json_t *ml_run(const struct training_spec *spec, const struct spec_pool *
 	if (!command && !pool->image)
 		command = master->command;
 	json_object_set_new(run, "image", json_string(image ? image : ""));
-	if (!image && spec->python_module)
+	if (!image && spec->python_module) {
+		const char *rv = spec->runtime_version ? spec->runtime_version :
+				 catalog_default_runtime_version(cat);
+		json_t *rt = json_object();
 		json_object_set_new(run, "command",
 				    json_pack("[s, s, s]", "python3", "-m", spec->python_module));
-	else
+		if (rv)
+			json_object_set_new(rt, "runtimeVersion", json_string(rv));
+		if (spec->python_version)
+			json_object_set_new(rt, "pythonVersion", json_string(spec->python_version));
+		run_python(run, spec->package_uris, spec->python_module, rt);
+	} else {
 		json_object_set_new(run, "command", list_copy(command));
+	}
 	args = list_copy(pool->args ? pool->args : spec->args);
 	if (spec->job_dir) {
 		json_array_append_new(args, json_string("--job-dir"));
@@ -69,6 +99,9 @@ static json_t *vertex_run(const struct spec_pool *pool, const json_t *labels,
 				    json_string(pool->executor_image ? pool->executor_image : ""));
 		json_object_set_new(run, "command",
 				    json_pack("[s, s, s]", "python3", "-m", module ? module : ""));
+		run_python(run, pool->package_uris, module,
+			   json_pack("{s:s}", "executorImageUri",
+				     pool->executor_image ? pool->executor_image : ""));
 		run_finish(run, list_copy(pool->python_args), labels, trial);
 	}
 	return run;
@@ -148,7 +181,7 @@ static int plan_ml(const struct catalog *cat, const struct training_spec *spec,
 		if (count <= 0)
 			continue;
 		if (add_replicas(cat, (enum replica_role)role, replica_role_name(role), type, count,
-				 accel, accel_count, ml_run(spec, pool, labels, trial), out, err,
+				 accel, accel_count, ml_run(cat, spec, pool, labels, trial), out, err,
 				 errlen))
 			return -1;
 	}

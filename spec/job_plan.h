@@ -9,11 +9,16 @@
  * types and counts. Worker, parameter-server and evaluator images default
  * to the master's. Args are containerArgs when given, else
  * trainingInput.args, with "--job-dir <jobDir>" appended when jobDir is
- * set. Jobs with packageUris + pythonModule run "python3 -m <module>".
+ * set. Jobs with packageUris + pythonModule run "python3 -m <module>",
+ * and their run spec names the packages, the module and the runtime
+ * ("packages", "pythonModule", "pythonRuntime": {"runtimeVersion" (the
+ * catalog's default when unset), "pythonVersion"}): the agent installs
+ * the packages and picks the Python (agent/PROTOCOL.md).
  * Vertex: worker pool i becomes replicas of role i (0 master, 1 worker,
  * 2 ps, 3 evaluator), replicaCount of them, with the pool's machineSpec
  * and containerSpec (or pythonPackageSpec: "python3 -m <module>" in the
- * executor image). Empty pools are skipped.
+ * executor image, with the packages and "pythonRuntime":
+ * {"executorImageUri"}). Empty pools are skipped.
  *
  * A hyperparameter tuning trial is the job's whole gang: the same plan
  * with the trial's parameter values appended to every replica's args.
@@ -43,7 +48,8 @@ struct plan_replica {
 	int index;
 	const char *machine_type;	/* borrowed from the catalog */
 	struct replica_demand demand;
-	json_t *run;		/* {"image", "command": [...], "args": [...], "simulate"?}; owned */
+	json_t *run;		/* {"image", "command": [...], "args": [...], "simulate"?,
+				 *  "packages"?, "pythonModule"?, "pythonRuntime"?}; owned */
 };
 
 struct job_plan {

@@ -362,12 +362,15 @@ static void ml_runtime(struct ctx *c, const struct training_spec *spec, const ch
 	if (rv) {
 		rt = catalog_runtime_find(c->cat, rv);
 		if (!rt) {
-			struct strbuf sb = STRBUF_INIT;
-			add_runtime_list(c->cat, &sb, false);
-			violations_add(c->out, "training_input.runtime_version",
-				       "Runtime version \"%s\" is not supported. Supported runtime "
-				       "versions: %s.", rv, sb_str(&sb));
-			sb_release(&sb);
+			/* Google's words and field path, as the service answered
+			 * gcloud in 2020 (docs/validation.md): the catalog's
+			 * runtime versions are the supported ones. */
+			violations_add(c->out, "runtime_version",
+				       "The specified runtime version '%s' with the Python version "
+				       "'%s' is not supported or is deprecated.  Please specify a "
+				       "different runtime version. See https://cloud.google.com/"
+				       "ml-engine/docs/runtime-version-list for a list of supported "
+				       "versions", rv, pv ? pv : "");
 			return;
 		}
 	} else if (!master_image) {

@@ -9,8 +9,11 @@
  *   one holds only entries with a usable replica name (a path component:
  *   not empty, no '/', not "." or "..", at most 200 bytes), an attempt in
  *   0..1000000, NULL-terminated command/args/env vectors, gpus and ports in
- *   0..65535, a simulate time in 0..1 year and exit code in 0..255, and
- *   desired_find finds each entry;
+ *   0..65535, a simulate time in 0..1 year and exit code in 0..255, a
+ *   trainer package replica's packages a NULL-terminated vector of at most
+ *   PYPKG_MAX_PACKAGES with a module (the runtime selector strings unset or
+ *   non-empty), none of them without packages, and desired_find finds
+ *   each entry;
  * - parsing into a set that already holds an answer replaces it;
  * - a register answer that is accepted yields an interval in 1..3600 and a
  *   lease of at least 1 second; a rejected one leaves both as they were.
@@ -21,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "python_pkg.h"
 #include "sync_msg.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -53,6 +57,21 @@ static void check_set(const struct desired_set *ds)
 		for (size_t k = 0; k < d->nports; k++)
 			if (d->ports[k] < 0 || d->ports[k] > 65535)
 				abort();
+		if (d->packages) {
+			size_t n = 0;
+			while (d->packages[n])
+				n++;
+			if (n > PYPKG_MAX_PACKAGES || !d->python_module)
+				abort();
+			const char *sel[] = { d->runtime_version, d->python_version,
+					      d->executor_image };
+			for (size_t k = 0; k < 3; k++)
+				if (sel[k] && !*sel[k])
+					abort();
+		} else if (d->python_module || d->runtime_version || d->python_version ||
+			   d->executor_image) {
+			abort();
+		}
 		if (d->has_simulate && (!(d->sim_seconds >= 0 && d->sim_seconds <= 86400.0 * 365) ||
 					d->sim_exit < 0 || d->sim_exit > 255))
 			abort();

@@ -176,6 +176,35 @@ static void answer__the_protocol_example_parses(void **state)
 	assert_null(desired_find(&ds, "1234-ps-0", 2));
 	desired_set_release(&ds);
 
+	/* A trainer package replica: its packages, module and runtime; a value
+	 * the job chose is the start's to judge, not the answer's. */
+	const char *pkg =
+		"{\"replicas\": [{\"replica\": \"7-master-0\", \"attempt\": 1, \"desired\": \"RUN\","
+		" \"command\": [\"python3\", \"-m\", \"trainer.task\"],"
+		" \"packages\": [\"gs://b/p/trainer-0.1.tar.gz\", \"/etc/passwd\"],"
+		" \"pythonModule\": \"trainer.task; rm -rf /\","
+		" \"pythonRuntime\": {\"runtimeVersion\": \"2.11\", \"pythonVersion\": \"3.7\"}},"
+		" {\"replica\": \"8-master-0\", \"attempt\": 1, \"desired\": \"RUN\","
+		" \"packages\": [\"gs://b/t.whl\"], \"pythonModule\": \"t.task\","
+		" \"pythonRuntime\": {\"executorImageUri\": \"gcr.io/p/e:1\", \"runtimeVersion\": \"\"}},"
+		" {\"replica\": \"9-master-0\", \"attempt\": 1, \"desired\": \"RUN\","
+		" \"packages\": null, \"pythonModule\": 7, \"pythonRuntime\": 8}]}";
+	assert_int_equal(sync_parse_answer(pkg, strlen(pkg), &ds, err, sizeof(err)), 0);
+	d = &ds.v[0];
+	assert_string_equal(d->packages[0], "gs://b/p/trainer-0.1.tar.gz");
+	assert_string_equal(d->packages[1], "/etc/passwd");
+	assert_null(d->packages[2]);
+	assert_string_equal(d->python_module, "trainer.task; rm -rf /");
+	assert_string_equal(d->runtime_version, "2.11");
+	assert_string_equal(d->python_version, "3.7");
+	assert_null(d->executor_image);
+	d = &ds.v[1];
+	assert_string_equal(d->executor_image, "gcr.io/p/e:1");
+	assert_null(d->runtime_version);	/* "" reads as unset */
+	assert_null(ds.v[2].packages);		/* not a package replica: the rest unread */
+	assert_null(ds.v[2].python_module);
+	desired_set_release(&ds);
+
 	/* No replicas: "unchanged, keep yours". A numeric version is accepted. */
 	const char *same = "{\"desiredVersion\": 42}";
 	assert_int_equal(sync_parse_answer(same, strlen(same), &ds, err, sizeof(err)), 0);
@@ -210,6 +239,23 @@ static void answer__bad_ones_are_rejected_whole(void **state)
 		{ "{\"replicas\": [{\"replica\": \"a\", \"attempt\": 1, \"desired\": \"RUN\","
 		  " \"simulate\": {\"exitCode\": 300}}]}", "bad simulate object" },
 		{ "{\"desiredVersion\": [], \"replicas\": []}", "desiredVersion" },
+		{ "{\"replicas\": [{\"replica\": \"a\", \"attempt\": 1, \"desired\": \"RUN\","
+		  " \"packages\": \"gs://b/t.tar.gz\", \"pythonModule\": \"t\"}]}",
+		  "'packages' is not an array" },
+		{ "{\"replicas\": [{\"replica\": \"a\", \"attempt\": 1, \"desired\": \"RUN\","
+		  " \"packages\": [\"gs://b/t.tar.gz\", {}], \"pythonModule\": \"t\"}]}",
+		  "'packages'[1] is not a string" },
+		{ "{\"replicas\": [{\"replica\": \"a\", \"attempt\": 1, \"desired\": \"RUN\","
+		  " \"packages\": [\"gs://b/t.tar.gz\"]}]}", "'pythonModule' is not a string" },
+		{ "{\"replicas\": [{\"replica\": \"a\", \"attempt\": 1, \"desired\": \"RUN\","
+		  " \"packages\": [], \"pythonModule\": 7}]}", "'pythonModule' is not a string" },
+		{ "{\"replicas\": [{\"replica\": \"a\", \"attempt\": 1, \"desired\": \"RUN\","
+		  " \"packages\": [], \"pythonModule\": \"t\", \"pythonRuntime\": \"2.11\"}]}",
+		  "'pythonRuntime' is not an object" },
+		{ "{\"replicas\": [{\"replica\": \"a\", \"attempt\": 1, \"desired\": \"RUN\","
+		  " \"packages\": [], \"pythonModule\": \"t\","
+		  " \"pythonRuntime\": {\"runtimeVersion\": 2.11}}]}",
+		  "'pythonRuntime.runtimeVersion' is not a string" },
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		err[0] = '\0';

@@ -138,7 +138,17 @@ static void ml_scale_tier_and_python_module(void **state)
 	assert_string_equal(p.replicas[0].machine_type,
 			    catalog_machine_find(cat, tier->master.machine_type)->name);
 	assert_json(p.replicas[0].run, "{\"image\":\"\",\"command\":[\"python3\",\"-m\",\"trainer.task\"],"
-		    "\"args\":[],\"simulate\":\"succeed\"}");
+		    "\"args\":[],\"simulate\":\"succeed\",\"packages\":[\"gs://b/t.tar.gz\"],"
+		    "\"pythonModule\":\"trainer.task\",\"pythonRuntime\":{\"runtimeVersion\":\"1.15\"}}");
+	job_plan_release(&p);
+	/* The runtime and Python versions as given; --job-dir after the args. */
+	plan("{\"region\":\"us-central1\",\"pythonModule\":\"trainer.task\",\"runtimeVersion\":\"2.11\","
+	     "\"pythonVersion\":\"3.7\",\"packageUris\":[\"gs://b/a.tar.gz\",\"gs://b/b.whl\"],"
+	     "\"args\":[\"--epochs\",\"2\"],\"jobDir\":\"gs://b/out\"}", NULL, NULL, &p);
+	assert_json(p.replicas[0].run, "{\"image\":\"\",\"command\":[\"python3\",\"-m\",\"trainer.task\"],"
+		    "\"args\":[\"--epochs\",\"2\",\"--job-dir\",\"gs://b/out\"],"
+		    "\"packages\":[\"gs://b/a.tar.gz\",\"gs://b/b.whl\"],\"pythonModule\":\"trainer.task\","
+		    "\"pythonRuntime\":{\"runtimeVersion\":\"2.11\",\"pythonVersion\":\"3.7\"}}");
 	job_plan_release(&p);
 	/* BASIC is proto3's default: no scaleTier at all */
 	plan("{\"region\":\"us-central1\",\"masterConfig\":{\"imageUri\":\"i:1\"}}", NULL, NULL, &p);
@@ -184,7 +194,8 @@ static void vertex_pools(void **state)
 	assert_int_equal(p.replicas[2].role, ROLE_PS);
 	assert_int_equal(p.replicas[2].index, 1);
 	assert_json(p.replicas[1].run, "{\"image\":\"e:1\",\"command\":[\"python3\",\"-m\",\"t.task\"],"
-		    "\"args\":[\"--x\"]}");
+		    "\"args\":[\"--x\"],\"packages\":[\"gs://b/t.tar.gz\"],\"pythonModule\":\"t.task\","
+		    "\"pythonRuntime\":{\"executorImageUri\":\"e:1\"}}");
 	job_plan_release(&p);
 }
 

@@ -962,10 +962,17 @@ static void test_runtime_python_pairs(void **state)
 	       "Python version \"3.5\" is not available for runtime version \"1.15\". Available Python "
 	       "versions: 2.7, 3.7.");
 	ml_one("{\"region\":\"us-central1\",\"runtimeVersion\":\"3.0\",\"packageUris\":[\"gs://b/t.tar.gz\"],"
-	       "\"pythonModule\":\"t.task\"}", "training_input.runtime_version",
-	       "Runtime version \"3.0\" is not supported. Supported runtime versions: 1.4, 1.5, 1.6, "
-	       "1.7, 1.8, 1.9, 1.10, 1.11, 1.12, 1.13, 1.14, 1.15, 2.1, 2.2, 2.3, 2.4, 2.5, 2.6, 2.7, "
-	       "2.8, 2.11.");
+	       "\"pythonModule\":\"t.task\"}", "runtime_version",
+	       "The specified runtime version '3.0' with the Python version '' is not supported or is "
+	       "deprecated.  Please specify a different runtime version. See "
+	       "https://cloud.google.com/ml-engine/docs/runtime-version-list for a list of supported "
+	       "versions");
+	ml_one("{\"region\":\"us-central1\",\"runtimeVersion\":\"1.9.1\",\"pythonVersion\":\"3.7\","
+	       "\"packageUris\":[\"gs://b/t.tar.gz\"],\"pythonModule\":\"t.task\"}", "runtime_version",
+	       "The specified runtime version '1.9.1' with the Python version '3.7' is not supported or "
+	       "is deprecated.  Please specify a different runtime version. See "
+	       "https://cloud.google.com/ml-engine/docs/runtime-version-list for a list of supported "
+	       "versions");
 	ml_one("{\"region\":\"us-central1\",\"runtimeVersion\":\"2.4\",\"masterConfig\":"
 	       "{\"imageUri\":\"gcr.io/p/t:1\"}}", "training_input.runtime_version",
 	       "Only one of masterConfig.imageUri and runtimeVersion should be set.");

@@ -1709,26 +1709,28 @@ static bool reclaim_room(struct worker *w, int count)
 	int most = 0;
 	for (int i = 0; i < h->nworkers; i++) {
 		int n = atomic_load_explicit(&h->workers[i].rcount, memory_order_relaxed);
-		if (&h->workers[i] != w && n > most) {
+		if (&h->workers[i] != w && h->workers[i].evfd >= 0 && n > most) {
 			other = &h->workers[i];
 			most = n;
 		}
 	}
-	if (!other || other->evfd < 0 ||
-	    atomic_fetch_add(&h->reclaims_pending, 1) >= RECLAIM_OVERSHOOT) {
-		if (other && other->evfd >= 0)
-			atomic_fetch_sub(&h->reclaims_pending, 1);
-		victim = reclaim_victim(w, count);
-		if (!victim)
-			return false;
-		conn_release(victim);
-		return true;
+	/* Admitted now, another worker closing one for it (its eventfd): at most
+	 * RECLAIM_OVERSHOOT such at once, and never that far past the cap. */
+	if (other && atomic_load(&h->nconns) <= h->lim.max_connections + RECLAIM_OVERSHOOT) {
+		if (atomic_fetch_add(&h->reclaims_pending, 1) < RECLAIM_OVERSHOOT) {
+			atomic_store(&other->reclaim_floor, count);
+			atomic_fetch_add(&other->reclaim_owed, 1);
+			uint64_t one = 1;
+			if (write(other->evfd, &one, sizeof(one)) < 0 && errno != EAGAIN)
+				log_error("http: cannot wake a worker: %s", strerror(errno));
+			return true;
+		}
+		atomic_fetch_sub(&h->reclaims_pending, 1);
 	}
-	atomic_store(&other->reclaim_floor, count + 1);
-	atomic_fetch_add(&other->reclaim_owed, 1);
-	uint64_t one = 1;
-	if (write(other->evfd, &one, sizeof(one)) < 0 && errno != EAGAIN)
-		log_error("http: cannot wake a worker: %s", strerror(errno));
+	victim = reclaim_victim(w, count);
+	if (!victim)
+		return false;
+	conn_release(victim);
 	return true;
 }
 

@@ -107,8 +107,12 @@ async function tokensServer(env = {}) {
 }
 
 // The least role each verb needs (auth.h); trainplane.* (nodes) is admin's.
-const VIEWER_VERBS = new Set(['get', 'list', 'getConfig', 'wait', 'testIamPermissions']);
-const DEVELOPER_VERBS = new Set(['create', 'cancel', 'patch', 'delete']);
+// Cloud Storage's methods take its permissions: insert, uploads, compose,
+// rewrite and copy are storage.objects.create; download is get.
+const VIEWER_VERBS = new Set(['get', 'list', 'getConfig', 'wait', 'testIamPermissions', 'download',
+  'getStorageLayout']);
+const DEVELOPER_VERBS = new Set(['create', 'cancel', 'patch', 'delete', 'insert', 'upload', 'resumableInsert',
+  'resumableUpload', 'compose', 'rewrite', 'copy']);
 function needed(op) {
   if (op === 'metrics') return 'metrics'; // tokens mode: trainplane.metrics.get (admins, metrics tokens)
   if (!op.includes('.')) return 'public';
@@ -135,8 +139,12 @@ function concrete(route, p, ids) {
   const values = {
     projectsId: p, locationsId: 'us-central1', jobsId: ids.job, customJobsId: ids.customJob ?? '1',
     operationsId: '1', nodesId: 'no-such-node', trainingPipelinesId: '1',
+    // Cloud Storage: a bucket of project p (made in before()), any object.
+    bucket: ids.bucket, sourceBucket: ids.bucket, destinationBucket: ids.bucket,
   };
-  const url = route.pattern.replace(/\{(\w+)\}/g, (_, k) => encodeURIComponent(values[k] ?? 'x'));
+  let url = route.pattern.replace(/\{(\w+)\}/g, (_, k) => encodeURIComponent(values[k] ?? 'x'));
+  // A new bucket and the list of buckets name their project in the query.
+  if (route.op === 'storage.buckets.insert' || route.op === 'storage.buckets.list') url += `?project=${p}`;
   let body;
   if (route.op === 'logging.entries.list') body = { resourceNames: [`projects/${p}`] };
   else if (['POST', 'PATCH'].includes(route.method)) body = {};
@@ -148,6 +156,7 @@ describe('auth_mode: tokens', () => {
   let file;
   let c;
   const JOB = 'guarded_job';
+  const BUCKET = 'guarded-bucket';
 
   before(async () => {
     ({ server, file } = await tokensServer());
@@ -155,6 +164,8 @@ describe('auth_mode: tokens', () => {
     const r = await c.post('/v1/projects/proj-a/jobs', { jobId: JOB, trainingInput: trainingInput(), labels: { team: 'a' } },
       { headers: bearer(TOKENS.admin) });
     assert.equal(r.status, 200, r.text);
+    const b = await c.post('/storage/v1/b?project=proj-a', { name: BUCKET }, { headers: bearer(TOKENS.admin) });
+    assert.equal(b.status, 200, b.text);
   });
   after(async () => {
     if (server) await server.stop();
@@ -225,7 +236,7 @@ describe('auth_mode: tokens', () => {
       jobSpec: { workerPoolSpecs: [{ machineSpec: { machineType: 'n1-standard-4' }, replicaCount: '1', containerSpec: { imageUri: 'x/y:z' } }] },
     }, { headers: bearer(TOKENS.developer) });
     assert.equal(cv.status, 200, cv.text);
-    const ids = { job: JOB, customJob: cv.json.name.split('/').pop() };
+    const ids = { job: JOB, customJob: cv.json.name.split('/').pop(), bucket: BUCKET };
     const before = (await c.get(`/v1/projects/proj-a/jobs/${JOB}`, { headers: bearer(TOKENS.root) })).json;
 
     const callers = [

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -29,6 +30,7 @@ struct pg_embedded {
 	uid_t uid;		/* the user PostgreSQL runs as */
 	gid_t gid;
 	bool drop_privileges;
+	int lock_fd;		/* state_dir/server.lock, held (flock) while this server runs */
 };
 
 /* The newest /usr/lib/postgresql/<N>/bin holding pg_ctl, or NULL. */
@@ -171,6 +173,8 @@ int pg_embedded_start(const char *state_dir, const char *bin_dir, struct pg_embe
 {
 	struct pg_embedded *pg = xcalloc(1, sizeof(*pg));
 	char abs_state[PATH_MAX];
+
+	pg->lock_fd = -1;
 	char *run_dir = NULL, *pg_ctl = NULL, *initdb = NULL, *opts = NULL, *version = NULL;
 	int rc = -1;
 
@@ -184,6 +188,34 @@ int pg_embedded_start(const char *state_dir, const char *bin_dir, struct pg_embe
 		snprintf(err, errlen, "state directory %s: %s", state_dir, strerror(errno));
 		goto out;
 	}
+	/*
+	 * One server per state directory: a second one would adopt the first's
+	 * running database and, failing later (its port taken), stop it under
+	 * the first. The lock goes with the process (a crash leaves the
+	 * database to adopt, and no lock); PostgreSQL does not inherit it.
+	 */
+	char *lock_path = xasprintf("%s/server.lock", abs_state);
+	pg->lock_fd = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	free(lock_path);
+	if (pg->lock_fd < 0) {
+		snprintf(err, errlen, "state directory %s: cannot open server.lock: %s", abs_state,
+			 strerror(errno));
+		goto out;
+	}
+	if (flock(pg->lock_fd, LOCK_EX | LOCK_NB)) {
+		char holder[32] = "";
+		ssize_t n = pread(pg->lock_fd, holder, sizeof(holder) - 1, 0);
+		holder[n > 0 ? n : 0] = '\0';
+		holder[strcspn(holder, "\n")] = '\0';
+		snprintf(err, errlen, "another trainplane-server%s%s%s runs on the state directory %s "
+			 "and its embedded database: give this one a state_dir of its own",
+			 *holder ? " (pid " : "", holder, *holder ? ")" : "", abs_state);
+		goto out;
+	}
+	char pidtext[32];
+	int plen = snprintf(pidtext, sizeof(pidtext), "%ld\n", (long)getpid());
+	if (ftruncate(pg->lock_fd, 0) || pwrite(pg->lock_fd, pidtext, (size_t)plen, 0) != plen)
+		log_warn("cannot write server.lock in %s: %s", abs_state, strerror(errno));
 	pg->bin_dir = bin_dir && *bin_dir ? xstrdup(bin_dir) : find_bin_dir();
 	if (!pg->bin_dir) {
 		snprintf(err, errlen, "no PostgreSQL server found in /usr/lib/postgresql/*/bin: "
@@ -270,6 +302,8 @@ out:
 					       "stop", NULL };
 			(void)run_as_db_user(pg, argv);
 		}
+		if (pg->lock_fd >= 0)
+			close(pg->lock_fd);
 		free(pg->bin_dir);
 		free(pg->data_dir);
 		free(pg->log_path);
@@ -294,6 +328,8 @@ void pg_embedded_stop(struct pg_embedded *pg)
 	else
 		log_info("embedded database stopped");
 	free(pg_ctl);
+	if (pg->lock_fd >= 0)
+		close(pg->lock_fd);
 	free(pg->bin_dir);
 	free(pg->data_dir);
 	free(pg->log_path);

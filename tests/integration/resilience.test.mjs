@@ -186,6 +186,15 @@ describe('embedded PostgreSQL (no database URL)', () => {
     const second = await startServer({ env, startTimeoutMs: 90_000 });
     cleanups.push(() => second.kill());
     assert.doesNotMatch(second.stderr(), /initialising the embedded database/, 'the second start reuses the data');
+    // A second server on the same state directory while this one runs is
+    // refused at once: it must not adopt this one's database and, failing
+    // later (here on its port), stop it under this one.
+    const port = new URL(second.base).port;
+    const dup = runServerSync([], { env: { ...env, TRAINPLANE_LISTEN: `127.0.0.1:${port}` } });
+    assert.notEqual(dup.status, 0, dup.stderr);
+    assert.match(dup.stderr, /another trainplane-server \(pid \d+\) runs on the state directory/);
+    assert.ok(postgresProcessesFor(dataDir).length > 0, 'the running server keeps its postgres');
+    assert.equal((await client(second.base).get('/readyz')).status, 200, 'and answers');
     const got = await client(second.base).get('/v1/projects/emb/jobs/survivor');
     assert.equal(got.status, 200, got.text);
     assert.deepEqual(got.json, made.json, 'the job survived the restart');

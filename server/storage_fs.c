@@ -470,7 +470,8 @@ static int walk_dir(struct walk *wk, int dirfd, const char *path)
 		v[n].key = v[n].dir ? xasprintf("%s/", de->d_name) : xstrdup(de->d_name);
 		n++;
 	}
-	qsort(v, n, sizeof(*v), entry_cmp);
+	if (n)
+		qsort(v, n, sizeof(*v), entry_cmp);
 	int rc = 0;
 	for (size_t i = 0; i < n && !wk->stop; i++) {
 		char *full = xasprintf("%s%s%s", path, v[i].name, v[i].dir ? "/" : "");

@@ -260,7 +260,8 @@ ITEST_RUNS       := $(ITEST_BIN:$(BUILD)/tests/%=run-%)
 # order, so the long ones do not start last and hold up the end.
 IT_FILES         := $(wildcard tests/integration/*.test.mjs)
 IT_SLOW_NAMES    := access fencing replica_identity_restore replica_identity_fresh replication \
-                    http_hardening scheduler_e2e replica_identity_side_by_side resilience vertex_restart
+                    http_hardening scheduler_e2e replica_identity_side_by_side resilience vertex_restart \
+                    storage_gcloud storage_api
 IT_SLOW          := $(foreach n,$(IT_SLOW_NAMES),$(filter %/$(n).test.mjs,$(IT_FILES)))
 IT_ORDER         := $(IT_SLOW) $(filter-out $(IT_SLOW),$(IT_FILES))
 TEST_TIMES       := $(abspath $(BUILD)/test-times.txt)

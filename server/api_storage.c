@@ -1070,6 +1070,13 @@ static void insert_resumable(struct request *req, const char *bucket)
 	int64_t t = -1;
 	if (total && wire_int64_parse(total, &t))
 		t = -1;
+	if (t > (int64_t)max_object(req)) {
+		json_decref(meta);
+		storage_error(req, 413, "uploadTooLarge",
+			      "The object's size (%" PRId64 " bytes) exceeds the maximum object size "
+			      "(%" PRIu64 " bytes).", t, max_object(req));
+		return;
+	}
 	char *md = metadata_text(meta);
 	struct storage_upload s = { .id = id, .bucket = (char *)bucket, .name = (char *)name,
 				    .content_type = (char *)(ct ? ct : "application/octet-stream"),
@@ -1188,19 +1195,42 @@ void api_storage_objects_upload_head(struct request *req)
 			      ".", from, u->session.received);
 		return;
 	}
+	if (total >= 0 && (to >= total || total < u->session.received)) {
+		storage_error(req, 400, "invalid",
+			      "The Content-Range goes past the object's size (%" PRId64 " bytes).",
+			      total);
+		return;
+	}
+	if (u->total > (int64_t)max_object(req)) {
+		storage_error(req, 413, "uploadTooLarge",
+			      "The object's size (%" PRId64 " bytes) exceeds the maximum object size "
+			      "(%" PRIu64 " bytes).", u->total, max_object(req));
+		return;
+	}
 	u->skip = from >= 0 ? u->session.received - from : 0;
 	hash_pair_init(&u->hp);
 	if (u->session.hash_state_len == HASH_STATE_BYTES)
 		hash_pair_load(&u->hp, u->session.hash_state);
 	u->tmpname = xasprintf("u-%s", u->session.id);
 	u->fd = storage_fs_tmp_open(u->fs, u->tmpname, u->session.received);
+	if (u->fd == -ENOENT) {
+		/* Its bytes are gone (the file removed under the storage root): the
+		 * session cannot go on, and the client starts a new one. */
+		if (store_upload_end(req->srv->store, u->session.id) != STORE_OK)
+			log_debug("upload session %s: not ended", u->session.id);
+		storage_error(req, 404, "notFound", "No such upload session (its data is lost).");
+		return;
+	}
 	if (u->fd < 0) {
 		storage_error(req, 503, "backendError", "Cannot write under the storage root: %s.",
 			      strerror(-u->fd));
 		return;
 	}
 	u->written = u->session.received;
-	req_stream_body(req, max_object(req), upload_sink);
+	/* The chunk may not take the object past the maximum size either. */
+	int64_t at = from >= 0 ? from : u->session.received;
+	req_stream_body(req, max_object(req) > (uint64_t)at ? max_object(req) - (uint64_t)at : 0,
+			upload_sink);
 }
 
 void api_storage_objects_upload(struct request *req)
@@ -1231,7 +1261,8 @@ void api_storage_objects_upload(struct request *req)
 	if (u->total >= 0 && u->written >= u->total) {
 		unsigned char md5[16];
 		md5_final(&u->hp.md5, md5);
-		u->keep_tmp = false;
+		/* Not committed (a conflict, a precondition): the session's file
+		 * stays whole with it, for a retry. */
 		json_t *obj = upload_commit(req, u, bucket, u->session.name, u->session.content_type,
 					    u->session.metadata, md5, u->hp.crc32c);
 		if (obj) {

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common.h"
@@ -326,9 +327,17 @@ int storage_fs_tmp_open(struct storage_fs *fs, const char *tmpname, int64_t offs
 {
 	if (!tmp_name_ok(tmpname))
 		return -EINVAL;
-	int fd = openat(fs->tmpfd, tmpname, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+	/* Created for the first bytes only: a file that lost what the session
+	 * holds is never made up (zeros) again. */
+	int fd = openat(fs->tmpfd, tmpname,
+			O_RDWR | O_NOFOLLOW | O_CLOEXEC | (offset ? 0 : O_CREAT), 0644);
 	if (fd < 0)
 		return -errno;
+	struct stat sb;
+	if (fstat(fd, &sb) || !S_ISREG(sb.st_mode) || sb.st_size < offset) {
+		close(fd);
+		return -ENOENT;
+	}
 	if (ftruncate(fd, offset) || lseek(fd, offset, SEEK_SET) < 0) {
 		int e = errno;
 		close(fd);
@@ -353,9 +362,29 @@ int storage_fs_commit(struct storage_fs *fs, const char *tmpname, const char *bu
 	if (dirfd < 0)
 		return dirfd;
 	struct stat sb;
-	if (!fstatat(dirfd, base, &sb, AT_SYMLINK_NOFOLLOW) && !S_ISREG(sb.st_mode)) {
+	bool replaces = !fstatat(dirfd, base, &sb, AT_SYMLINK_NOFOLLOW);
+	if (replaces && !S_ISREG(sb.st_mode)) {
 		close(dirfd);
 		return S_ISDIR(sb.st_mode) ? -EISDIR : -EEXIST;	/* no link replaced either */
+	}
+	/*
+	 * The generation is the mtime in microseconds: stamped from the precise
+	 * clock (the file system's own is a clock tick coarse, and two uploads
+	 * in one tick would share a generation), later than the one replaced.
+	 */
+	struct timespec ts[2];
+	clock_gettime(CLOCK_REALTIME, &ts[0]);
+	if (replaces && ((int64_t)sb.st_mtim.tv_sec * 1000000 + sb.st_mtim.tv_nsec / 1000) >=
+			((int64_t)ts[0].tv_sec * 1000000 + ts[0].tv_nsec / 1000)) {
+		int64_t us = (int64_t)sb.st_mtim.tv_sec * 1000000 + sb.st_mtim.tv_nsec / 1000 + 1;
+		ts[0].tv_sec = (time_t)(us / 1000000);
+		ts[0].tv_nsec = (long)(us % 1000000) * 1000;
+	}
+	ts[1] = ts[0];
+	if (utimensat(fs->tmpfd, tmpname, ts, AT_SYMLINK_NOFOLLOW)) {
+		int e = errno;
+		close(dirfd);
+		return -e;
 	}
 	if (renameat(fs->tmpfd, tmpname, dirfd, base)) {
 		int e = errno;
@@ -471,7 +500,7 @@ static int walk_dir(struct walk *wk, int dirfd, const char *path)
 		n++;
 	}
 	if (n)
-		qsort(v, n, sizeof(*v), entry_cmp);
+		qsort(v, n, sizeof(*v), entry_cmp);	/* (v is NULL in an empty folder) */
 	int rc = 0;
 	for (size_t i = 0; i < n && !wk->stop; i++) {
 		char *full = xasprintf("%s%s%s", path, v[i].name, v[i].dir ? "/" : "");

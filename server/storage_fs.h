@@ -58,7 +58,8 @@ int storage_fs_remove(struct storage_fs *fs, const char *bucket, const char *nam
  * A new file being written (an upload), outside every bucket until
  * committed: fd >= 0 and its temporary name (caller frees), or -errno.
  * storage_fs_tmp_open reopens an existing one (a resumable session's) for
- * appending at offset (truncated there).
+ * appending at offset (truncated there); -ENOENT when it is missing or
+ * shorter than offset (it is created only at offset 0).
  */
 int storage_fs_tmp_create(struct storage_fs *fs, char **tmpname);
 int storage_fs_tmp_open(struct storage_fs *fs, const char *tmpname, int64_t offset);

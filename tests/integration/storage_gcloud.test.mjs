@@ -176,13 +176,10 @@ disable_prompts = true
     });
   });
 
-  // gcloud storage rm -r asks for the bucket's storage layout (GET
-  // /storage/v1/b/B/storageLayout, for hierarchical namespaces), which the
-  // server does not serve: the objects go, and then gcloud exits 1.
+  // gcloud storage rm -r asks for the bucket's storage layout first (GET
+  // /storage/v1/b/B/storageLayout, for hierarchical namespaces).
   describe('gcloud storage rm -r', () => {
-    it('removes a folder\'s objects and exits 0', {
-      todo: 'GET /storage/v1/b/{bucket}/storageLayout is not served (404): gcloud storage rm -r exits 1',
-    }, async () => {
+    it('removes a folder\'s objects and exits 0', async () => {
       const b = await api.post(`/storage/v1/b?project=${PROJECT}`, { name: RMR_BUCKET });
       assert.equal(b.status, 200, b.text);
       for (const n of ['x/1', 'x/2']) {

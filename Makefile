@@ -21,6 +21,10 @@ BUILD    := build/san
 OPT      := -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined
 LDSAN    := -fsanitize=address,undefined
 endif
+# The server built with ASan + UBSan, whatever this mode: the connection
+# churn test (tests/integration/http_churn.test.mjs) runs against it in
+# every make test. Under SANITIZE=1 it is $(SERVER) itself.
+SAN_SERVER := build/san/trainplane-server
 
 # The warnings git's DEVELOPER=1 adds (-Wvla -Wwrite-strings -Wformat-security)
 # are on too.
@@ -68,7 +72,8 @@ SERVER := $(BUILD)/trainplane-server
 AGENT  := $(BUILD)/trainplane-agent
 CLI    := $(BUILD)/trainplane
 
-.PHONY: all deps run test test-unit test-integration test-integration-js lint-openapi format-check sql-check bench fuzz fuzz-smoke soak clean node-deps
+.PHONY: all deps run test test-unit test-integration test-integration-js lint-openapi format-check sql-check bench fuzz fuzz-smoke soak clean node-deps \
+	san-server
 all: $(SERVER) $(if $(wildcard agent/main.c),$(AGENT)) $(if $(wildcard cli/main.c),$(CLI))
 
 $(BUILD)/%.o: %.c
@@ -107,6 +112,16 @@ $(SERVER): $(SERVER_OBJ) $(BUILD)/libtrainplane.a
 
 $(AGENT): $(BUILD)/agent/main.o $(BUILD)/libagent.a $(BUILD)/libtrainplane.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+# $(SAN_SERVER), by a make of its own in the SANITIZE=1 mode (its objects
+# are build/san/'s); beside the rest of a parallel build (the job server is
+# shared). -s: no "is up to date" when it is.
+ifeq ($(BUILD),build/san)
+san-server: $(SERVER)
+else
+san-server:
+	@$(MAKE) -s --no-print-directory SANITIZE=1 $(SAN_SERVER)
+endif
 
 .SECONDEXPANSION:
 # One archive per folder for the unit drivers (the binaries link
@@ -254,17 +269,17 @@ ITEST_RUNS       := $(ITEST_BIN:$(BUILD)/tests/%=run-%)
 # order, so the long ones do not start last and hold up the end.
 IT_FILES         := $(wildcard tests/integration/*.test.mjs)
 IT_SLOW_NAMES    := access fencing replica_identity_restore replica_identity_fresh replication \
-                    http_hardening scheduler_e2e replica_identity_side_by_side resilience vertex_restart
+                    http_hardening scheduler_e2e replica_identity_side_by_side http_churn resilience vertex_restart
 IT_SLOW          := $(foreach n,$(IT_SLOW_NAMES),$(filter %/$(n).test.mjs,$(IT_FILES)))
 IT_ORDER         := $(IT_SLOW) $(filter-out $(IT_SLOW),$(IT_FILES))
 TEST_TIMES       := $(abspath $(BUILD)/test-times.txt)
 TEST_ENV := TRAINPLANE_SERVER_BIN=$(abspath $(SERVER)) TRAINPLANE_AGENT_BIN=$(abspath $(AGENT)) \
 	TRAINPLANE_CLI_BIN=$(abspath $(CLI)) TRAINPLANE_SANITIZED=$(if $(SANITIZE),1,) \
-	TRAINPLANE_TEST_TIMES=$(TEST_TIMES)
+	TRAINPLANE_SAN_SERVER_BIN=$(abspath $(SAN_SERVER)) TRAINPLANE_TEST_TIMES=$(TEST_TIMES)
 
 .PHONY: $(UNIT_RUNS) $(ITEST_RUNS) $(FUZZ_TARGETS:%=fuzz-build-%)
 test: deps
-	@$(MAKE) --no-print-directory -j$(NPROC) all $(UNIT_BIN) $(ITEST_BIN) node-deps \
+	@$(MAKE) --no-print-directory -j$(NPROC) all san-server $(UNIT_BIN) $(ITEST_BIN) node-deps \
 		$(FUZZ_TARGETS:%=fuzz-build-%)
 	@mkdir -p $(BUILD) && rm -f $(TEST_TIMES)
 	@set -o pipefail; rc=0; t0=$$(date +%s); \
@@ -284,7 +299,7 @@ test-unit: $(UNIT_RUNS)
 test-integration: test-integration-js $(ITEST_RUNS)
 
 test-integration-js: $(SERVER) $(if $(wildcard agent/main.c),$(AGENT)) $(if $(wildcard cli/main.c),$(CLI)) \
-		node-deps
+		san-server node-deps
 	$(TEST_ENV) node --test --test-concurrency=$(TEST_CONCURRENCY) $(IT_ORDER)
 
 # The tree's format (.editorconfig): tabs, line ends, line lengths.

@@ -274,6 +274,7 @@ describe('connection churn', () => {
     const watching = Promise.all(servers.map(watch));
     const exits = servers.map((s) => s.server.exited.then(() => { problem ??= trouble(s); }));
     await Promise.race([watching, ...exits]);
+    const churned = ((Date.now() - endAt) / 1000 + SECONDS).toFixed(1);
     for (const r of runs) r.run.stop();
     if (problem) {
       // A sanitizer writes its report, then (ASan) exits: read it whole,
@@ -297,7 +298,7 @@ describe('connection churn', () => {
       process.stderr.write(`# http_churn ${servers[i].name}: ${st.connections} connections, ${st.requests} requests, ` +
         `${st.connectFailed} refused, ${st.clientErrors} client errors; when ${JSON.stringify(st.when)}; how ${JSON.stringify(st.how)}\n`);
     }
-    assert.equal(problem, null, `seed ${SEED} (replay: CHURN_SEED=${SEED}): ${problem}`);
+    assert.equal(problem, null, `seed ${SEED} (replay: CHURN_SEED=${SEED}), after ${churned} s of churn: ${problem}`);
     // Still answering after it, every way: health, a cached get, a create.
     for (const s of servers) {
       await s.health.check('/readyz');

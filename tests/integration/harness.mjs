@@ -276,7 +276,7 @@ export function postgresProcessesFor(dataDir) {
 
 // --- the server ------------------------------------------------------------------
 
-const SANITIZER_REPORT = /(ERROR: (AddressSanitizer|LeakSanitizer|UndefinedBehaviorSanitizer)|SUMMARY: \w+Sanitizer|runtime error: )/;
+const SANITIZER_REPORT = /(ERROR: (AddressSanitizer|LeakSanitizer|UndefinedBehaviorSanitizer)|WARNING: ThreadSanitizer|SUMMARY: \w+Sanitizer|runtime error: )/;
 
 /** The sanitizer report in a server's stderr, or null. */
 export function sanitizerReport(text) {
@@ -284,7 +284,8 @@ export function sanitizerReport(text) {
   return m ? text.slice(Math.max(0, m.index - 200), m.index + 4000) : null;
 }
 
-function sanitizerEnv() {
+/** The sanitizers' settings for a server built with SANITIZE=1 (ASan + UBSan). */
+export function sanitizerEnv() {
   return {
     ASAN_OPTIONS: 'detect_leaks=1:abort_on_error=0:halt_on_error=1:detect_stack_use_after_return=0',
     UBSAN_OPTIONS: 'print_stacktrace=1:halt_on_error=1',

@@ -9,6 +9,9 @@
 #           (3 alternating runs of each: the median of the paired ratios),
 #           same wrk load; p99 latency of both
 #   validate: validations/s of a typical CUSTOM job on one core
+#   hold:   10,000 idle keep-alive connections and 2,000 parked agent syncs
+#           held, the server's RSS and CPU per connection and per parked
+#           poll (tools/bench_hold.sh; BENCH_HOLD=0 leaves it out)
 set -euo pipefail
 server=$(realpath "${1:-build/trainplane-server}")
 dir=$(dirname "$server")
@@ -195,3 +198,9 @@ printf '  agents: %s simulated agents, %s; server CPU %.1f%% of one core over %s
 	"${BENCH_AGENTS:-1000}" "$(tail -1 "$state/agents.out")" \
 	"$(awk -v a="$c0" -v b="$c1" -v hz="$hz" -v s="${BENCH_AGENT_SECONDS:-30}" 'BEGIN { print (b - a) * 100 / hz / s }')" \
 	"${BENCH_AGENT_SECONDS:-30}"
+
+# --- connections held: memory and CPU per idle connection and parked poll ------
+# Each idle connection's one request is a jobs.get of a job the latency runs left.
+if [ "${BENCH_HOLD:-1}" != 0 ]; then
+	tools/bench_hold.sh "$server" "$state/var/run" /v1/projects/lat/jobs/l1
+fi

@@ -9,6 +9,9 @@
 #           (3 alternating runs of each: the median of the paired ratios),
 #           same wrk load; p99 latency of both
 #   validate: validations/s of a typical CUSTOM job on one core
+#   storage: a 1 GiB object uploaded and downloaded through the storage API
+#           against cp of the same file (tools/bench_storage.sh; BENCH_STORAGE=0
+#           leaves it out)
 #   hold:   10,000 idle keep-alive connections and 2,000 parked agent syncs
 #           held, the server's RSS and CPU per connection and per parked
 #           poll (tools/bench_hold.sh; BENCH_HOLD=0 leaves it out)
@@ -203,4 +206,9 @@ printf '  agents: %s simulated agents, %s; server CPU %.1f%% of one core over %s
 # Each idle connection's one request is a jobs.get of a job the latency runs left.
 if [ "${BENCH_HOLD:-1}" != 0 ]; then
 	tools/bench_hold.sh "$server" "$state/var/run" /v1/projects/lat/jobs/l1
+fi
+
+# --- Cloud Storage: a 1 GiB object up and down, against cp on the same disk ------
+if [ "${BENCH_STORAGE:-1}" != 0 ]; then
+	tools/bench_storage.sh "$server"
 fi

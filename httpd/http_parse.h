@@ -4,7 +4,7 @@
  * A request head is found (http_head_end), then parsed whole in place
  * (http_head_parse), which also decides how the body is framed; a chunked
  * body is decoded incrementally (http_chunked_feed). The connection code
- * (http_server.c) feeds bytes; the fuzzer feeds anything.
+ * (httpd.c) feeds bytes; the fuzzer feeds anything.
  *
  * Strict wherever two parsers could disagree about where a request ends
  * (request smuggling): lines end in CRLF (a bare CR or LF is an error), no

@@ -567,6 +567,13 @@ static int parse_range(const char *h, int64_t size, int64_t *from, int64_t *to)
 	return 1;
 }
 
+/* A name that could be an object here (Google's names that cannot be files are none). */
+static bool storable(const char *name)
+{
+	const char *why;
+	return name && storage_object_name_ok(name, &why);
+}
+
 /* Not found as Google says it. */
 static void no_such_object(struct request *req, const char *bucket, const char *name)
 {
@@ -624,8 +631,12 @@ static void object_get(struct request *req, const char *bucket, const char *name
 	if (need_bucket(req, bucket, &b))
 		return;
 	storage_bucket_release(&b);
-	if (need_object_name(req, name) || query_int64(req, "generation", &gen, &gen_given))
+	if (query_int64(req, "generation", &gen, &gen_given))
 		return;
+	if (!storable(name)) {
+		no_such_object(req, bucket, name);
+		return;
+	}
 	int fd = storage_fs_open_read(req->srv->storage, bucket, name, &st);
 	if (fd < 0 || (gen_given && gen != st.mtime_ns / 1000)) {
 		if (fd >= 0)
@@ -671,10 +682,10 @@ void api_storage_objects_delete(struct request *req)
 	if (need_bucket(req, bucket, &b))
 		return;
 	storage_bucket_release(&b);
-	if (need_object_name(req, name) || query_int64(req, "generation", &gen, &gen_given) ||
+	if (query_int64(req, "generation", &gen, &gen_given) ||
 	    query_int64(req, "ifGenerationMatch", &ifgen, &ifgen_given))
 		return;
-	if (storage_fs_stat(req->srv->storage, bucket, name, &st) ||
+	if (!storable(name) || storage_fs_stat(req->srv->storage, bucket, name, &st) ||
 	    (gen_given && gen != st.mtime_ns / 1000)) {
 		no_such_object(req, bucket, name);
 		return;

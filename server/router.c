@@ -211,8 +211,12 @@ static int check_path_ids_or_reply(struct request *req)
 			rule = why;
 		} else if (!strcmp(name, "object") || !strcmp(name, "sourceObject") ||
 			   !strcmp(name, "destinationObject")) {
+			/* A read or a delete may name what cannot be here (404 from the handler). */
+			bool reads = !strcmp(req->method, "GET") || !strcmp(req->method, "HEAD") ||
+				     !strcmp(req->method, "DELETE");
 			const char *why;
-			ok = storage_object_name_ok(v, &why);
+			ok = reads ? storage_object_name_google_ok(v, &why) :
+				     storage_object_name_ok(v, &why);
 			rule = why;
 		} else if (!strcmp(name, "jobsId")) {
 			ok = api_ml_job_id_valid(v);

@@ -123,6 +123,26 @@ bool storage_bucket_name_ok(const char *name, const char **why)
 	return true;
 }
 
+bool storage_object_name_google_ok(const char *name, const char **why)
+{
+	size_t n = strlen(name);
+
+	*why = NULL;
+	if (!n || n > NAME_MAX_BYTES || !wire_utf8_valid(name, n)) {
+		*why = "an object name is 1 to 1024 bytes of UTF-8";
+		return false;
+	}
+	if (!strcmp(name, ".") || !strcmp(name, "..")) {
+		*why = "an object name cannot be \".\" or \"..\"";
+		return false;
+	}
+	if (strpbrk(name, "\r\n")) {
+		*why = "an object name has no CR or LF";
+		return false;
+	}
+	return true;
+}
+
 bool storage_object_name_ok(const char *name, const char **why)
 {
 	size_t n = strlen(name), seg = 0;

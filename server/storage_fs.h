@@ -33,6 +33,11 @@ bool storage_bucket_name_ok(const char *name, const char **why);
  * ".." segment, no leading "/", segments of at most 255 bytes).
  */
 bool storage_object_name_ok(const char *name, const char **why);
+/*
+ * Google's rules alone: what a read or a delete may name. A name Google
+ * takes that cannot be a file here ("dir/", "a//b") names no object: 404.
+ */
+bool storage_object_name_google_ok(const char *name, const char **why);
 
 /* The bucket's folder: 0, or -errno. */
 int storage_fs_bucket_create(struct storage_fs *fs, const char *bucket);

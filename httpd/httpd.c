@@ -293,6 +293,7 @@ struct httpd {
 	atomic_int nconns;
 	pthread_mutex_t clients_mu;
 	struct client *clients[CLIENT_BUCKETS];
+	int nclients;		/* addresses with a connection open (under clients_mu) */
 	/* Parked (long-poll) requests, woken by key, FIN or deadline. */
 	pthread_mutex_t park_mu;
 	struct httpd_req *parked;
@@ -470,6 +471,7 @@ static struct client *client_acquire(struct httpd *h, const struct sockaddr_stor
 		memcpy(cl->addr, key, 16);
 		cl->next = h->clients[b];
 		h->clients[b] = cl;
+		h->nclients++;
 	}
 	if (h->lim.max_connections_per_client && cl->count >= h->lim.max_connections_per_client)
 		cl = NULL;
@@ -491,6 +493,7 @@ static void client_release(struct httpd *h, struct client *cl)
 			pp = &(*pp)->next;
 		*pp = cl->next;
 		free(cl);
+		h->nclients--;
 	}
 	pthread_mutex_unlock(&h->clients_mu);
 }
@@ -1694,7 +1697,7 @@ static void reclaim_owed(struct worker *w)
  * many. So a client that fills the server with slow heads is the one that
  * loses connections, and its own new ones are refused (503).
  */
-static bool reclaim_room(struct worker *w, int count)
+static bool reclaim_room(struct worker *w, int count, bool over_share)
 {
 	struct httpd *h = w->h;
 	/* an address that holds more than the newcomer's first, here or on
@@ -1707,6 +1710,10 @@ static bool reclaim_room(struct worker *w, int count)
 		conn_release(victim);
 		return true;
 	}
+	/* An address past its fair share of the cap gets no more than that:
+	 * the room other workers can make is kept for the others. */
+	if (over_share)
+		return false;
 	struct worker *other = NULL;
 	int most = 0;
 	for (int i = 0; i < h->nworkers; i++) {
@@ -1770,8 +1777,9 @@ static bool admit_slot(struct worker *w, int fd, const struct sockaddr_storage *
 	if (atomic_fetch_add(&h->nconns, 1) >= h->lim.max_connections) {
 		pthread_mutex_lock(&h->clients_mu);
 		int count = (*cl)->count;
+		int share = h->lim.max_connections / (h->nclients > 0 ? h->nclients : 1);
 		pthread_mutex_unlock(&h->clients_mu);
-		if (!reclaim_room(w, count)) {
+		if (!reclaim_room(w, count, count > share)) {
 			atomic_fetch_sub(&h->nconns, 1);
 			client_release(h, *cl);
 			*cl = NULL;

@@ -1710,10 +1710,6 @@ static bool reclaim_room(struct worker *w, int count, bool over_share)
 		conn_release(victim);
 		return true;
 	}
-	/* An address past its fair share of the cap gets no more than that:
-	 * the room other workers can make is kept for the others. */
-	if (over_share)
-		return false;
 	struct worker *other = NULL;
 	int most = 0;
 	for (int i = 0; i < h->nworkers; i++) {
@@ -1724,8 +1720,11 @@ static bool reclaim_room(struct worker *w, int count, bool over_share)
 		}
 	}
 	/* Admitted now, another worker closing one for it (its eventfd): at most
-	 * RECLAIM_OVERSHOOT such at once, and never that far past the cap. */
-	if (other && atomic_load(&h->nconns) <= h->lim.max_connections + RECLAIM_OVERSHOOT) {
+	 * RECLAIM_OVERSHOOT such at once, and never that far past the cap. An
+	 * address past its fair share of the cap is not given that room (it is
+	 * kept for the others): it may only displace its own, or its equals'. */
+	if (other && !over_share &&
+	    atomic_load(&h->nconns) <= h->lim.max_connections + RECLAIM_OVERSHOOT) {
 		if (atomic_fetch_add(&h->reclaims_pending, 1) < RECLAIM_OVERSHOOT) {
 			atomic_store(&other->reclaim_floor, count);
 			atomic_fetch_add(&other->reclaim_owed, 1);

@@ -244,13 +244,13 @@ static void cap_closes_a_slow_head_of_the_greediest_address(void **state)
 	assert_true(httpd_sim_open_p(h, other));	/* its address holds one: spared */
 	assert_false(httpd_sim_open_p(h, slow[0]));	/* the oldest of the greediest */
 	assert_true(httpd_sim_open_p(h, slow[1]) && httpd_sim_open_p(h, slow[2]));
-	/* The greedy address again: past its fair share of the cap (4 over 3
-	 * addresses), it is refused rather than given another's room. */
+	/* The greedy address again: no address holds more, so one of its own
+	 * goes (never the others'). */
 	int more = httpd_sim_open(h, 7);
 	httpd_sim_reap(h);
-	assert_false(httpd_sim_open_p(h, more));
-	assert_true(httpd_sim_open_p(h, slow[1]) && httpd_sim_open_p(h, slow[2]));
-	assert_true(httpd_sim_open_p(h, other));
+	assert_true(httpd_sim_open_p(h, more));
+	assert_false(httpd_sim_open_p(h, slow[1]));
+	assert_true(httpd_sim_open_p(h, other) && httpd_sim_open_p(h, fresh));
 	send_str(h, fresh, GET("/ok"));
 	httpd_sim_event(h, fresh);
 	assert_int_equal(count(out_of(h, fresh), "HTTP/1.1 200"), 1);

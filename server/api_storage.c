@@ -777,10 +777,16 @@ void api_storage_objects_insert_head(struct request *req)
 {
 	const char *type = req_query(req, "uploadType");
 
+	struct storage_bucket b;
+
 	if (!req->srv->storage) {
 		storage_error(req, 503, "backendError", "This server has no storage root.");
 		return;
 	}
+	/* No bucket: said before a byte of the body is written anywhere. */
+	if (need_bucket(req, req->params[0], &b))
+		return;
+	storage_bucket_release(&b);
 	if (type && !strcmp(type, "resumable")) {
 		req_stream_body(req, META_MAX, NULL);	/* its metadata, kept in memory */
 		return;

@@ -816,6 +816,20 @@ void api_storage_objects_insert_head(struct request *req)
  * Puts the finished file in place as bucket/name and keeps its metadata.
  * Returns the object's resource, or NULL when it replied with an error.
  */
+/*
+ * A content type is sent back as a header of every download: printable
+ * ASCII only (no CR or LF: no header of the client's making), 1 to 256.
+ */
+static bool content_type_ok(const char *ct)
+{
+	size_t n = 0;
+
+	for (; ct[n]; n++)
+		if ((unsigned char)ct[n] < 0x20 || (unsigned char)ct[n] > 0x7e || n == 256)
+			return false;
+	return n > 0;
+}
+
 static json_t *upload_commit(struct request *req, struct upload *u, const char *bucket,
 			  const char *name, const char *content_type, const char *metadata,
 			  const unsigned char md5[16], uint32_t crc)
@@ -823,6 +837,12 @@ static json_t *upload_commit(struct request *req, struct upload *u, const char *
 	struct storage_stat st;
 	int64_t ifgen = 0;
 	bool ifgen_given;
+
+	if (content_type && *content_type && !content_type_ok(content_type)) {
+		storage_error(req, 400, "invalid", "Invalid contentType: printable ASCII, at most "
+			      "256 characters.");
+		return NULL;
+	}
 
 	if (query_int64(req, "ifGenerationMatch", &ifgen, &ifgen_given))
 		return NULL;
@@ -1083,6 +1103,12 @@ static void insert_resumable(struct request *req, const char *bucket)
 	const char *ct = json_string_value(json_object_get(meta, "contentType"));
 	if (!ct)
 		ct = req_header(req, "X-Upload-Content-Type");
+	if (ct && !content_type_ok(ct)) {
+		json_decref(meta);
+		storage_error(req, 400, "invalid", "Invalid contentType: printable ASCII, at most "
+			      "256 characters.");
+		return;
+	}
 	const char *total = req_header(req, "X-Upload-Content-Length");
 	int64_t t = -1;
 	if (total && wire_int64_parse(total, &t))

@@ -498,6 +498,22 @@ describe('uploads', () => {
     assert.deepEqual((await download('upl', 'multi/lf.txt')).body, media);
   });
 
+  it('a content type with a line end or a control character is 400: it would be a header of every download', async () => {
+    await createBucket('ct-bucket');
+    const boundary = 'cc';
+    for (const ct of ['text/plain\r\nX-Evil: 1', 'text/plain\nSet-Cookie: a=b', 'a\u0001b', 'x'.repeat(300)]) {
+      const mp = await request(server.base, 'POST', '/upload/storage/v1/b/ct-bucket/o?uploadType=multipart', {
+        body: `--${boundary}\r\nContent-Type: application/json\r\n\r\n${JSON.stringify({ name: 'ct.txt', contentType: ct })}` +
+          `\r\n--${boundary}\r\n\r\nhello\r\n--${boundary}--`,
+        headers: { 'Content-Type': `multipart/related; boundary=${boundary}` },
+      });
+      assertError(mp, 400, 'INVALID_ARGUMENT', /contentType/);
+      assertError(await api.post('/upload/storage/v1/b/ct-bucket/o?uploadType=resumable', { name: 'ct.txt', contentType: ct }),
+        400, 'INVALID_ARGUMENT', /contentType/);
+    }
+    assert.equal((await api.get('/storage/v1/b/ct-bucket/o/ct.txt')).status, 404, 'nothing was written');
+  });
+
   it('a multipart body that is not one is 400, and leaves no file', async () => {
     const bad = (ct, body) => request(server.base, 'POST', '/upload/storage/v1/b/upl/o?uploadType=multipart',
       { body, headers: { 'Content-Type': ct } });

@@ -618,6 +618,23 @@ static void conn_close_socket(struct conn *c)
 	atomic_fetch_sub(&h->nconns, 1);
 }
 
+/*
+ * Reads into buf: the bytes read, or 0 with what stopped it recorded (no
+ * more now: can_read; the client's FIN: peer_eof; a failure: broken).
+ */
+static size_t conn_read(struct conn *c, char *buf, size_t len)
+{
+	ssize_t n = conn_recv(c, buf, len);
+
+	if (n == -1)
+		c->can_read = false;
+	else if (n == -2)
+		c->broken = true;
+	else if (n == 0)
+		c->peer_eof = true;
+	return n > 0 ? (size_t)n : 0;
+}
+
 /* Room for at least want more bytes in rbuf, compacting or growing it up to max. */
 static bool rbuf_room(struct conn *c, size_t want, size_t max)
 {
@@ -652,23 +669,13 @@ static void conn_fill(struct conn *c, size_t max)
 		if (!rbuf_room(c, RBUF_MIN, max))
 			return;	/* full: read again once some is taken */
 		size_t room = c->rcap - c->rend;
-		ssize_t n = conn_recv(c, c->rbuf + c->rend, room);
-		if (n == -1) {
-			c->can_read = false;
+		size_t n = conn_read(c, c->rbuf + c->rend, room);
+		if (!n)
 			return;
-		}
-		if (n == -2) {
-			c->broken = true;
-			return;
-		}
-		if (n == 0) {
-			c->peer_eof = true;
-			return;
-		}
-		c->rend += (size_t)n;
+		c->rend += n;
 		/* A short read of a plain socket took all it had: the next byte
 		 * brings a new edge. (TLS may hold more records: read on.) */
-		if (!c->ssl && !c->sim && (size_t)n < room && !c->rdhup)
+		if (!c->ssl && !c->sim && n < room && !c->rdhup)
 			c->can_read = false;
 	}
 }
@@ -913,22 +920,12 @@ static void body_read_direct(struct conn *c)
 			size_t room = c->rcap - c->rend;
 			if (room > c->body_left)
 				room = (size_t)c->body_left;
-			ssize_t n = conn_recv(c, c->rbuf + c->rend, room);
-			if (n == -1) {
-				c->can_read = false;
+			size_t n = conn_read(c, c->rbuf + c->rend, room);
+			if (!n)
 				break;
-			}
-			if (n == -2) {
-				c->broken = true;
-				break;
-			}
-			if (n == 0) {
-				c->peer_eof = true;
-				break;
-			}
-			body_to_sink(c, c->rbuf + c->rend, (size_t)n);
-			c->body_left -= (size_t)n;
-			body_progress(c, (size_t)n);
+			body_to_sink(c, c->rbuf + c->rend, n);
+			c->body_left -= n;
+			body_progress(c, n);
 		}
 		return;
 	}
@@ -938,23 +935,13 @@ static void body_read_direct(struct conn *c)
 		size_t room = b->alloc - b->len - 1;
 		if (room > c->body_left)
 			room = (size_t)c->body_left;
-		ssize_t n = conn_recv(c, b->buf + b->len, room);
-		if (n == -1) {
-			c->can_read = false;
+		size_t n = conn_read(c, b->buf + b->len, room);
+		if (!n)
 			break;
-		}
-		if (n == -2) {
-			c->broken = true;
-			break;
-		}
-		if (n == 0) {
-			c->peer_eof = true;
-			break;
-		}
-		b->len += (size_t)n;
+		b->len += n;
 		b->buf[b->len] = '\0';
-		c->body_left -= (size_t)n;
-		body_progress(c, (size_t)n);
+		c->body_left -= n;
+		body_progress(c, n);
 	}
 }
 

@@ -368,7 +368,7 @@ static enum store_rc place_pending_job(struct sched *s, const json_t *pending, s
 		json_t *spec = replica_spec(run, &cl, self, as[i].gpus);
 		json_t *gpus = gpu_array(as[i].gpus);
 		bool placed;
-		rc = store_sched_commit_move(s->conn, json_integer_value(json_object_get(p, "id")),
+		rc = store_sched_commit_move(s->conn, job.id, json_integer_value(json_object_get(p, "id")),
 					     work[as[i].node].name, gpus, ports[i], spec, &placed);
 		if (rc == STORE_OK && placed)
 			log_info("replica %s restarted on node %s",

@@ -109,6 +109,11 @@ void reply_store_error(struct request *req, enum store_rc rc)
 	case STORE_NOT_FOUND:
 		reply_error(req, API_NOT_FOUND, "The requested resource was not found.");
 		break;
+	case STORE_RETRY:
+		reply_error(req, API_ABORTED,
+			    "The request conflicted with concurrent changes several times in a row. "
+			    "Retry the request.");
+		break;
 	default:
 		reply_error(req, API_INTERNAL, "Internal error encountered.");
 	}

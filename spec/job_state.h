@@ -31,6 +31,25 @@
  *   scheduler places and times out; users cancel. They all move it through
  *   the one entry point.
  *
+ * Locks (issue 25; schema/015_lock_order.sql): one order for every
+ * transaction that changes replicas or moves a job, whoever runs it (an
+ * agent's sync or registration, the scheduler's placement commit and the
+ * move of a restarted replica, each housekeeping sweep: node expiry, lost
+ * replicas, gang restarts, timeouts, cancellation):
+ *   1. the jobs it may touch, by id (FOR UPDATE);
+ *   2. the node rows it may write, by name: its own node, the nodes a
+ *      placement goes to, and every node of a job whose replicas it may
+ *      stop or restart (the replica trigger bumps a node's
+ *      desired_version);
+ *   3. then it acts, and waits on nothing more: replica rows are written
+ *      only by a holder of their job's lock.
+ * A transaction takes all of 1 and 2 in one lock step at its start
+ * (tp_lock_jobs()), so it waits only there, and only for rows later in
+ * the order than any it holds: no wait cycle, so no deadlock. A user's
+ * cancel locks its one job and changes no replica. Conflicts that remain
+ * possible (none are known) are retried by the store, bounded and counted
+ * (store_retry(), trainplane_db_conflicts_total).
+ *
  * spec/ includes lib/ only: no SQL here.
  */
 #ifndef TP_JOB_STATE_H

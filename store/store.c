@@ -7,9 +7,11 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "log.h"
+#include "metrics.h"
 #include "migrate.h"
 
 struct store_conn {
@@ -35,8 +37,56 @@ struct store {
 };
 
 static const char *const rc_names[] = {
-	"ok", "not found", "conflict", "stale", "unavailable", "error",
+	"ok", "not found", "conflict", "stale", "unavailable", "error", "retry",
 };
+
+METRIC_COUNTER(db_conflicts, "trainplane_db_conflicts_total",
+	       "Transactions the database rolled back for a serialization failure or a deadlock "
+	       "(SQLSTATE 40001, 40P01); each ran again, up to 5 times.")
+
+/* One line at most a minute, whatever the rate of conflicts. */
+static void conflict_note(const char *what, bool gave_up)
+{
+	static _Atomic int64_t last_us;
+	static _Atomic uint64_t since;
+	int64_t now = mono_usec(), prev = atomic_load(&last_us);
+	uint64_t n = atomic_fetch_add(&since, 1) + 1;
+
+	if (gave_up) {
+		log_warn("database: %s met a conflict (serialization failure or deadlock) "
+			 "%d times in a row: given up", what, STORE_RETRIES + 1);
+		return;
+	}
+	if ((prev && now - prev < 60 * 1000000LL) ||
+	    !atomic_compare_exchange_strong(&last_us, &prev, now))
+		return;
+	atomic_store(&since, 0);
+	log_info("database: %s met a conflict (serialization failure or deadlock) and ran again "
+		 "(%llu such in the last minute; trainplane_db_conflicts_total counts them)", what,
+		 (unsigned long long)n);
+}
+
+/* 1-2 ms, then 2-4, 4-8, ...: the other transaction usually commits within a few. */
+static void conflict_backoff(int attempt)
+{
+	unsigned r = (unsigned)mono_usec() * 2654435761u;
+	long base = 1000L << (attempt < 6 ? attempt : 6);
+	struct timespec ts = { 0, (base + (long)(r % (unsigned long)base)) * 1000L };
+	nanosleep(&ts, NULL);
+}
+
+bool store_retry(enum store_rc rc, int attempt, const char *what)
+{
+	if (rc != STORE_RETRY)
+		return false;
+	if (attempt >= STORE_RETRIES) {
+		conflict_note(what, true);
+		return false;
+	}
+	conflict_note(what, false);
+	conflict_backoff(attempt);
+	return true;
+}
 
 const char *store_rc_name(enum store_rc rc)
 {
@@ -327,6 +377,10 @@ static enum store_rc classify(struct store_conn *c, const PGresult *res, const c
 	}
 	if (state && !strcmp(state, "23505"))
 		return STORE_CONFLICT;
+	if (state && (!strcmp(state, "40001") || !strcmp(state, "40P01"))) {
+		metric_add(&db_conflicts, 1);
+		return STORE_RETRY;
+	}
 	if (c->owner)
 		__atomic_add_fetch(&c->owner->errors, 1, __ATOMIC_RELAXED);
 	log_error("database error in %s: %s%s", what, state ? state : "",
@@ -407,6 +461,11 @@ static PGresult *run(struct store_conn *c, const struct store_stmt *stmt, const 
 		bool refused = store_pg_refused_read_only(res);
 		*rc = classify(c, res, stmt ? stmt->name : "query");
 		PQclear(res);
+		/* A conflict rolled the statement back: outside a transaction, it
+		 * runs again (the transaction's owner does that otherwise). */
+		if (*rc == STORE_RETRY && !c->in_tx &&
+		    store_retry(*rc, attempt, stmt ? stmt->name : "a statement"))
+			continue;
 		if (*rc == STORE_UNAVAILABLE && sent && (readonly || refused) && attempt == 0 &&
 		    !c->in_tx && !c->standalone)
 			continue;

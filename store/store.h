@@ -29,9 +29,31 @@ enum store_rc {
 	STORE_STALE,		/* optimistic concurrency: version mismatch */
 	STORE_UNAVAILABLE,	/* the database cannot be reached right now */
 	STORE_ERROR,		/* anything else: a bug or a broken database */
+	STORE_RETRY,		/* a serialization failure or deadlock (40001, 40P01): the
+				 * transaction was rolled back and may run again */
 };
 
 const char *store_rc_name(enum store_rc rc);
+
+/*
+ * Conflicts. A statement outside a transaction that meets a serialization
+ * failure or a deadlock (40001, 40P01) runs again, up to STORE_RETRIES
+ * times; in a transaction it answers STORE_RETRY, and the transaction's
+ * owner runs the whole transaction again:
+ *
+ *	for (int attempt = 0;; attempt++) {
+ *		rc = one_try(...);
+ *		if (!store_retry(rc, attempt, "node_sync"))
+ *			break;
+ *	}
+ *
+ * store_retry() says whether to: rc is STORE_RETRY and attempts are left
+ * (it then waits a little, longer each time, with jitter). Every conflict
+ * counts in trainplane_db_conflicts_total; the log says so at most once a
+ * minute, in one line, and at WARN when the retries run out.
+ */
+#define STORE_RETRIES 5
+bool store_retry(enum store_rc rc, int attempt, const char *what);
 
 struct store;
 struct store_conn;

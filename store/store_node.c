@@ -42,6 +42,15 @@ static const struct store_stmt stmt_register = {
 	false,
 };
 
+/* The register's lock step (schema/015): the jobs of the node's live
+ * replicas (an older incarnation's are marked LOST), then the node. */
+static const struct store_stmt stmt_register_lock = {
+	49, "node_register_lock",
+	"SELECT tp_lock_jobs(ARRAY(SELECT DISTINCT job FROM replicas WHERE node = $1 "
+	"  AND state IN ('PENDING', 'STARTING', 'RUNNING') AND desired <> 'DONE'), ARRAY[$1])",
+	false,
+};
+
 /* The lease, stop grace and policy, written with the registration. */
 static const struct store_stmt stmt_register_fencing = {
 	28, "node_register_fencing",
@@ -49,6 +58,10 @@ static const struct store_stmt stmt_register_fencing = {
 	"WHERE name = $1",
 	false,
 };
+
+static enum store_rc register_once(struct store_conn *c, const char *const *params,
+				   const char *const *fencing, char *cluster_id,
+				   size_t cluster_id_len);
 
 enum store_rc store_node_register(struct store *st, const struct node_info *n,
 				  char *cluster_id, size_t cluster_id_len)
@@ -72,7 +85,25 @@ enum store_rc store_node_register(struct store *st, const struct node_info *n,
 	const char *fencing[] = { n->name, lease, grace,
 				  n->disconnect_policy ? n->disconnect_policy : "keep_running" };
 	c = store_acquire(st);
+	for (int attempt = 0;; attempt++) {
+		rc = register_once(c, params, fencing, cluster_id, cluster_id_len);
+		if (!store_retry(rc, attempt, "an agent's registration"))
+			break;
+	}
+	store_release(st, c);
+	return rc;
+}
+
+static enum store_rc register_once(struct store_conn *c, const char *const *params,
+				   const char *const *fencing, char *cluster_id,
+				   size_t cluster_id_len)
+{
+	enum store_rc rc;
+
 	if ((rc = store_begin(c)) != STORE_OK)
+		goto out;
+	PQclear(store_exec(c, &stmt_register_lock, 1, params, &rc));
+	if (rc != STORE_OK)
 		goto out;
 	PGresult *res = store_exec(c, &stmt_register, 16, params, &rc);
 	if (rc == STORE_OK) {
@@ -88,7 +119,6 @@ enum store_rc store_node_register(struct store *st, const struct node_info *n,
 		rc = store_commit(c);
 out:
 	store_rollback(c);	/* no-op after a commit */
-	store_release(st, c);
 	return rc;
 }
 
@@ -103,6 +133,24 @@ static const struct store_stmt stmt_sync_lease = {
 	11, "node_sync_lease",
 	"UPDATE nodes SET last_sync = now(), lease_s = $2::int, state = 'READY' WHERE name = $1 "
 	"RETURNING incarnation",
+	false,
+};
+
+/*
+ * The sync's lock step (schema/015, "One lock order"): the jobs of the
+ * replicas it reports on, by id, then its node and, when a report ends a
+ * replica (the job may fail or succeed and stop its replicas elsewhere, or
+ * restart its gang), every node of those jobs, by name. Returns the jobs:
+ * the reports apply to their replicas alone.
+ */
+static const struct store_stmt stmt_sync_lock = {
+	46, "node_sync_lock",
+	"WITH r AS (SELECT x->>'replica' AS uid, x->>'state' AS state "
+	"  FROM jsonb_array_elements($2::jsonb) x), "
+	"j AS (SELECT coalesce(array_agg(DISTINCT p.job), '{}') AS ids FROM replicas p "
+	"  WHERE p.node = $1 AND p.uid IN (SELECT uid FROM r)) "
+	"SELECT tp_lock_jobs(j.ids, ARRAY[$1], EXISTS (SELECT 1 FROM r "
+	"  WHERE r.state IN ('EXITED', 'FAILED_TO_START', 'LOST'))), j.ids::text FROM j",
 	false,
 };
 
@@ -127,6 +175,7 @@ static const struct store_stmt stmt_sync_apply = {
 	"   desired = CASE WHEN r.state IN ('EXITED', 'FAILED_TO_START') "
 	"     OR (r.state = 'LOST' AND p.desired = 'STOP') THEN 'DONE' ELSE p.desired END "
 	" FROM r WHERE p.uid = r.replica AND p.attempt = r.attempt AND p.node = $1 AND p.seq < r.seq "
+	"   AND p.job = ANY ($3::int8[]) "
 	/* A LOST attempt is over (its node was given up or re-registered, or it
 	 * was fenced): a late exit of it, e.g. the 143 of its stop, must not
 	 * fail its job before the scheduler restarts it. */
@@ -296,17 +345,17 @@ out:
 	json_decref(check);
 }
 
-enum store_rc store_node_sync(struct store *st, const char *node, const char *incarnation,
-			      int lease_s, const json_t *reports, json_t **desired,
-			      int64_t *version, bool *changed)
+/* One try of the sync's transaction (store_node_sync). */
+static enum store_rc sync_once(struct store_conn *c, const char *node, const char *incarnation,
+			       int lease_s, const json_t *reports, const char *reports_text,
+			       json_t **desired, int64_t *version, bool *changed)
 {
 	char lease[16];
-	struct store_conn *c = store_acquire(st);
-	char *reports_text = reports ? json_dumps(reports, JSON_COMPACT) : xstrdup("[]");
 	PGresult *res = NULL;
 	enum store_rc rc;
 	double *running = NULL;	/* ages of the jobs this sync made RUNNING */
 	int nrunning = 0;
+	char *jobs = NULL;	/* the jobs locked, an int8[] literal */
 
 	*desired = NULL;
 	*changed = false;
@@ -314,6 +363,15 @@ enum store_rc store_node_sync(struct store *st, const char *node, const char *in
 		goto out;
 	snprintf(lease, sizeof(lease), "%d", lease_s);
 	const char *p1[] = { node, lease };
+	if (json_array_size(reports)) {
+		const char *p0[] = { node, reports_text };
+		res = store_exec(c, &stmt_sync_lock, 2, p0, &rc);
+		if (rc != STORE_OK)
+			goto out;
+		jobs = xstrdup(PQntuples(res) ? PQgetvalue(res, 0, 1) : "{}");
+		PQclear(res);
+		res = NULL;
+	}
 	res = lease_s > 0 ? store_exec(c, &stmt_sync_lease, 2, p1, &rc) :
 		store_exec(c, &stmt_sync_no_lease, 1, p1, &rc);
 	if (rc != STORE_OK)
@@ -329,8 +387,8 @@ enum store_rc store_node_sync(struct store *st, const char *node, const char *in
 	PQclear(res);
 	res = NULL;
 	if (json_array_size(reports)) {
-		const char *p2[] = { node, reports_text };
-		res = store_exec(c, &stmt_sync_apply, 2, p2, &rc);
+		const char *p2[] = { node, reports_text, jobs };
+		res = store_exec(c, &stmt_sync_apply, 3, p2, &rc);
 		if (rc != STORE_OK)
 			goto out;
 		running = xcalloc((size_t)PQntuples(res) + 1, sizeof(*running));
@@ -365,9 +423,31 @@ enum store_rc store_node_sync(struct store *st, const char *node, const char *in
 out:
 	store_rollback(c);	/* no-op after a commit */
 	PQclear(res);
+	free(running);
+	free(jobs);
+	if (rc != STORE_OK) {
+		json_decref(*desired);
+		*desired = NULL;
+	}
+	return rc;
+}
+
+enum store_rc store_node_sync(struct store *st, const char *node, const char *incarnation,
+			      int lease_s, const json_t *reports, json_t **desired,
+			      int64_t *version, bool *changed)
+{
+	struct store_conn *c = store_acquire(st);
+	char *reports_text = reports ? json_dumps(reports, JSON_COMPACT) : xstrdup("[]");
+	enum store_rc rc;
+
+	for (int attempt = 0;; attempt++) {
+		rc = sync_once(c, node, incarnation, lease_s, reports, reports_text, desired, version,
+			       changed);
+		if (!store_retry(rc, attempt, "an agent's sync"))
+			break;
+	}
 	store_release(st, c);
 	free(reports_text);
-	free(running);
 	return rc;
 }
 

@@ -47,17 +47,10 @@ enum store_rc store_sched_try_lock(struct store_conn *c, bool *got)
 /* A node synced before 010 has no lease of its own: the leader's ($1) applies. */
 #define NODE_LEASE "make_interval(secs => coalesce(lease_s, $1::int))"
 
+/* Each sweep below is one statement, so one transaction, that locks what
+ * it acts on first (schema/015, "One lock order"). */
 static const struct store_stmt stmt_expire = {
-	31, "sched_expire",
-	"WITH lost AS (UPDATE nodes SET state = 'LOST' WHERE state = 'READY' "
-	"  AND last_sync < now() - " NODE_LEASE " - make_interval(secs => stop_grace_s + "
-	FENCE_MARGIN_S ") RETURNING name), "
-	/* Replicas being stopped are done with their node; the others restart. */
-	"gone AS (UPDATE replicas SET state = 'LOST', end_time = now(), "
-	"    desired = CASE WHEN desired = 'STOP' THEN 'DONE' ELSE desired END "
-	"  WHERE node IN (SELECT name FROM lost) AND desired <> 'DONE' "
-	"    AND state IN ('PENDING', 'STARTING', 'RUNNING') RETURNING 1) "
-	"SELECT (SELECT count(*) FROM lost), (SELECT count(*) FROM gone)",
+	31, "sched_expire", "SELECT lost, gone FROM tp_expire_nodes($1::int, " FENCE_MARGIN_S ")",
 	false,
 };
 
@@ -70,11 +63,11 @@ static const struct store_stmt stmt_expire = {
  */
 static const struct store_stmt stmt_lost_vertex = {
 	42, "sched_lost_vertex",
-	"SELECT count(tp_reconcile_job(j.id)) FROM jobs j "
+	"SELECT tp_reconcile_jobs(ARRAY(SELECT j.id FROM jobs j "
 	"WHERE j.state IN ('PREPARING', 'RUNNING') AND j.api = 'vertex' AND (j.restarting OR ("
 	"  j.spec->'jobSpec'->'scheduling' ?| ARRAY['disableRetries', 'restartJobOnWorkerRestart'] "
 	"  AND EXISTS (SELECT 1 FROM replicas p WHERE p.job = j.id AND p.state = 'LOST' "
-	"    AND p.desired = 'RUN')))",
+	"    AND p.desired = 'RUN')))))",
 	false,
 };
 
@@ -83,30 +76,21 @@ static const struct store_stmt stmt_lost_vertex = {
  * job takes the state machine's restart edge first: a job that has none
  * from its state (CANCELLING) restarts nothing. */
 static const struct store_stmt stmt_restart = {
-	32, "sched_restart",
-	"WITH lost AS (SELECT DISTINCT p.job FROM replicas p JOIN jobs j ON j.id = p.job "
-	"  WHERE p.state = 'LOST' AND p.desired = 'RUN' AND NOT j.restarting), "
-	"moved AS (SELECT m.id FROM tp_job_transition(ARRAY(SELECT job FROM lost), NULL, "
-	"  'restart') m) "
-	"UPDATE replicas p SET attempt = p.attempt + 1, state = 'PENDING', node = NULL, "
-	"  gpus = '{}', port = NULL, seq = 0, exit_code = NULL, message = '', "
-	"  start_time = NULL, end_time = NULL "
-	"FROM moved WHERE p.job = moved.id AND p.state = 'LOST' AND p.desired = 'RUN' "
-	"RETURNING p.id",
-	false,
+	32, "sched_restart", "SELECT tp_restart_lost()", false,
 };
 
 /* google-duration text to an interval: "7200s", "1.5s". */
 #define DURATION(x) "(rtrim(" x ", 's')::numeric * interval '1 second')"
 
-/* Timed-out jobs fail through the state machine's entry point, each with its message. */
+/* Timed-out jobs fail through the state machine's entry point, each with
+ * its message, if still in the state they timed out in once locked. */
 #define FAIL_TIMED_OUT \
-	"a AS (SELECT array_agg(id) AS ids, array_agg(message) AS messages FROM t) " \
-	"SELECT count(*) FROM a, tp_job_transition(a.ids, 'FAILED', 'timeout', a.messages)"
+	"SELECT coalesce(tp_fail_timed_out(array_agg(id), array_agg(state), array_agg(message)), 0) " \
+	"FROM t"
 
 static const struct store_stmt stmt_timeouts = {
 	33, "sched_timeouts",
-	"WITH t AS (SELECT id, CASE WHEN state = 'RUNNING' THEN format('Job exceeded the maximum "
+	"WITH t AS (SELECT id, state, CASE WHEN state = 'RUNNING' THEN format('Job exceeded the maximum "
 	"running time (scheduling.max_running_time) of %s.', spec->'scheduling'->>'maxRunningTime') "
 	"   ELSE format('Job did not start running within the maximum wait time "
 	"(scheduling.max_wait_time) of %s.', spec->'scheduling'->>'maxWaitTime') END AS message "
@@ -115,7 +99,7 @@ static const struct store_stmt stmt_timeouts = {
 	"   (state = 'RUNNING' AND spec->'scheduling' ? 'maxRunningTime' AND start_time + "
 	DURATION("spec->'scheduling'->>'maxRunningTime'") " < now()) OR "
 	"   (state IN ('QUEUED', 'PREPARING') AND spec->'scheduling' ? 'maxWaitTime' AND create_time + "
-	DURATION("spec->'scheduling'->>'maxWaitTime'") " < now())) FOR UPDATE), "
+	DURATION("spec->'scheduling'->>'maxWaitTime'") " < now()))) "
 	FAIL_TIMED_OUT,
 	false,
 };
@@ -123,18 +107,18 @@ static const struct store_stmt stmt_timeouts = {
 /* Vertex: jobSpec.scheduling.timeout bounds the running time (default 7 days). */
 static const struct store_stmt stmt_vertex_timeouts = {
 	37, "sched_vertex_timeouts",
-	"WITH t AS (SELECT id, format('The job exceeded its timeout (scheduling.timeout) of %s.', "
+	"WITH t AS (SELECT id, state, format('The job exceeded its timeout (scheduling.timeout) of %s.', "
 	"    coalesce(spec->'jobSpec'->'scheduling'->>'timeout', '604800s')) AS message "
 	"  FROM jobs WHERE state = 'RUNNING' AND api = 'vertex' "
 	"  AND start_time + " DURATION("coalesce(spec->'jobSpec'->'scheduling'->>'timeout', "
-	"'604800s')") " < now() FOR UPDATE), "
+	"'604800s')") " < now()) "
 	FAIL_TIMED_OUT,
 	false,
 };
 
 static const struct store_stmt stmt_cancelling = {
 	34, "sched_cancelling",
-	"SELECT count(tp_reconcile_job(id)) FROM jobs WHERE state = 'CANCELLING'", false,
+	"SELECT tp_reconcile_jobs(ARRAY(SELECT id FROM jobs WHERE state = 'CANCELLING'))", false,
 };
 
 static enum store_rc count_of(struct store_conn *c, const struct store_stmt *stmt, int n,
@@ -154,29 +138,23 @@ enum store_rc store_sched_housekeeping(struct store_conn *c, int lease_s, int *l
 	char lease[16];
 	const char *p[] = { lease };
 	enum store_rc rc;
-	PGresult *res = NULL;
-	int gangs = 0;
+	int gangs = 0, moved = 0;
 
+	/* One transaction a sweep: a sweep holds no lock while the next one
+	 * takes its own (schema/015). A leader that stops between two leaves
+	 * nothing half done: the next sweep of any leader picks up from the
+	 * committed state. */
 	snprintf(lease, sizeof(lease), "%d", lease_s);
 	*lost = *restarted = 0;
-	if ((rc = store_begin(c)) != STORE_OK)
-		return rc;
 	if ((rc = count_of(c, &stmt_expire, 1, p, 0, lost)) != STORE_OK ||
-	    (rc = count_of(c, &stmt_lost_vertex, 0, NULL, 0, &gangs)) != STORE_OK)
-		goto out;
-	res = store_exec(c, &stmt_restart, 0, NULL, &rc);
-	if (rc != STORE_OK)
-		goto out;
-	*restarted = PQntuples(res) + gangs;
+	    (rc = count_of(c, &stmt_lost_vertex, 0, NULL, 0, &gangs)) != STORE_OK ||
+	    (rc = count_of(c, &stmt_restart, 0, NULL, 0, &moved)) != STORE_OK)
+		return rc;
+	*restarted = moved + gangs;
 	if ((rc = count_of(c, &stmt_timeouts, 0, NULL, 0, NULL)) != STORE_OK ||
-	    (rc = count_of(c, &stmt_vertex_timeouts, 0, NULL, 0, NULL)) != STORE_OK ||
-	    (rc = count_of(c, &stmt_cancelling, 0, NULL, 0, NULL)) != STORE_OK)
-		goto out;
-	rc = store_commit(c);
-out:
-	PQclear(res);
-	store_rollback(c);
-	return rc;
+	    (rc = count_of(c, &stmt_vertex_timeouts, 0, NULL, 0, NULL)) != STORE_OK)
+		return rc;
+	return count_of(c, &stmt_cancelling, 0, NULL, 0, NULL);
 }
 
 /*
@@ -268,18 +246,48 @@ static const struct store_stmt stmt_commit_jobs = {
 	false,
 };
 
+/* The commit's lock step (schema/015): the jobs, then the nodes they go to. */
+static const struct store_stmt stmt_commit_lock = {
+	47, "sched_commit_lock",
+	"SELECT tp_lock_jobs(ARRAY(SELECT (x->>'job')::int8 FROM jsonb_array_elements($1::jsonb) x), "
+	"  ARRAY(SELECT DISTINCT r->>'node' FROM jsonb_array_elements($1::jsonb) x, "
+	"    jsonb_array_elements(x->'replicas') r))",
+	false,
+};
+
+static enum store_rc commit_jobs_once(struct store_conn *c, const char *const *p, int *placed)
+{
+	enum store_rc rc;
+	PGresult *res = NULL;
+
+	*placed = 0;
+	if ((rc = store_begin(c)) != STORE_OK)
+		return rc;
+	PQclear(store_exec(c, &stmt_commit_lock, 1, p, &rc));
+	if (rc == STORE_OK)
+		res = store_exec(c, &stmt_commit_jobs, 1, p, &rc);
+	if (rc == STORE_OK && (rc = store_commit(c)) == STORE_OK) {
+		*placed = PQntuples(res);
+		/* Committed: these jobs left the queue. */
+		for (int i = 0; i < *placed; i++)
+			metric_observe(&queue_wait, strtod(PQgetvalue(res, i, 2), NULL));
+	}
+	PQclear(res);
+	store_rollback(c);	/* no-op after a commit */
+	return rc;
+}
+
 enum store_rc store_sched_commit_jobs(struct store_conn *c, const json_t *batch, int *placed)
 {
 	char *text = json_dumps(batch, JSON_COMPACT);
 	const char *p[] = { text };
 	enum store_rc rc;
-	PGresult *res = store_exec(c, &stmt_commit_jobs, 1, p, &rc);
 
-	*placed = rc == STORE_OK ? PQntuples(res) : 0;
-	/* One statement, committed: these jobs left the queue. */
-	for (int i = 0; i < *placed; i++)
-		metric_observe(&queue_wait, strtod(PQgetvalue(res, i, 2), NULL));
-	PQclear(res);
+	for (int attempt = 0;; attempt++) {
+		rc = commit_jobs_once(c, p, placed);
+		if (!store_retry(rc, attempt, "a placement commit"))
+			break;
+	}
 	free(text);
 	return rc;
 }
@@ -318,6 +326,11 @@ enum store_rc store_sched_job_cluster(struct store_conn *c, int64_t job, json_t 
 	return rc == STORE_OK && !*out ? STORE_ERROR : rc;
 }
 
+/* A restarted replica's move, after its lock step: its job, then its new node. */
+static const struct store_stmt stmt_move_lock = {
+	48, "sched_move_lock", "SELECT tp_lock_jobs(ARRAY[$1::int8], ARRAY[$2])", false,
+};
+
 static const struct store_stmt stmt_move = {
 	39, "sched_move",
 	"UPDATE replicas SET node = $2, gpus = ARRAY(SELECT jsonb_array_elements_text($3::jsonb)::int), "
@@ -326,20 +339,43 @@ static const struct store_stmt stmt_move = {
 	false,
 };
 
-enum store_rc store_sched_commit_move(struct store_conn *c, int64_t replica, const char *node,
-				      const json_t *gpus, int port, const json_t *spec,
-				      bool *placed)
+static enum store_rc move_once(struct store_conn *c, const char *const *lock,
+			       const char *const *p, bool *placed)
 {
-	char id[24], portbuf[16];
+	enum store_rc rc;
+	PGresult *res = NULL;
+
+	*placed = false;
+	if ((rc = store_begin(c)) != STORE_OK)
+		return rc;
+	PQclear(store_exec(c, &stmt_move_lock, 2, lock, &rc));
+	if (rc == STORE_OK)
+		res = store_exec(c, &stmt_move, 5, p, &rc);
+	if (rc == STORE_OK && (rc = store_commit(c)) == STORE_OK)
+		*placed = PQntuples(res) == 1;
+	PQclear(res);
+	store_rollback(c);	/* no-op after a commit */
+	return rc;
+}
+
+enum store_rc store_sched_commit_move(struct store_conn *c, int64_t job, int64_t replica,
+				      const char *node, const json_t *gpus, int port,
+				      const json_t *spec, bool *placed)
+{
+	char jobid[24], id[24], portbuf[16];
 	char *g = json_dumps(gpus, JSON_COMPACT), *sp = json_dumps(spec, JSON_COMPACT);
 	const char *p[] = { id, node, g, portbuf, sp };
+	const char *lock[] = { jobid, node };
 	enum store_rc rc;
 
+	snprintf(jobid, sizeof(jobid), "%lld", (long long)job);
 	snprintf(id, sizeof(id), "%lld", (long long)replica);
 	snprintf(portbuf, sizeof(portbuf), "%d", port);
-	PGresult *res = store_exec(c, &stmt_move, 5, p, &rc);
-	*placed = rc == STORE_OK && PQntuples(res) == 1;
-	PQclear(res);
+	for (int attempt = 0;; attempt++) {
+		rc = move_once(c, lock, p, placed);
+		if (!store_retry(rc, attempt, "a restarted replica's placement"))
+			break;
+	}
 	free(g);
 	free(sp);
 	return rc;

@@ -58,9 +58,9 @@ enum store_rc store_sched_poke(struct store_conn *c, const char *what) MUST_CHEC
 /* The job's replicas with their addresses: [{role, idx, address, port}] (new). */
 enum store_rc store_sched_job_cluster(struct store_conn *c, int64_t job, json_t **out) MUST_CHECK;
 
-/* Commits a re-placed replica (still PENDING and unplaced, else *placed = false). */
-enum store_rc store_sched_commit_move(struct store_conn *c, int64_t replica, const char *node,
-				      const json_t *gpus, int port, const json_t *spec,
-				      bool *placed) MUST_CHECK;
+/* Commits a re-placed replica of job (still PENDING and unplaced, else *placed = false). */
+enum store_rc store_sched_commit_move(struct store_conn *c, int64_t job, int64_t replica,
+				      const char *node, const json_t *gpus, int port,
+				      const json_t *spec, bool *placed) MUST_CHECK;
 
 #endif

@@ -26,6 +26,8 @@
 #include "pg_fixture.h"
 #include "common.h"
 #include "job_state.h"
+#include "metrics.h"
+#include "strbuf.h"
 #include "store.h"
 #include "store_job.h"
 #include "store_pg.h"
@@ -747,6 +749,70 @@ static void a_server_refuses_a_database_whose_machine_differs(void **state)
 	free(n);
 }
 
+/* trainplane_db_conflicts_total as /metrics writes it. */
+static long conflicts_counted(void)
+{
+	struct strbuf sb = STRBUF_INIT;
+	metrics_write_registered(&sb);
+	const char *p = strstr(sb.buf ? sb.buf : "", "\ntrainplane_db_conflicts_total ");
+	long n = p ? strtol(p + strlen("\ntrainplane_db_conflicts_total "), NULL, 10) : -1;
+	sb_release(&sb);
+	return n;
+}
+
+/*
+ * A statement that meets a serialization failure or a deadlock runs again
+ * (outside a transaction: the store does it; in one: its owner, told
+ * STORE_RETRY), each conflict counted, and the retries are bounded.
+ */
+static void conflicts_are_retried_counted_and_bounded(void **state)
+{
+	(void)state;
+	exec1("CREATE SEQUENCE flaky_seq", NULL);
+	exec1("CREATE FUNCTION flaky(fail_first int, code text) RETURNS int LANGUAGE plpgsql AS $$ "
+	      "BEGIN IF nextval('flaky_seq') <= fail_first THEN "
+	      "RAISE EXCEPTION 'made to conflict' USING ERRCODE = code; END IF; RETURN 7; END $$",
+	      NULL);
+	struct store_conn *c = store_acquire(st);
+	enum store_rc rc;
+	long before = conflicts_counted();
+	assert_true(before >= 0);
+
+	/* Two deadlocks, then it runs: one call, the answer of the third try. */
+	PGresult *r = store_exec_sql(c, "SELECT flaky(2, '40P01')", false, 0, NULL, &rc);
+	assert_int_equal(rc, STORE_OK);
+	assert_string_equal(PQgetvalue(r, 0, 0), "7");
+	PQclear(r);
+	assert_int_equal(conflicts_counted(), before + 2);
+
+	/* Always conflicting: STORE_RETRIES + 1 tries, then STORE_RETRY. */
+	exec1("SELECT setval('flaky_seq', 1, false)", NULL);
+	r = store_exec_sql(c, "SELECT flaky(1000, '40001')", false, 0, NULL, &rc);
+	assert_null(r);
+	assert_int_equal(rc, STORE_RETRY);
+	assert_int_equal(conflicts_counted(), before + 2 + STORE_RETRIES + 1);
+	char *n = sql1("SELECT last_value FROM flaky_seq", NULL);
+	assert_int_equal(atoi(n), STORE_RETRIES + 1);
+	free(n);
+
+	/* In a transaction the owner decides: no statement runs twice. */
+	exec1("SELECT setval('flaky_seq', 1, false)", NULL);
+	assert_int_equal(store_begin(c), STORE_OK);
+	r = store_exec_sql(c, "SELECT flaky(1, '40P01')", false, 0, NULL, &rc);
+	assert_null(r);
+	assert_int_equal(rc, STORE_RETRY);
+	store_rollback(c);
+	n = sql1("SELECT last_value FROM flaky_seq", NULL);
+	assert_int_equal(atoi(n), 1);
+	free(n);
+	assert_true(store_retry(STORE_RETRY, 0, "a test"));
+	assert_false(store_retry(STORE_RETRY, STORE_RETRIES, "a test"));
+	assert_false(store_retry(STORE_ERROR, 0, "a test"));
+	store_release(st, c);
+	exec1("DROP FUNCTION flaky(int, text)", NULL);
+	exec1("DROP SEQUENCE flaky_seq", NULL);
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -789,6 +855,7 @@ int main(void)
 		cmocka_unit_test(a_gang_restart_ends_on_the_restart_edge),
 		cmocka_unit_test(lost_replicas_restart_only_where_the_machine_allows),
 		cmocka_unit_test(a_server_refuses_a_database_whose_machine_differs),
+		cmocka_unit_test(conflicts_are_retried_counted_and_bounded),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

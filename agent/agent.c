@@ -586,6 +586,8 @@ char *agent_sync_body(struct agent *a, int wait_seconds)
 	}
 	json_t *body = json_pack("{s:s, s:i, s:o}", "incarnation", a->incarnation,
 				 "waitSeconds", wait_seconds, "replicas", reps);
+	if (a->stopping)
+		json_object_set_new(body, "stopping", json_true());
 	if (a->desired.version)
 		json_object_set_new(body, "desiredVersion", json_string(a->desired.version));
 	char *text = json_dumps(body, JSON_COMPACT);
@@ -788,6 +790,104 @@ static void nap(int ms)
 	nanosleep(&ts, NULL);
 }
 
+/*
+ * One sync now, blocking, at most timeout_s: true when answered 200. The
+ * answer is applied when apply; the last sync of an agent that leaves is
+ * not: the replica folders stay until the next agent start on this work
+ * dir forgets them, as after any stop.
+ */
+static bool sync_now(struct agent *a, long timeout_s, bool apply)
+{
+	char *body = agent_sync_body(a, 0);
+	long status = http_post(a->http, a->url_sync, body, timeout_s);
+	size_t len;
+	const char *answer = http_body(a->http, &len);
+	bool ok = status == 200 && (!apply || !agent_sync_done(a, answer, len));
+
+	free(body);
+	if (!ok)
+		sent_clear(a);
+	return ok;
+}
+
+/* Drained: every replica ended and the server acknowledged its end. */
+static bool drained(const struct agent *a)
+{
+	for (const struct replica *r = a->replicas; r; r = r->next)
+		if (!finished(r) || r->acked_seq < r->seq)
+			return false;
+	return true;
+}
+
+/*
+ * Whether the main loop ends: at the first signal, or with
+ * AGENT_EXIT_DRAIN once drained (or at a second signal). Draining, every
+ * sync says the node is stopping, so that it takes no new replica.
+ */
+static bool leaving(struct agent *a, volatile sig_atomic_t *quit)
+{
+	if (!*quit)
+		return false;
+	if (a->exit_mode != AGENT_EXIT_DRAIN || *quit > 1)
+		return true;
+	if (!a->stopping) {
+		a->stopping = true;
+		a->dirty = true;
+		log_info("signal received: draining node %s: it takes no new replica, and the agent "
+			 "leaves once its replicas have ended (a second signal stops them now, as a "
+			 "maintenance event)", a->cfg->node);
+	}
+	return a->registered && drained(a);
+}
+
+/*
+ * An orderly stop (AGENT_EXIT_STOP, or a drain cut short): the server is
+ * told first that the node is stopping (it places nothing more here), the
+ * replicas are stopped as a maintenance event stops a VM's, and their end
+ * is reported LOST with the reason, so that their jobs restart them
+ * (attempt + 1) elsewhere or here when the agent is back. A server that
+ * cannot be reached now hears it from the next agent start: the reason is
+ * saved with each replica.
+ */
+static void stop_for_exit(struct agent *a)
+{
+	int64_t deadline = mono_usec() + ((int64_t)a->cfg->stop_grace_seconds + 10) * 1000000;
+	int n = 0;
+
+	a->stopping = true;
+	if (a->registered)
+		(void)sync_now(a, 3, true);
+	for (struct replica *r = a->replicas; r; r = r->next) {
+		if (finished(r))
+			continue;
+		r->node_stopped = true;
+		if (replica_save(r))
+			log_warn("replica %s.%d: its stop reason was not saved", r->id, r->attempt);
+		runtime_stop(a->cfg, r);
+		n++;
+	}
+	for (;;) {
+		bool busy = false;
+		for (struct replica *r = a->replicas; r; r = r->next) {
+			runtime_poll(a->cfg, r);
+			busy |= !finished(r);
+		}
+		if (!busy || mono_usec() > deadline)
+			break;
+		nap(50);
+	}
+	if (!n) {
+		log_info("signal received: leaving; no replica was running");
+		return;
+	}
+	if (a->registered && sync_now(a, 5, false))
+		log_info("signal received: %d replica(s) stopped as by a maintenance event; the "
+			 "server restarts them elsewhere, or here when the agent is back", n);
+	else
+		log_info("signal received: %d replica(s) stopped as by a maintenance event; the "
+			 "server was not reached, and hears it when the agent starts again", n);
+}
+
 int agent_run(struct agent *a, volatile sig_atomic_t *quit)
 {
 	int64_t last_log_check = 0;
@@ -800,7 +900,7 @@ int agent_run(struct agent *a, volatile sig_atomic_t *quit)
 	}
 	log_info("agent for node %s: server %s, work dir %s", a->cfg->node, a->cfg->server,
 		 a->cfg->work_dir);
-	while (!*quit) {
+	while (!leaving(a, quit)) {
 		agent_tick(a);
 		if (http_busy(a->http)) {
 			long status;
@@ -833,24 +933,11 @@ int agent_run(struct agent *a, volatile sig_atomic_t *quit)
 		start_request(a);
 	}
 	http_abort(a->http);
-	log_info("signal received: leaving");
-	if (a->stop_replicas_on_exit) {
-		int64_t deadline = mono_usec() +
-			((int64_t)a->cfg->stop_grace_seconds + 10) * 1000000;
-		agent_stop_all(a);
-		for (;;) {
-			bool busy = false;
-			for (struct replica *r = a->replicas; r; r = r->next) {
-				runtime_poll(a->cfg, r);
-				busy |= !finished(r);
-			}
-			if (!busy || mono_usec() > deadline)
-				break;
-			nap(50);
-		}
-		log_info("replicas stopped");
-	} else {
-		log_info("replicas left running; a restarted agent re-adopts them");
+	if (a->exit_mode == AGENT_EXIT_LEAVE) {
+		log_info("signal received: leaving; the replicas keep running, and a restarted agent "
+			 "re-adopts them");
+		return 0;
 	}
+	stop_for_exit(a);
 	return 0;
 }

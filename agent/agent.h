@@ -41,6 +41,21 @@ struct agent_sent {		/* one report of the sync in flight */
 	int64_t batch_end;	/* -1: no log batch */
 };
 
+/*
+ * What an orderly stop (SIGTERM, SIGINT) does to the node's replicas:
+ *   AGENT_EXIT_LEAVE    they keep running; a restarted agent re-adopts them
+ *                       (the default: an agent upgrade)
+ *   AGENT_EXIT_STOP     they are stopped as by a maintenance event and
+ *                       reported LOST: their jobs restart them elsewhere, or
+ *                       here when the agent is back (--stop-replicas-on-exit;
+ *                       make run)
+ *   AGENT_EXIT_DRAIN    the node takes no new replica and the agent waits
+ *                       for its replicas to end by themselves; a second
+ *                       signal stops the rest as AGENT_EXIT_STOP
+ *                       (--drain-on-exit)
+ */
+enum agent_exit_mode { AGENT_EXIT_LEAVE, AGENT_EXIT_STOP, AGENT_EXIT_DRAIN };
+
 struct agent {
 	const struct agent_config *cfg;	/* borrowed */
 	char incarnation[33];
@@ -50,7 +65,8 @@ struct agent {
 	struct desired_set desired;
 	bool have_desired;		/* a sync answer has been applied */
 	int sync_interval, lease;	/* seconds, as the server granted them */
-	bool stop_replicas_on_exit;
+	enum agent_exit_mode exit_mode;	/* what SIGTERM / SIGINT do to the replicas */
+	bool stopping;			/* leaving: syncs say so, the node takes no new replica */
 	struct lease node_lease;	/* the deadline the agent counts (lease.h) */
 	int64_t request_sent_usec;	/* lease_clock_usec() when the request in flight was sent */
 	bool lapse_logged;		/* the lapse of the current deadline was logged */

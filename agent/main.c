@@ -1,10 +1,10 @@
 /*
  * main.c - trainplane-agent: the node agent.
  *
- *   trainplane-agent [--config FILE] [--stop-replicas-on-exit]
+ *   trainplane-agent [--config FILE] [--stop-replicas-on-exit | --drain-on-exit]
  *
- * Exit status: 0 after SIGTERM/SIGINT, 1 on a fatal runtime error, 2 on
- * bad configuration or usage.
+ * Exit status: 0 after SIGTERM/SIGINT/SIGHUP, 1 on a fatal runtime error, 2
+ * on bad configuration or usage.
  */
 #include <signal.h>
 #include <stdio.h>
@@ -21,22 +21,28 @@ static volatile sig_atomic_t quit;
 static void on_signal(int sig)
 {
 	(void)sig;
-	quit = 1;
+	if (quit < 2)
+		quit++;	/* a second signal cuts a drain short */
 }
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: trainplane-agent [--config FILE] [--stop-replicas-on-exit]\n"
+	fprintf(f, "usage: trainplane-agent [--config FILE] [--stop-replicas-on-exit | --drain-on-exit]\n"
 		"  --config FILE             YAML configuration (default: $TRAINPLANE_AGENT_CONFIG)\n"
-		"  --stop-replicas-on-exit   stop the replicas on SIGTERM/SIGINT (tests);\n"
-		"                            by default they keep running and are re-adopted\n"
+		"  --stop-replicas-on-exit   on SIGTERM/SIGINT/SIGHUP, stop the replicas as a\n"
+		"                            maintenance event does: their jobs restart them\n"
+		"                            (attempt + 1) elsewhere, or here when the agent is back\n"
+		"  --drain-on-exit           on SIGTERM/SIGINT/SIGHUP, take no new replica and leave\n"
+		"                            once the replicas have ended; a second signal stops\n"
+		"                            them as --stop-replicas-on-exit does\n"
+		"  By default the replicas keep running and a restarted agent re-adopts them.\n"
 		"Every key can be set with TRAINPLANE_AGENT_<KEY>; see agent/README.md.\n");
 }
 
 int main(int argc, char **argv)
 {
 	const char *path = getenv("TRAINPLANE_AGENT_CONFIG");
-	bool stop_on_exit = false;
+	enum agent_exit_mode exit_mode = AGENT_EXIT_LEAVE;
 	struct agent_config cfg;
 	struct agent a;
 	char err[1024];
@@ -48,7 +54,9 @@ int main(int argc, char **argv)
 		} else if (!strncmp(argv[i], "--config=", 9)) {
 			path = argv[i] + 9;
 		} else if (!strcmp(argv[i], "--stop-replicas-on-exit")) {
-			stop_on_exit = true;
+			exit_mode = AGENT_EXIT_STOP;
+		} else if (!strcmp(argv[i], "--drain-on-exit")) {
+			exit_mode = AGENT_EXIT_DRAIN;
 		} else if (!strcmp(argv[i], "--version")) {
 			printf("trainplane-agent %s\n", AGENT_VERSION);
 			return 0;
@@ -82,6 +90,7 @@ int main(int argc, char **argv)
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);	/* the terminal closed: an orderly stop too */
 	signal(SIGPIPE, SIG_IGN);
 
 	if (agent_init(&a, &cfg, err, sizeof(err))) {
@@ -90,7 +99,7 @@ int main(int argc, char **argv)
 		agent_config_free(&cfg);
 		return 1;
 	}
-	a.stop_replicas_on_exit = stop_on_exit;
+	a.exit_mode = exit_mode;
 	rc = agent_run(&a, &quit);
 	agent_release(&a);
 	agent_config_free(&cfg);

@@ -155,6 +155,8 @@ int replica_save(const struct replica *r)
 		json_object_set_new(o, "container", json_string(r->container));
 	if (r->fenced)
 		json_object_set_new(o, "fenced", json_true());
+	if (r->node_stopped)
+		json_object_set_new(o, "nodeStopped", json_true());
 	if (r->python_package)
 		json_object_set_new(o, "pythonPackage", json_true());
 	if (r->cluster)
@@ -233,6 +235,7 @@ struct replica *replica_load(const char *dir)
 	r->helper_pid = helper;
 	r->helper_start = (unsigned long long)helper_start;
 	r->fenced = json_is_true(json_object_get(o, "fenced"));
+	r->node_stopped = json_is_true(json_object_get(o, "nodeStopped"));
 	r->python_package = json_is_true(json_object_get(o, "pythonPackage"));
 out:
 	json_decref(o);
@@ -284,6 +287,9 @@ void replica_set_final(struct replica *r, enum replica_state st, int exit_code,
 	if (st == RS_EXITED && r->fenced && !r->message)
 		r->message = xasprintf("stopped by the node's fence: no sync was answered within "
 				       "the lease (exit status %d)", exit_code);
+	else if (st == RS_EXITED && r->node_stopped && !r->message)
+		r->message = xasprintf("the node's agent stopped in an orderly way (a maintenance "
+				       "event), and stopped it (exit status %d)", exit_code);
 }
 
 int replica_read_exit(const struct replica *r, int *code, int64_t *end_usec)

@@ -108,6 +108,10 @@ struct replica {
 	/* Stopped by the node's fence (lease.h): by the agent, or by its
 	 * supervisor (which then wrote <dir>/fenced first). Reported LOST. */
 	bool fenced;
+	/* Stopped because its node's agent is leaving in an orderly way (make
+	 * run's Ctrl-C, --stop-replicas-on-exit): not an exit of its own, a
+	 * maintenance event. Reported LOST with the reason; restarts elsewhere. */
+	bool node_stopped;
 
 	/* Stopping: SIGTERM sent at stop_usec, SIGKILL due at kill_usec. */
 	bool stopping;

@@ -116,11 +116,13 @@ static json_t *time_or_null(int64_t usec)
 json_t *sync_report(const struct replica *r)
 {
 	enum replica_state st = r->rep_valid ? r->rep_state : r->state;
-	/* A fenced replica did not end by itself, whatever its status: LOST
-	 * (the server restarts it), never an exit that could end its job. */
+	/* A replica the node stopped (its fence, or its agent's orderly stop)
+	 * did not end by itself, whatever its status: LOST (the server
+	 * restarts it), never an exit that could end its job. */
 	json_t *o = json_pack("{s:s, s:i, s:I, s:s}", "replica", r->id, "attempt", r->attempt,
 			      "seq", (json_int_t)r->seq, "state",
-			      st == RS_EXITED && r->fenced ? "LOST" : replica_state_name(st));
+			      st == RS_EXITED && (r->fenced || r->node_stopped) ? "LOST" :
+			      replica_state_name(st));
 	if (st == RS_EXITED)
 		json_object_set_new(o, "exitCode", json_integer(r->rep_valid ? r->rep_exit :
 								  r->exit_code));

@@ -581,8 +581,11 @@ static void conn_down(void *ctx, struct store_conn *c, const char *why)
 	struct sched *s = ctx;
 
 	(void)c;
-	if (s->leader)
-		log_warn("scheduler: leadership lost (%s)", why ? why : "stopping");
+	/* Stopping hands leadership over on purpose: routine, INFO. */
+	if (s->leader && why)
+		log_warn("scheduler: leadership lost (%s)", why);
+	else if (s->leader)
+		log_info("scheduler: leadership given up (the server is stopping)");
 	__atomic_store_n(&s->leader, false, __ATOMIC_RELEASE);
 	s->conn = NULL;
 }

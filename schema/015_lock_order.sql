@@ -56,7 +56,8 @@ END $$;
 -- acts on those alone, its conditions checked again under the locks.
 
 -- Nodes whose lease and stop grace passed are LOST; their replicas too
--- (those being stopped are done with their node; the others restart).
+-- (those being stopped are done with their node; the others restart). A
+-- node whose agent is stopping (schema/016) is given up the same way.
 CREATE FUNCTION tp_expire_nodes(p_lease int, p_margin int, OUT lost bigint, OUT gone bigint)
 LANGUAGE plpgsql AS $$
 DECLARE
@@ -65,7 +66,8 @@ BEGIN
     lost := 0;
     gone := 0;
     SELECT array_agg(name) INTO cands FROM nodes
-     WHERE state = 'READY' AND last_sync < now() - make_interval(secs => coalesce(lease_s, p_lease))
+     WHERE state IN ('READY', 'STOPPING')
+       AND last_sync < now() - make_interval(secs => coalesce(lease_s, p_lease))
            - make_interval(secs => stop_grace_s + p_margin);
     IF cands IS NULL THEN
         RETURN;
@@ -73,7 +75,7 @@ BEGIN
     PERFORM tp_lock_jobs(ARRAY(SELECT DISTINCT job FROM replicas WHERE node = ANY (cands)
                                 AND desired <> 'DONE' AND state IN ('PENDING', 'STARTING', 'RUNNING')),
                          cands);
-    WITH l AS (UPDATE nodes SET state = 'LOST' WHERE name = ANY (cands) AND state = 'READY'
+    WITH l AS (UPDATE nodes SET state = 'LOST' WHERE name = ANY (cands) AND state IN ('READY', 'STOPPING')
                  AND last_sync < now() - make_interval(secs => coalesce(lease_s, p_lease))
                      - make_interval(secs => stop_grace_s + p_margin)
                RETURNING name),

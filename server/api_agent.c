@@ -184,12 +184,21 @@ void api_agent_sync(struct request *req)
 			    "lease, %d seconds)", max_wait, req->srv->lease_s);
 		return;
 	}
+	const json_t *stopping = json_object_get(req->json, "stopping");
+	if (stopping && !json_is_boolean(stopping)) {
+		reply_error(req, API_INVALID_ARGUMENT, "Field: stopping Error: must be true or false");
+		return;
+	}
+	if (json_is_true(stopping) && !req->resumed)
+		log_info("node %s is stopping (its agent is leaving in an orderly way): it takes no "
+			 "new replica, and those it stops restart elsewhere", node);
 	/* After a wake-up the reports were applied already: just read. Nor is
 	 * the lease renewed: the agent was alive when the request arrived (the
 	 * lease was renewed then), not necessarily now; a dead agent's parked
 	 * poll must not keep its node alive. */
 	enum store_rc rc = store_node_sync(req->srv->store, node, inc,
 					   req->resumed ? 0 : req->srv->lease_s,
+					   json_is_true(stopping),
 					   req->resumed ? NULL : reports, &desired, &version,
 					   &changed);
 	if (rc == STORE_NOT_FOUND) {

@@ -107,7 +107,7 @@ void metrics_write_http(struct strbuf *sb)
 static const char *const job_apis[] = { "ml", "vertex" };
 static const char *const replica_states[] = { "PENDING", "STARTING", "RUNNING", "EXITED",
 					      "FAILED_TO_START", "LOST" };
-static const char *const node_states[] = { "READY", "DRAINING", "LOST" };
+static const char *const node_states[] = { "READY", "DRAINING", "STOPPING", "LOST" };
 
 /* The sum of "n" (1 where absent) over the elements of list whose fields k1 (and k2 when given) equal v1 (v2). */
 static json_int_t count_of(const json_t *list, const char *k1, const char *v1, const char *k2,

@@ -13,7 +13,8 @@
 	"   'job_id', l.job_id, 'project_id', l.project, 'task_name', l.task)), " \
 	" 'timestamp', to_char(l.time AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"'), " \
 	" 'receiveTimestamp', to_char(l.time AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"'), " \
-	" 'severity', CASE l.stream WHEN 'stderr' THEN 'ERROR' ELSE 'INFO' END, " \
+	" 'severity', CASE l.stream WHEN 'stderr' THEN 'ERROR' WHEN 'error' THEN 'ERROR' " \
+	"   WHEN 'warning' THEN 'WARNING' ELSE 'INFO' END, " \
 	" 'textPayload', l.text, 'insertId', l.id::text, " \
 	" 'labels', jsonb_build_object('ml.googleapis.com/task_name', l.task, " \
 	"   'ml.googleapis.com/attempt', l.attempt::text), " \

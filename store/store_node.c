@@ -131,7 +131,8 @@ out:
  */
 static const struct store_stmt stmt_sync_lease = {
 	11, "node_sync_lease",
-	"UPDATE nodes SET last_sync = now(), lease_s = $2::int, state = 'READY' WHERE name = $1 "
+	"UPDATE nodes SET last_sync = now(), lease_s = $2::int, "
+	"  state = CASE WHEN $3::boolean THEN 'STOPPING' ELSE 'READY' END WHERE name = $1 "
 	"RETURNING incarnation",
 	false,
 };
@@ -164,8 +165,12 @@ static const struct store_stmt stmt_sync_apply = {
 	"WITH r AS (SELECT * FROM jsonb_to_recordset($2::jsonb) AS x(replica text, attempt int, "
 	"   seq bigint, state text, \"exitCode\" int, message text, \"startTime\" timestamptz, "
 	"   \"endTime\" timestamptz, logs jsonb)), "
-	/* LOST: the agent fenced it (its lease passed); a replica still wanted
-	 * restarts elsewhere (sched_restart), one being stopped is done. */
+	/* What the replicas were before: their lines say what changed. */
+	"was AS MATERIALIZED (SELECT p.id, p.state, p.desired FROM replicas p "
+	"  WHERE p.node = $1 AND p.uid IN (SELECT replica FROM r)), "
+	/* LOST: the agent fenced it (its lease passed) or stopped it with its
+	 * node (an orderly stop); a replica still wanted restarts elsewhere
+	 * (sched_restart), one being stopped is done. */
 	"upd AS (UPDATE replicas p SET state = r.state, exit_code = r.\"exitCode\", "
 	"   message = coalesce(r.message, ''), seq = r.seq, "
 	"   start_time = coalesce(p.start_time, r.\"startTime\", "
@@ -181,7 +186,29 @@ static const struct store_stmt stmt_sync_apply = {
 	 * fail its job before the scheduler restarts it. */
 	"   AND p.desired <> 'DONE' AND p.state <> 'LOST' "
 	"   AND r.state IN ('STARTING', 'RUNNING', 'EXITED', 'FAILED_TO_START', 'LOST') "
-	" RETURNING p.job, p.uid, p.role, p.idx, p.attempt), "
+	" RETURNING p.id, p.job, p.uid, p.role, p.idx, p.attempt, p.state, p.exit_code, p.message), "
+	/* The service's line for each replica whose state changed (schema/016). */
+	"svc AS (INSERT INTO log_entries (job, task, attempt, stream, time, text) "
+	" SELECT upd.job, 'service', upd.attempt, "
+	"   CASE WHEN upd.state = 'RUNNING' OR was.desired <> 'RUN' "
+	"     OR (upd.state = 'EXITED' AND upd.exit_code = 0) THEN 'system' "
+	"     WHEN upd.state = 'LOST' THEN 'warning' ELSE 'error' END, clock_timestamp(), "
+	"   CASE WHEN upd.state = 'RUNNING' THEN format('The replica %s is running on node %s "
+	"(attempt %s).', tp_replica_label(j.api, upd.role, upd.idx), $1, upd.attempt) "
+	"     WHEN was.desired <> 'RUN' THEN format('The replica %s stopped (%s).', "
+	"       tp_replica_label(j.api, upd.role, upd.idx), CASE WHEN upd.state = 'EXITED' "
+	"       THEN 'exit status ' || upd.exit_code ELSE lower(upd.state) END) "
+	"     WHEN upd.state = 'EXITED' AND upd.exit_code = 0 THEN format('The replica %s exited "
+	"successfully.', tp_replica_label(j.api, upd.role, upd.idx)) "
+	"     WHEN upd.state = 'EXITED' THEN format('The replica %s exited with a non-zero status "
+	"of %s.', tp_replica_label(j.api, upd.role, upd.idx), upd.exit_code) "
+	"     WHEN upd.state = 'FAILED_TO_START' THEN format('The replica %s could not be started: "
+	"%s', tp_replica_label(j.api, upd.role, upd.idx), upd.message) "
+	"     ELSE format('The replica %s was stopped with its node %s: %s', "
+	"       tp_replica_label(j.api, upd.role, upd.idx), $1, "
+	"       coalesce(nullif(upd.message, ''), 'the node stopped it')) END "
+	" FROM upd JOIN was ON was.id = upd.id JOIN jobs j ON j.id = upd.job "
+	" WHERE upd.state IS DISTINCT FROM was.state AND upd.state <> 'STARTING'), "
 	"logs AS (INSERT INTO log_entries (job, task, attempt, stream, time, text) "
 	" SELECT upd.job, tp_task_name(j.api, upd.role, upd.idx), upd.attempt, "
 	"   coalesce(l.stream, 'stdout'), coalesce(l.time, now()), coalesce(l.text, '') "
@@ -347,8 +374,9 @@ out:
 
 /* One try of the sync's transaction (store_node_sync). */
 static enum store_rc sync_once(struct store_conn *c, const char *node, const char *incarnation,
-			       int lease_s, const json_t *reports, const char *reports_text,
-			       json_t **desired, int64_t *version, bool *changed)
+			       int lease_s, bool stopping, const json_t *reports,
+			       const char *reports_text, json_t **desired, int64_t *version,
+			       bool *changed)
 {
 	char lease[16];
 	PGresult *res = NULL;
@@ -362,7 +390,7 @@ static enum store_rc sync_once(struct store_conn *c, const char *node, const cha
 	if ((rc = store_begin(c)) != STORE_OK)
 		goto out;
 	snprintf(lease, sizeof(lease), "%d", lease_s);
-	const char *p1[] = { node, lease };
+	const char *p1[] = { node, lease, stopping ? "true" : "false" };
 	if (json_array_size(reports)) {
 		const char *p0[] = { node, reports_text };
 		res = store_exec(c, &stmt_sync_lock, 2, p0, &rc);
@@ -372,7 +400,7 @@ static enum store_rc sync_once(struct store_conn *c, const char *node, const cha
 		PQclear(res);
 		res = NULL;
 	}
-	res = lease_s > 0 ? store_exec(c, &stmt_sync_lease, 2, p1, &rc) :
+	res = lease_s > 0 ? store_exec(c, &stmt_sync_lease, 3, p1, &rc) :
 		store_exec(c, &stmt_sync_no_lease, 1, p1, &rc);
 	if (rc != STORE_OK)
 		goto out;
@@ -433,16 +461,16 @@ out:
 }
 
 enum store_rc store_node_sync(struct store *st, const char *node, const char *incarnation,
-			      int lease_s, const json_t *reports, json_t **desired,
-			      int64_t *version, bool *changed)
+			      int lease_s, bool stopping, const json_t *reports,
+			      json_t **desired, int64_t *version, bool *changed)
 {
 	struct store_conn *c = store_acquire(st);
 	char *reports_text = reports ? json_dumps(reports, JSON_COMPACT) : xstrdup("[]");
 	enum store_rc rc;
 
 	for (int attempt = 0;; attempt++) {
-		rc = sync_once(c, node, incarnation, lease_s, reports, reports_text, desired, version,
-			       changed);
+		rc = sync_once(c, node, incarnation, lease_s, stopping, reports, reports_text, desired,
+			       version, changed);
 		if (!store_retry(rc, attempt, "an agent's sync"))
 			break;
 	}

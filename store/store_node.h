@@ -50,11 +50,14 @@ enum store_rc store_node_register(struct store *st, const struct node_info *n,
  * their logs, reconciles the jobs they touched, and returns the desired set
  * as a new JSON array plus its version. *changed tells whether the reports
  * changed anything. A report of a replica id this cluster never assigned is
- * logged, once per node and id.
+ * logged, once per node and id. stopping (with a lease renewed): the agent
+ * is leaving in an orderly way, and the node takes no new replica
+ * (STOPPING) until it registers again; otherwise a renewed lease makes it
+ * READY.
  */
 enum store_rc store_node_sync(struct store *st, const char *node, const char *incarnation,
-			      int lease_s, const json_t *reports, json_t **desired,
-			      int64_t *version, bool *changed) MUST_CHECK;
+			      int lease_s, bool stopping, const json_t *reports,
+			      json_t **desired, int64_t *version, bool *changed) MUST_CHECK;
 
 /* The node's desired-set version (STORE_NOT_FOUND if none). */
 enum store_rc store_node_version(struct store *st, const char *node, int64_t *version) MUST_CHECK;

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # make run: the server on its embedded PostgreSQL and a small local node pool
 # (deploy/local/: a 4 x T4 GPU node and a TPU_V2 host, both running replicas
-# as host processes), in the foreground. Ctrl-C stops everything: agents,
-# server, database.
+# as host processes), in the foreground. Ctrl-C (or closing the terminal,
+# or SIGTERM) stops everything in order: first the agents, which stop their
+# replicas as a maintenance event does (their jobs restart, attempt + 1,
+# when make run starts again), then the server and its database.
 #
 # Everything it writes is under its state directory (TRAINPLANE_STATE_DIR,
 # default ./var): the database (postgres/, run/, postgres.log), the agents'
@@ -39,18 +41,30 @@ fi
 width=$((200 / ${#nodes[@]}))
 
 # Output goes to the terminal and to logs/ (tee ignores Ctrl-C, so that the
-# last lines of a stopping server still arrive).
-"$server" > >(tee -ia "$state/logs/server.log") 2>&1 &
-pids=($!)
+# last lines of a stopping server still arrive). The server and the agents
+# run in sessions of their own (setsid): the terminal's Ctrl-C and hang-up
+# reach this script alone, which stops them in order; the agents' replicas
+# (host processes) never see the terminal's signals either.
+setsid "$server" > >(tee -ia "$state/logs/server.log") 2>&1 &
+server_pid=$!
+agent_pids=()
+stopped=
 stop() {
-	for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
+	[[ -n $stopped ]] && return
+	stopped=1
+	trap '' INT TERM HUP
+	rm -f "$state/endpoint"
+	# The agents first: they tell the server their replicas stopped.
+	for p in "${agent_pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
+	for p in "${agent_pids[@]}"; do wait "$p" 2>/dev/null || true; done
+	kill -TERM "$server_pid" 2>/dev/null || true
 	wait
 }
-trap stop INT TERM EXIT
+trap stop INT TERM HUP EXIT
 
 for _ in $(seq 1 300); do
 	curl -sf "$base/readyz" >/dev/null 2>&1 && break
-	kill -0 "${pids[0]}" 2>/dev/null || exit 1
+	kill -0 "$server_pid" 2>/dev/null || exit 1
 	sleep 0.2
 done
 ranges=()
@@ -59,13 +73,18 @@ for i in "${!nodes[@]}"; do
 	name=$(sed -n 's/^node: *//p' "${nodes[$i]}")
 	lo=$((first + i * width))
 	ranges+=("${name:-$node} (ports $lo-$((lo + width - 1)))")
-	# The agents stop their replicas when make run ends.
+	# The agents stop their replicas when make run ends, as a maintenance
+	# event would: their jobs restart when make run starts again.
 	TRAINPLANE_AGENT_SERVER="$base/" TRAINPLANE_AGENT_BASE_DIR="$state" \
 		TRAINPLANE_AGENT_PORT_RANGE="$lo-$((lo + width - 1))" \
-		"$agent" --config "${nodes[$i]}" --stop-replicas-on-exit \
+		setsid "$agent" --config "${nodes[$i]}" --stop-replicas-on-exit \
 		> >(tee -ia "$state/logs/agent-${name:-$node}.log") 2>&1 &
-	pids+=($!)
+	agent_pids+=($!)
 done
+# The CLI (build/trainplane) reads the endpoint from here when
+# TRAINPLANE_ENDPOINT is not set.
+echo "$base/" > "$state/endpoint"
+job="hello_$(date +%s)"
 
 cat <<MSG
 
@@ -74,9 +93,13 @@ cat <<MSG
   $state. Ctrl-C stops everything.
   Agents: ${ranges[*]}
 
+  The CLI finds this server by itself (from $state/endpoint); for other
+  clients, or another shell's state directory:
+    export TRAINPLANE_ENDPOINT=$base/
+
   Submit a job (1 master + 2 workers, one T4 each) that prints its TF_CONFIG:
     curl -s -X POST $base/v1/projects/demo/jobs -H 'Content-Type: application/json' -d '{
-      "jobId": "hello_$(date +%s)",
+      "jobId": "$job",
       "trainingInput": {"scaleTier": "CUSTOM", "region": "us-central1",
         "masterType": "n1-standard-4", "workerType": "n1-standard-4", "workerCount": "2",
         "masterConfig": {"imageUri": "localhost/trainer:latest",
@@ -84,13 +107,15 @@ cat <<MSG
           "acceleratorConfig": {"count": "1", "type": "NVIDIA_TESLA_T4"}},
         "workerConfig": {"acceleratorConfig": {"count": "1", "type": "NVIDIA_TESLA_T4"}}}}'
   Its state (QUEUED, PREPARING, RUNNING, SUCCEEDED):
-    curl -s $base/v1/projects/demo/jobs/hello_...
+    curl -s $base/v1/projects/demo/jobs/$job
+    build/trainplane ai-platform jobs describe $job
   Its log:
     curl -s -X POST $base/v2/entries:list -H 'Content-Type: application/json' \\
-      -d '{"resourceNames": ["projects/demo"], "filter": "resource.labels.job_id=\\"hello_...\\""}'
+      -d '{"resourceNames": ["projects/demo"], "filter": "resource.labels.job_id=\\"$job\\""}'
+    build/trainplane ai-platform jobs stream-logs $job
   The nodes:
     curl -s $base/trainplane/v1/nodes
   More in README.md and docs/.
 
 MSG
-wait "${pids[0]}"
+wait "$server_pid"

@@ -261,10 +261,10 @@ enum store_rc store_node_register(struct store *st, const struct node_info *n,
 }
 
 enum store_rc store_node_sync(struct store *st, const char *node, const char *incarnation,
-			      int lease_s, const json_t *reports, json_t **desired,
-			      int64_t *version, bool *changed)
+			      int lease_s, bool stopping, const json_t *reports,
+			      json_t **desired, int64_t *version, bool *changed)
 {
-	(void)st, (void)node, (void)incarnation, (void)lease_s, (void)reports;
+	(void)st, (void)node, (void)incarnation, (void)lease_s, (void)stopping, (void)reports;
 	*desired = stub_node_ok ? json_array() : NULL;
 	*version = 1;
 	*changed = false;

@@ -268,7 +268,8 @@ export async function startAgent(server, opts) {
   const {
     node, region = 'us-central1', zone = 'us-central1-a', vcpus = 16, memoryMb = 61440,
     machineType, gpuType, gpuCount, tpuType, tpuCores, runtime = 'process', address = '127.0.0.1',
-    stopGraceSeconds = 1, token, config = {}, env = {}, stopReplicasOnExit = true, ready = true,
+    stopGraceSeconds = 1, token, config = {}, env = {}, stopReplicasOnExit = true, drainOnExit = false,
+    ready = true,
     readyTimeoutMs = 20_000,
   } = opts;
   assert.ok(node, 'startAgent needs a node name');
@@ -349,7 +350,8 @@ export async function startAgent(server, opts) {
   };
 
   async function launch() {
-    const args = ['--config', configPath, ...(stopReplicasOnExit ? ['--stop-replicas-on-exit'] : [])];
+    const args = ['--config', configPath, ...(drainOnExit ? ['--drain-on-exit'] :
+      stopReplicasOnExit ? ['--stop-replicas-on-exit'] : [])];
     const child = spawn(AGENT_BIN, args, {
       cwd: dir,
       env: { ...baseEnv(), ...(SANITIZED ? sanitizerEnv() : {}), ...env },
@@ -530,7 +532,12 @@ export function assertStateOrder(seen, order) {
  * Every log entry of a job through POST /v2/entries:list (all pages, oldest
  * first). `extraFilter` is ANDed to the job filter.
  */
-export async function readJobLog(base, project, jobId, extraFilter = '') {
+/**
+ * The job's log entries, oldest first: the replicas' lines; with
+ * { service: true } the service's own lines (task "service") too.
+ */
+export async function readJobLog(base, project, jobId, extraFilter = '', { service = false } = {}) {
+  if (!service) extraFilter = ['resource.labels.task_name!="service"', extraFilter].filter(Boolean).join(' AND ');
   const entries = [];
   let pageToken;
   for (let page = 0; page < 100; page++) {

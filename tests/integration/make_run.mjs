@@ -76,9 +76,17 @@ export async function startRun(stateDir, port, { env = {}, beforeNodes } = {}) {
     stateDir,
     output: () => out,
     alive: () => child.exitCode === null && child.signalCode === null,
-    /** SIGTERM to run.sh (what Ctrl-C does through its trap); waits until it and all it started ended. */
-    async stop() {
-      if (run.alive()) child.kill('SIGTERM');
+    /**
+     * SIGTERM to run.sh (what Ctrl-C does through its trap); waits until it
+     * and all it started ended. { signal, group }: another signal, sent to
+     * run.sh's whole process group as a terminal's Ctrl-C (SIGINT) or
+     * hang-up (SIGHUP) reaches a foreground job.
+     */
+    async stop({ signal = 'SIGTERM', group = false } = {}) {
+      if (run.alive()) {
+        if (group) process.kill(-child.pid, signal);
+        else child.kill(signal);
+      }
       const r = await Promise.race([exited,
         new Promise((resolve) => setTimeout(() => resolve(null), 60_000).unref())]);
       if (!r) {
@@ -142,7 +150,9 @@ after(() => {
 
 // The job of every scenario: a master that prints a marker and succeeds, and
 // a worker that ignores SIGTERM, so that stopping make run just after the
-// job SUCCEEDED leaves the worker killed, unreported, in its agent's work dir.
+// job SUCCEEDED leaves the worker killed in its agent's work dir (its end
+// reported as the agent leaves, its folder kept until the agent's next
+// start on that work dir forgets it).
 export function twoReplicaJob(marker) {
   const script = 'case "$TF_CONFIG" in ' +
     `*'"type":"worker"'*) trap "" TERM; echo worker-${marker}; while :; do sleep 1; done;; ` +

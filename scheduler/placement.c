@@ -43,7 +43,10 @@ static bool fits(const struct place_node *n, const struct place_replica *r, cons
 /*
  * Lower is better. Accelerator replicas go where the fewest matching GPUs
  * stay free afterwards (best fit: whole nodes stay whole for big replicas).
- * Plain replicas prefer nodes without accelerators, then the fullest node.
+ * Plain replicas prefer nodes without accelerators, then GPU nodes, and a
+ * TPU host last (a TPU replica needs the whole host, and a CPU replica
+ * there can keep the next TPU job out: make run's pool is one GPU node and
+ * one TPU host); then the fullest node.
  */
 static int64_t score(const struct place_node *n, const struct place_replica *r)
 {
@@ -51,8 +54,8 @@ static int64_t score(const struct place_node *n, const struct place_replica *r)
 		return n->free_vcpus;
 	if (r->accel_type && r->accel_count > 0)
 		return (int64_t)(popcount64(n->free_gpus) - r->accel_count) << 32 | (uint32_t)n->free_vcpus;
-	bool has_accel = (n->accel_type && n->gpus) || n->tpu_host;
-	return (int64_t)has_accel << 40 | (uint32_t)n->free_vcpus;
+	int64_t cost = n->tpu_host ? 2 : n->accel_type && n->gpus ? 1 : 0;
+	return cost << 40 | (uint32_t)n->free_vcpus;
 }
 
 static void take(struct place_node *n, const struct place_replica *r, struct place_assignment *a,

@@ -141,6 +141,24 @@ static void cpu_replicas_avoid_accelerator_nodes(void **state)
 	assert_int_equal(out[0].node, 1);
 }
 
+/* A TPU host is the last resort for a CPU replica, even when it has more room. */
+static void cpu_replicas_leave_tpu_hosts_for_tpu_jobs(void **state)
+{
+	struct place_node nodes[] = { gpu_node("t", "us-central1-a", NULL, 0),
+				      gpu_node("g", "us-central1-a", T4, 4) };
+	nodes[0].tpu_host = true;
+	nodes[0].free_vcpus = 96;
+	nodes[1].free_vcpus = 8;
+	struct place_job j = { 1, "us-central1", 1, &cpu8 };
+	struct place_assignment out[1];
+	(void)state;
+	assert_int_equal(place_gang(nodes, 2, &j, out), 0);
+	assert_int_equal(out[0].node, 1);
+	/* The GPU node is full now: only then the TPU host. */
+	assert_int_equal(place_gang(nodes, 2, &j, out), 0);
+	assert_int_equal(out[0].node, 0);
+}
+
 static void tpu_replica_takes_a_whole_tpu_host(void **state)
 {
 	struct place_node nodes[] = { gpu_node("h", "us-central1-b", NULL, 0) };
@@ -189,6 +207,7 @@ int main(void)
 		cmocka_unit_test(mixed_accelerators_share_one_zone),
 		cmocka_unit_test(best_fit_keeps_whole_nodes_for_big_replicas),
 		cmocka_unit_test(cpu_replicas_avoid_accelerator_nodes),
+		cmocka_unit_test(cpu_replicas_leave_tpu_hosts_for_tpu_jobs),
 		cmocka_unit_test(tpu_replica_takes_a_whole_tpu_host),
 		cmocka_unit_test(queue_backfills_but_does_not_starve),
 	};

@@ -40,6 +40,28 @@ static bool fits(const struct place_node *n, const struct place_replica *r, cons
 	return true;
 }
 
+ssize_t place_never_fits(const struct place_node *nodes, size_t nnodes,
+			 const struct place_job *job)
+{
+	for (size_t k = 0; k < job->nreplicas; k++) {
+		const struct place_replica *r = &job->replicas[k];
+		bool some = false;
+		for (size_t i = 0; i < nnodes && !some; i++) {
+			struct place_node empty = nodes[i];
+			if (empty.total_vcpus > 0) {
+				empty.free_vcpus = empty.total_vcpus;
+				empty.free_memory_mb = empty.total_memory_mb;
+			}
+			empty.free_gpus = empty.gpus >= 64 ? ~UINT64_C(0) : (UINT64_C(1) << empty.gpus) - 1;
+			empty.tpu_busy = false;
+			some = fits(&empty, r, job->region, NULL);
+		}
+		if (!some)
+			return (ssize_t)k;
+	}
+	return -1;
+}
+
 /*
  * Lower is better. Accelerator replicas go where the fewest matching GPUs
  * stay free afterwards (best fit: whole nodes stay whole for big replicas).

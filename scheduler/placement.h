@@ -16,6 +16,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "common.h"
 
@@ -34,6 +35,10 @@ struct place_node {
 	int64_t free_memory_mb;
 	uint64_t free_gpus;	/* bit i set: GPU index i is free */
 	bool tpu_busy;
+	/* The node's whole size (0: not known; place_never_fits() then looks
+	 * at the free capacity only). */
+	int total_vcpus;
+	int64_t total_memory_mb;
 };
 
 struct place_replica {
@@ -63,6 +68,15 @@ struct place_assignment {
  */
 int place_gang(struct place_node *nodes, size_t nnodes, const struct place_job *job,
 	       struct place_assignment *out) MUST_CHECK;
+
+/*
+ * The first replica of job (its index) that no schedulable node of the
+ * job's region could hold even when empty, or -1 when each could go
+ * somewhere once capacity frees up. Replicas are checked one by one: a
+ * gang that needs one zone may still wait for good.
+ */
+ssize_t place_never_fits(const struct place_node *nodes, size_t nnodes,
+			 const struct place_job *job);
 
 /* Gives an assignment's resources back (a placed job that ended). */
 void place_release(struct place_node *nodes, const struct place_replica *r,

@@ -157,6 +157,8 @@ static size_t load_nodes(const json_t *list, struct place_node **nodes_out,
 				       json_integer_value(json_object_get(used, "vcpus")));
 		pn->free_memory_mb = json_integer_value(json_object_get(o, "memory_mb")) -
 				     json_integer_value(json_object_get(used, "memory_mb"));
+		pn->total_vcpus = (int)json_integer_value(json_object_get(o, "vcpus"));
+		pn->total_memory_mb = json_integer_value(json_object_get(o, "memory_mb"));
 		pn->free_gpus = gpus >= 64 ? ~UINT64_C(0) : (UINT64_C(1) << gpus) - 1;
 		json_array_foreach(json_object_get(used, "gpus"), k, v) {
 			json_int_t g = json_integer_value(v);
@@ -282,6 +284,52 @@ static json_t *job_rows(const json_t *q, const struct job_plan *plan,
 	free(addrs);
 	free(ports);
 	return json_pack("{s:I, s:o}", "job", (json_int_t)id, "replicas", rows);
+}
+
+/*
+ * Says in each waiting job's log why it waits (the first time: the store
+ * writes one such line a job): a replica no node of its region could hold
+ * even empty, or capacity.
+ */
+static enum store_rc note_queued(struct sched *s, const struct place_node *nodes, size_t nnodes,
+				 const struct place_job *jobs, const struct job_plan *plans,
+				 const bool *placed, size_t n, bool full)
+{
+	json_t *notes = json_array();
+	enum store_rc rc;
+
+	for (size_t i = 0; i < n; i++) {
+		/* A job this leader saw in an earlier pass was noted then. */
+		if (placed[i] || jobs[i].id <= s->max_seen_id)
+			continue;
+		ssize_t k = place_never_fits(nodes, nnodes, &jobs[i]);
+		char *text;
+		if (k >= 0) {
+			const struct plan_replica *r = &plans[i].replicas[k];
+			const struct replica_demand *d = &r->demand;
+			char accel[96] = "";
+			if (d->tpu)
+				snprintf(accel, sizeof(accel), ", a TPU host");
+			else if (d->accel_type && d->accel_count > 0)
+				snprintf(accel, sizeof(accel), ", %d x %s", d->accel_count, d->accel_type);
+			text = xasprintf("The job is queued: no node in region %s can hold its replica "
+					 "%s %d (%s: %d vCPUs, %lld MB%s), even when idle; it waits "
+					 "until such a node registers.", jobs[i].region,
+					 replica_role_name(r->role), r->index,
+					 r->machine_type ? r->machine_type : "custom", d->vcpus,
+					 (long long)d->memory_mb, accel);
+		} else {
+			text = xasprintf("The job is queued: waiting for capacity in region %s (the "
+					 "nodes that can hold its replicas are busy).", jobs[i].region);
+		}
+		json_array_append_new(notes, json_pack("{s:I, s:s}", "job", (json_int_t)jobs[i].id,
+						       "text", text));
+		free(text);
+	}
+	rc = json_array_size(notes) || full ?
+		store_sched_note_queued(s->conn, notes, full, s->cfg.lease_s) : STORE_OK;
+	json_decref(notes);
+	return rc;
 }
 
 #define COMMIT_BATCH 100
@@ -513,6 +561,8 @@ static enum store_rc sched_tick(struct sched *s, bool full)
 	for (size_t i = 0; i < kept; i++)
 		if (!placed[i] && waited[i] >= (int64_t)s->cfg.starve_s * 1000000)
 			s->starving = true;
+	if (rc == STORE_OK)
+		rc = note_queued(s, nodes, nnodes, jobs, plans, placed, kept, full);
 	for (size_t i = 0; i < nq; i++) {
 		int64_t qid = json_integer_value(json_object_get(json_array_get(queued, i), "id"));
 		if (qid > s->max_seen_id)

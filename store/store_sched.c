@@ -304,6 +304,35 @@ enum store_rc store_sched_poke(struct store_conn *c, const char *what)
 	return rc;
 }
 
+static const struct store_stmt stmt_note_queued = {
+	52, "sched_note_queued",
+	"WITH i AS (SELECT x.job, x.text FROM jsonb_to_recordset($1::jsonb) AS x(job int8, text text) "
+	"  UNION ALL "
+	"  SELECT j.id, format('The job is queued: no node in region %s takes work now; it waits "
+	"until one registers.', j.region) FROM jobs j WHERE $2::boolean AND j.state = 'QUEUED' "
+	"  AND j.region NOT IN (SELECT region FROM nodes WHERE state = 'READY' AND NOT draining "
+	"    AND last_sync > now() - make_interval(secs => coalesce(lease_s, $3::int)))) "
+	"INSERT INTO log_entries (job, task, attempt, stream, time, text) "
+	"SELECT i.job, 'service', 1, 'system', clock_timestamp(), i.text "
+	"FROM i JOIN jobs j ON j.id = i.job AND j.state = 'QUEUED' "
+	"WHERE NOT EXISTS (SELECT 1 FROM log_entries l WHERE l.job = i.job AND l.task = 'service')",
+	false,
+};
+
+enum store_rc store_sched_note_queued(struct store_conn *c, const json_t *notes, bool regions,
+				      int lease_s)
+{
+	char *text = json_dumps(notes, JSON_COMPACT);
+	char lease[16];
+	const char *p[] = { text, regions ? "true" : "false", lease };
+	enum store_rc rc;
+
+	snprintf(lease, sizeof(lease), "%d", lease_s);
+	PQclear(store_exec(c, &stmt_note_queued, 3, p, &rc));
+	free(text);
+	return rc;
+}
+
 static const struct store_stmt stmt_job_cluster = {
 	38, "sched_job_cluster",
 	"SELECT coalesce(jsonb_agg(jsonb_build_object('role', p.role, 'idx', p.idx, "

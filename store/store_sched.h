@@ -55,6 +55,15 @@ enum store_rc store_sched_commit_jobs(struct store_conn *c, const json_t *batch,
 /* Asks the leader, wherever it runs, for a pass: what is "new" or "full". */
 enum store_rc store_sched_poke(struct store_conn *c, const char *what) MUST_CHECK;
 
+/*
+ * The service's first line for queued jobs that wait (schema/016): notes
+ * is [{job, text}] from the pass; with regions, also every queued job of a
+ * region without a schedulable node (lease_s as for the snapshot). A job
+ * gets one such line, the first: none once it has any service line.
+ */
+enum store_rc store_sched_note_queued(struct store_conn *c, const json_t *notes, bool regions,
+				      int lease_s) MUST_CHECK;
+
 /* The job's replicas with their addresses: [{role, idx, address, port}] (new). */
 enum store_rc store_sched_job_cluster(struct store_conn *c, int64_t job, json_t **out) MUST_CHECK;
 

@@ -125,6 +125,7 @@ describe('trainplane CLI', { skip: !CLI || !AGENT_BIN ? 'TRAINPLANE_CLI_BIN / TR
     const s = await run(['ai-platform', 'jobs', 'stream-logs', 'cli_fail', '--polling-interval', '0.3']);
     assert.notEqual(s.code, 0, s.stdout + s.stderr);
     assert.match(s.stdout, /about-to-fail/);
+    assert.match(s.stdout, /Job failed\. The replica master 0 exited with a non-zero status of 3\./);
   });
 
   it('describes, lists and filters', async () => {

@@ -399,6 +399,9 @@ describe('the seeds\' gcloud commands, end to end', { concurrency: 8 }, () => {
       gcloud(['ai-platform', 'jobs', 'describe', job, '--format=json'], { cwd }),
     ]);
     assert.ok(streamed(logs.stdout).some((l) => /\/venv\/bin\/python: No module named trainer\.nope$/.test(l)), logs.out);
+    // The service says why, where people look: its own lines, ERROR.
+    assert.ok(logs.stdout.split('\n').some((l) => /^ERROR\t[^\t]*\tservice\t\tJob failed\. The replica master 0 could not be started: .*No module named trainer\.nope$/.test(l)),
+      logs.out);
     const d = JSON.parse(described.stdout);
     assert.equal(d.state, 'FAILED');
     assert.match(d.errorMessage, /^The replica master 0 could not be started: \/.*\/venv\/bin\/python: No module named trainer\.nope$/);

@@ -288,8 +288,8 @@ void replica_set_final(struct replica *r, enum replica_state st, int exit_code,
 		r->message = xasprintf("stopped by the node's fence: no sync was answered within "
 				       "the lease (exit status %d)", exit_code);
 	else if (st == RS_EXITED && r->node_stopped && !r->message)
-		r->message = xasprintf("the node's agent stopped in an orderly way (a maintenance "
-				       "event), and stopped it (exit status %d)", exit_code);
+		r->message = xasprintf("the node's agent stopped in an orderly way, as in a "
+				       "maintenance event; exit status %d", exit_code);
 }
 
 int replica_read_exit(const struct replica *r, int *code, int64_t *end_usec)

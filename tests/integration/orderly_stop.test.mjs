@@ -61,7 +61,7 @@ describe('an orderly stop of make run', () => {
       await waitJobState(run.base, 'demo', 'stop_1', 'SUCCEEDED', 60_000, () => run.output().slice(-4000));
       const log = await readJobLog(run.base, 'demo', 'stop_1', '', { service: true });
       const lines = texts(service(log));
-      assert.match(lines, /WARNING The replica (master|worker) 0 was stopped with its node local-gpu-1: the node's agent stopped in an orderly way \(a maintenance event\)/, lines);
+      assert.match(lines, /WARNING The replica (master|worker) 0 was stopped with its node local-gpu-1: the node's agent stopped in an orderly way, as in a maintenance event; exit status 143/, lines);
       assert.match(lines, /WARNING The replica master 0 restarts \(attempt 2\)/, lines);
       assert.match(lines, /INFO Job completed successfully\./, lines);
       const done = log.find((e) => e.textPayload === `master-done-${marker}`);

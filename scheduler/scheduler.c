@@ -41,6 +41,7 @@ struct sched {
 	int64_t max_seen_id;	/* the highest queued job id a pass has seen */
 	bool starving;		/* a job waits past starve_s: every pass is full */
 	int64_t last_full, last_pass, last_housekeeping;	/* mono_usec() */
+	int64_t noted_id;	/* queued jobs of node-less regions up to it have a line */
 };
 
 #define FULL_PASS_EVERY_US (INT64_C(10) * 1000000)
@@ -327,7 +328,7 @@ static enum store_rc note_queued(struct sched *s, const struct place_node *nodes
 		free(text);
 	}
 	rc = json_array_size(notes) || full ?
-		store_sched_note_queued(s->conn, notes, full, s->cfg.lease_s) : STORE_OK;
+		store_sched_note_queued(s->conn, notes, full, s->cfg.lease_s, &s->noted_id) : STORE_OK;
 	json_decref(notes);
 	return rc;
 }

@@ -306,29 +306,37 @@ enum store_rc store_sched_poke(struct store_conn *c, const char *what)
 
 static const struct store_stmt stmt_note_queued = {
 	52, "sched_note_queued",
-	"WITH i AS (SELECT x.job, x.text FROM jsonb_to_recordset($1::jsonb) AS x(job int8, text text) "
-	"  UNION ALL "
-	"  SELECT j.id, format('The job is queued: no node in region %s takes work now; it waits "
-	"until one registers.', j.region) FROM jobs j WHERE $2::boolean AND j.state = 'QUEUED' "
+	"WITH r AS (SELECT j.id AS job, format('The job is queued: no node in region %s takes work "
+	"now; it waits until one registers.', j.region) AS text FROM jobs j "
+	"  WHERE $2::boolean AND j.state = 'QUEUED' AND j.id > $4::int8 "
 	"  AND j.region NOT IN (SELECT region FROM nodes WHERE state = 'READY' AND NOT draining "
-	"    AND last_sync > now() - make_interval(secs => coalesce(lease_s, $3::int)))) "
-	"INSERT INTO log_entries (job, task, attempt, stream, time, text) "
-	"SELECT i.job, 'service', 1, 'system', clock_timestamp(), i.text "
-	"FROM i JOIN jobs j ON j.id = i.job AND j.state = 'QUEUED' "
-	"WHERE NOT EXISTS (SELECT 1 FROM log_entries l WHERE l.job = i.job AND l.task = 'service')",
+	"    AND last_sync > now() - make_interval(secs => coalesce(lease_s, $3::int))) "
+	"  ORDER BY j.id LIMIT 1000), "
+	"i AS (SELECT x.job, x.text FROM jsonb_to_recordset($1::jsonb) AS x(job int8, text text) "
+	"  UNION ALL SELECT job, text FROM r), "
+	"ins AS (INSERT INTO log_entries (job, task, attempt, stream, time, text) "
+	" SELECT i.job, 'service', 1, 'system', clock_timestamp(), i.text "
+	" FROM i JOIN jobs j ON j.id = i.job AND j.state = 'QUEUED' "
+	" WHERE NOT EXISTS (SELECT 1 FROM log_entries l WHERE l.job = i.job AND l.task = 'service') "
+	" RETURNING 1) "
+	"SELECT coalesce((SELECT max(job) FROM r), $4::int8), (SELECT count(*) FROM ins)",
 	false,
 };
 
 enum store_rc store_sched_note_queued(struct store_conn *c, const json_t *notes, bool regions,
-				      int lease_s)
+				      int lease_s, int64_t *after_id)
 {
 	char *text = json_dumps(notes, JSON_COMPACT);
-	char lease[16];
-	const char *p[] = { text, regions ? "true" : "false", lease };
+	char lease[16], after[24];
+	const char *p[] = { text, regions ? "true" : "false", lease, after };
 	enum store_rc rc;
 
 	snprintf(lease, sizeof(lease), "%d", lease_s);
-	PQclear(store_exec(c, &stmt_note_queued, 3, p, &rc));
+	snprintf(after, sizeof(after), "%lld", (long long)*after_id);
+	PGresult *res = store_exec(c, &stmt_note_queued, 4, p, &rc);
+	if (rc == STORE_OK && PQntuples(res))
+		*after_id = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
+	PQclear(res);
 	free(text);
 	return rc;
 }

@@ -57,12 +57,14 @@ enum store_rc store_sched_poke(struct store_conn *c, const char *what) MUST_CHEC
 
 /*
  * The service's first line for queued jobs that wait (schema/016): notes
- * is [{job, text}] from the pass; with regions, also every queued job of a
- * region without a schedulable node (lease_s as for the snapshot). A job
- * gets one such line, the first: none once it has any service line.
+ * is [{job, text}] from the pass; with regions, also the queued jobs of
+ * regions without a schedulable node (lease_s as for the snapshot) whose
+ * id is past *after_id, at most 1000 a call, *after_id then moved past
+ * them (each is looked at once). A job gets one such line, the first: none
+ * once it has any service line.
  */
 enum store_rc store_sched_note_queued(struct store_conn *c, const json_t *notes, bool regions,
-				      int lease_s) MUST_CHECK;
+				      int lease_s, int64_t *after_id) MUST_CHECK;
 
 /* The job's replicas with their addresses: [{role, idx, address, port}] (new). */
 enum store_rc store_sched_job_cluster(struct store_conn *c, int64_t job, json_t **out) MUST_CHECK;

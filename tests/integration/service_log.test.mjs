@@ -5,8 +5,10 @@
 
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
 
-import { startPostgres, startServer, waitFor } from './harness.mjs';
+import { makeTempDir, startPostgres, startServer, waitFor } from './harness.mjs';
 import { cancelJob, createJob, readJobLog, startAgent, waitJobState } from './agents.mjs';
 
 let pg, server, agent;
@@ -43,7 +45,11 @@ async function waitLines(id, re) {
 
 describe('the service lines of a job', () => {
   it('a job that succeeds: placed, the replica running on its node, running, succeeded, in order', async () => {
-    await createJob(server.base, 'demo', 'svc_ok', job('echo hi'));
+    // It waits for a gate, so that its agent reports it running before it exits.
+    const gate = path.join(makeTempDir('tp-svc-'), 'gate');
+    await createJob(server.base, 'demo', 'svc_ok', job(`while [ ! -e ${gate} ]; do sleep 0.1; done`));
+    await waitJobState(server.base, 'demo', 'svc_ok', 'RUNNING', 30_000, () => agent.stderr());
+    fs.writeFileSync(gate, '');
     await waitJobState(server.base, 'demo', 'svc_ok', 'SUCCEEDED', 30_000, () => agent.stderr());
     const got = await waitLines('svc_ok', /Job completed successfully/);
     assert.deepEqual(got, [

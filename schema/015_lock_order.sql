@@ -103,7 +103,10 @@ END $$;
 
 -- Any other lost replica of a running job starts again elsewhere: attempt
 -- + 1, through the state machine's restart edge (a job that has none from
--- its state, CANCELLING, restarts nothing). Returns the replicas restarted.
+-- its state, CANCELLING, restarts nothing), with a line in the job's log
+-- for each (schema/016, "The service's lines"): which replica, its new
+-- attempt, and why (the agent's reason, or its node's silence). Returns
+-- the replicas restarted.
 CREATE FUNCTION tp_restart_lost() RETURNS bigint LANGUAGE plpgsql AS $$
 DECLARE
     cands bigint[];
@@ -118,12 +121,23 @@ BEGIN
     WITH lost AS (SELECT DISTINCT p.job FROM replicas p JOIN jobs j ON j.id = p.job
                    WHERE p.job = ANY (cands) AND p.state = 'LOST' AND p.desired = 'RUN'
                      AND NOT j.restarting),
-         moved AS (SELECT m.id FROM tp_job_transition(ARRAY(SELECT job FROM lost), NULL, 'restart') m),
+         moved AS (SELECT m.id, m.api FROM tp_job_transition(ARRAY(SELECT job FROM lost), NULL, 'restart') m),
+         was AS MATERIALIZED (SELECT p.id, p.node, p.message FROM replicas p JOIN moved ON p.job = moved.id
+                               WHERE p.state = 'LOST' AND p.desired = 'RUN'),
          upd AS (UPDATE replicas p SET attempt = p.attempt + 1, state = 'PENDING', node = NULL,
                      gpus = '{}', port = NULL, seq = 0, exit_code = NULL, message = '',
                      start_time = NULL, end_time = NULL
                    FROM moved WHERE p.job = moved.id AND p.state = 'LOST' AND p.desired = 'RUN'
-                 RETURNING p.id)
+                 RETURNING p.id, p.job, p.role, p.idx, p.attempt, moved.api),
+         logged AS (INSERT INTO log_entries (job, task, attempt, stream, time, text)
+                    SELECT upd.job, 'service', upd.attempt, 'warning', clock_timestamp(),
+                           format('The replica %s restarts (attempt %s): %s. It starts again as soon '
+                                  'as a node has room for it.', tp_replica_label(upd.api, upd.role, upd.idx),
+                                  upd.attempt,
+                                  CASE WHEN was.message <> '' THEN format('it was stopped with its node %s (%s)',
+                                                                          was.node, was.message)
+                                       ELSE format('its node %s stopped reporting', was.node) END)
+                      FROM upd JOIN was ON was.id = upd.id)
     SELECT count(*) INTO n FROM upd;
     RETURN n;
 END $$;

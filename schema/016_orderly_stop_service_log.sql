@@ -21,7 +21,7 @@ ALTER TABLE nodes ADD CONSTRAINT nodes_state_check CHECK (state IN ('READY', 'ST
 -- A job's lines: one for each transition of the state machine, written
 -- by its one entry point (so every path writes them). A replica's lines:
 -- started, exited, failed to start, lost with its node (the agent's sync,
--- store/store_node.c); restarted (tp_restart_lost below).
+-- store/store_node.c); restarted (tp_restart_lost, schema/015).
 CREATE FUNCTION tp_service_line(p_state text, p_cause text, p_error text) RETURNS text
     LANGUAGE sql IMMUTABLE AS $$
     SELECT CASE
@@ -69,41 +69,4 @@ BEGIN
                tp_service_line(m.state, p_cause, m.error_message)
           FROM moved m)
     SELECT * FROM moved;
-END $$;
-
--- 015's restart of lost replicas, with a line for each: which replica,
--- its new attempt, and why (the agent's reason, or its node's silence).
-CREATE OR REPLACE FUNCTION tp_restart_lost() RETURNS bigint LANGUAGE plpgsql AS $$
-DECLARE
-    cands bigint[];
-    n bigint;
-BEGIN
-    SELECT array_agg(DISTINCT p.job) INTO cands FROM replicas p JOIN jobs j ON j.id = p.job
-     WHERE p.state = 'LOST' AND p.desired = 'RUN' AND NOT j.restarting;
-    IF cands IS NULL THEN
-        RETURN 0;
-    END IF;
-    PERFORM tp_lock_jobs(cands, NULL, true);
-    WITH lost AS (SELECT DISTINCT p.job FROM replicas p JOIN jobs j ON j.id = p.job
-                   WHERE p.job = ANY (cands) AND p.state = 'LOST' AND p.desired = 'RUN'
-                     AND NOT j.restarting),
-         moved AS (SELECT m.id, m.api FROM tp_job_transition(ARRAY(SELECT job FROM lost), NULL, 'restart') m),
-         was AS MATERIALIZED (SELECT p.id, p.node, p.message FROM replicas p JOIN moved ON p.job = moved.id
-                               WHERE p.state = 'LOST' AND p.desired = 'RUN'),
-         upd AS (UPDATE replicas p SET attempt = p.attempt + 1, state = 'PENDING', node = NULL,
-                     gpus = '{}', port = NULL, seq = 0, exit_code = NULL, message = '',
-                     start_time = NULL, end_time = NULL
-                   FROM moved WHERE p.job = moved.id AND p.state = 'LOST' AND p.desired = 'RUN'
-                 RETURNING p.id, p.job, p.role, p.idx, p.attempt, moved.api),
-         logged AS (INSERT INTO log_entries (job, task, attempt, stream, time, text)
-                    SELECT upd.job, 'service', upd.attempt, 'warning', clock_timestamp(),
-                           format('The replica %s restarts (attempt %s): %s. It starts again as soon '
-                                  'as a node has room for it.', tp_replica_label(upd.api, upd.role, upd.idx),
-                                  upd.attempt,
-                                  CASE WHEN was.message <> '' THEN format('it was stopped with its node %s (%s)',
-                                                                          was.node, was.message)
-                                       ELSE format('its node %s stopped reporting', was.node) END)
-                      FROM upd JOIN was ON was.id = upd.id)
-    SELECT count(*) INTO n FROM upd;
-    RETURN n;
 END $$;

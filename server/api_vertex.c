@@ -217,8 +217,9 @@ static int64_t pool_gpus(const json_t *pool)
 }
 
 /*
- * Seed 001: MultiWorkerMirroredStrategy needs the same number of GPUs on
- * every machine. Vertex accepts pools that differ (a parameter-server job
+ * MultiWorkerMirroredStrategy needs the same number of GPUs on every machine
+ * (Google's codelab https://codelabs.developers.google.com/vertex-p2p-distributed:
+ * otherwise the job fails). Vertex accepts pools that differ (a parameter-server job
  * may want them), and so does trainplane; the job's log says it, where
  * stream-logs shows it.
  */

@@ -217,8 +217,9 @@ static int64_t pool_gpus(const json_t *pool)
 }
 
 /*
- * Seed 001: MultiWorkerMirroredStrategy needs the same number of GPUs on
- * every machine. Vertex accepts pools that differ (a parameter-server job
+ * MultiWorkerMirroredStrategy needs the same number of GPUs on every machine
+ * (Google's codelab https://codelabs.developers.google.com/vertex-p2p-distributed:
+ * otherwise the job fails). Vertex accepts pools that differ (a parameter-server job
  * may want them), and so does trainplane; the job's log says it, where
  * stream-logs shows it.
  */
@@ -234,8 +235,17 @@ static void warn_gpu_counts(struct request *req, const struct job *j, const json
 		 "workerPoolSpecs[1] has %lld: MultiWorkerMirroredStrategy needs the same number "
 		 "on every machine. The job runs as asked.", (long long)pool_gpus(p0),
 		 (long long)pool_gpus(p1));
-	if (store_log_add(req->srv->store, j->id, "service", msg) != STORE_OK)
-		log_warn("job %s: %s", j->job_id, msg);
+	/*
+	 * The note is about the client's request and is for the client: it goes
+	 * to the job's log only, never to the server's. The server logs (WARN)
+	 * only what an operator must act on: the store failed to take the line
+	 * (a lost connection is not logged by the store itself), so the job's
+	 * owner never sees it.
+	 */
+	enum store_rc rc = store_log_add(req->srv->store, j->id, "service", msg);
+	if (rc != STORE_OK)
+		log_warn("job %s: a line could not be added to its log (store: %s), so its owner "
+			 "will not see it: %s", j->job_id, store_rc_name(rc), msg);
 }
 
 /* Stores a checked job (borrowed; its labels go to their column) and replies. */

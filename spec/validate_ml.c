@@ -246,7 +246,10 @@ static bool is_tpu_runtime_or_image_version(const struct catalog *cat, const cha
 	return false;
 }
 
-/* Seed 002: Cloud TPU workers, tpuTfVersion, TPU runtime versions. */
+/*
+ * Google's TPU guide (https://cloud.google.com/ai-platform/training/docs/using-tpus):
+ * Cloud TPU workers, tpuTfVersion, TPU runtime versions.
+ */
 static void ml_tpu(struct ctx *c, bool custom, struct replica *rs, const char *runtime)
 {
 	struct replica *w = &rs[ROLE_WORKER];

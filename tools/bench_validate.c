@@ -1,9 +1,10 @@
 /*
  * bench_validate.c - how fast the rule engine validates a typical CUSTOM
- * job: a GPU master, 9 GPU workers and 3 parameter servers (seed 000's
- * example, plus scheduling and labels), against deploy/catalog.yaml (or
- * argv[1]). Runs for about 2 seconds on the calling thread (pin it with
- * taskset for one core) and prints
+ * job: a GPU master, 9 GPU workers and 3 parameter servers (the example of
+ * Google's GPU guide, https://cloud.google.com/ai-platform/training/docs/using-gpus,
+ * plus scheduling and labels), against deploy/catalog.yaml (or argv[1]).
+ * Runs for about 2 seconds on the calling thread (pin it with taskset for
+ * one core) and prints
  *   validate: N validations/s (X us each)
  *
  * What it times is what jobs.create does with a trainingInput: the typed

@@ -6,9 +6,11 @@
 //   table, each with its default (the agent's --help names no keys);
 // - every relative link in README.md, docs/ and agent/*.md reaches a file,
 //   and every #anchor a heading of it;
-// - README.md opens with `make run` and `make test` and stays one screen.
-// The CLI's flags have no table in the docs (each command's --help is its
-// reference), so there is nothing of theirs to keep in step here.
+// - README.md opens with `make run` and `make test` and stays one screen;
+// - every `trainplane ...` command of those pages (fenced blocks and inline
+//   code) is one `build/trainplane CMD --help` knows, and every --flag it
+//   uses is in that --help (the CLI's flags have no table in the docs: each
+//   command's --help is its reference).
 //
 // A default cell matches when it is the program's default (backticks
 // aside), that default followed by a parenthesised note (`0 (from the
@@ -18,6 +20,7 @@
 
 import { describe, it, before } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 
@@ -197,5 +200,164 @@ describe('README.md', () => {
     for (const page of fs.readdirSync(path.join(REPO_ROOT, 'docs')).filter((f) => f.endsWith('.md'))) {
       assert.ok(text.includes(`(docs/${page})`), `README.md does not link docs/${page}`);
     }
+  });
+});
+
+// --- CLI commands in the pages ------------------------------------------------------
+
+const CLI_BIN = process.env.TRAINPLANE_CLI_BIN || path.join(REPO_ROOT, 'build/trainplane');
+
+/** Shell words of a command line: quotes removed, a word starting with # ends the line. */
+function shellWords(line) {
+  const words = [];
+  for (const m of line.matchAll(/(?:[^\s'"]+|'[^']*'|"(?:[^"\\]|\\.)*")+/g)) {
+    if (m[0].startsWith('#')) break;
+    words.push(m[0].replace(/'([^']*)'|"((?:[^"\\]|\\.)*)"/g, '$1$2'));
+  }
+  return words;
+}
+
+/**
+ * The `trainplane ...` / `build/trainplane ...` commands of a page: each line
+ * of a fenced block (continuation lines joined; `a && b`, `a | b`, `a; b`
+ * split) and each inline code span (which may wrap) that starts with one.
+ * Returns [{ where: 'page:line', argv }] with argv the words after the
+ * program name.
+ */
+function cliCommandsOf(rel, text) {
+  const out = [];
+  const add = (cmd, line) => {
+    for (const part of cmd.split(/&&|\|\||[;|]/)) {
+      const m = /^\s*(?:[A-Z_][A-Z0-9_]*=\S*\s+)*(?:\$\s+)?(?:\.\/)?(?:build\/)?trainplane\s+(.*)$/.exec(part);
+      if (m) out.push({ where: `${rel}:${line}`, argv: shellWords(m[1]) });
+    }
+  };
+  const lines = text.split('\n');
+  let fenced = false;
+  let prose = [];
+  const flushProse = () => {
+    const chunk = prose.map((p) => p.text).join('\n');
+    for (const m of chunk.matchAll(/(?<!`)`([^`]+)`(?!`)/g)) {
+      const line = prose[0].line + chunk.slice(0, m.index).split('\n').length - 1;
+      add(m[1].replace(/\s*\n\s*/g, ' '), line);
+    }
+    prose = [];
+  };
+  for (let i = 0; i < lines.length; i++) {
+    if (/^\s*```/.test(lines[i])) {
+      flushProse();
+      fenced = !fenced;
+      continue;
+    }
+    if (!fenced) {
+      if (lines[i].trim() === '') flushProse();
+      else prose.push({ text: lines[i], line: i + 1 });
+      continue;
+    }
+    const start = i;
+    let cmd = lines[i];
+    while (/\\\s*$/.test(cmd) && i + 1 < lines.length) cmd = cmd.replace(/\\\s*$/, ' ') + lines[++i];
+    add(cmd, start + 1);
+  }
+  flushProse();
+  return out;
+}
+
+/** `trainplane ARGS --help`, memoised: { status, text }. */
+const helpCache = new Map();
+function cliHelp(words) {
+  const key = words.join(' ');
+  if (!helpCache.has(key)) {
+    const r = spawnSync(CLI_BIN, [...words, '--help'], { encoding: 'utf8', timeout: 10_000 });
+    helpCache.set(key, { status: r.status, text: `${r.stdout}${r.stderr}` });
+  }
+  return helpCache.get(key);
+}
+
+const GLOBAL_WITH_VALUE = new Set(['--endpoint', '--project', '--ca-file']);
+
+/**
+ * The problems of one command: its words, found by asking `--help` one word
+ * at a time until the CLI answers with that command's own usage line; a
+ * word it refuses, or a usage that names other words, is a problem. Then
+ * every --flag before a bare `--` must appear in that usage (or the global
+ * usage).
+ */
+function checkCommand({ where, argv }) {
+  const words = [];
+  const rest = [];
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    if (GLOBAL_WITH_VALUE.has(a) && words.length === 0) { rest.push(a); i++; continue; }
+    if (a.startsWith('-') || rest.length > 0 && words.length === 0) { rest.push(...argv.slice(i)); break; }
+    words.push(a);
+  }
+  const shown = `trainplane ${argv.join(' ')}`;
+  let command = null;
+  let help = null;
+  for (let k = 1; k <= words.length && !command; k++) {
+    help = cliHelp(words.slice(0, k));
+    if (help.status !== 0) {
+      return [`${where}: \`${shown}\`: \`trainplane ${words.slice(0, k).join(' ')} --help\` exits ${help.status}: ${help.text.trim().split('\n')[0]}`];
+    }
+    const usage = /^Usage: trainplane ((?:[a-z][a-z0-9-]*(?: |$))+)/m.exec(help.text);
+    if (usage) {
+      command = usage[1].trim().split(' ');
+      const named = words.slice(0, command.length);
+      if (named.join(' ') !== command.join(' ')) {
+        return [`${where}: \`${shown}\`: the CLI's command is \`trainplane ${command.join(' ')}\`, not \`trainplane ${named.join(' ')}\``];
+      }
+      if (command.length > k) help = cliHelp(command); // `submit --help` names `submit training`
+    }
+  }
+  // A group alone (`trainplane nodes`) names no command: nothing more to check.
+  const leafHelp = command ? help.text : '';
+  const allowed = `${leafHelp}\n${cliHelp([]).text}`;
+  const problems = [];
+  const all = [...words.slice(command ? command.length : words.length), ...rest];
+  for (const a of all) {
+    if (a === '--') break;
+    const flag = /^(--[a-z][a-z0-9-]*)/.exec(a)?.[1];
+    if (!flag || flag === '--help') continue;
+    const re = new RegExp(`(^|[^a-z0-9-])${flag.replace(/-/g, '\\-')}(?![a-z0-9-])`, 'm');
+    if (!re.test(allowed)) {
+      problems.push(`${where}: \`${shown}\`: ${flag} is not in \`trainplane ${(command ?? words).join(' ')} --help\``);
+    }
+  }
+  return problems;
+}
+
+describe('trainplane commands in the pages', { skip: fs.existsSync(CLI_BIN) ? false : `no ${CLI_BIN}: make all` }, () => {
+  it('every `trainplane ...` command of README.md, docs/*.md and agent/README.md is one the CLI knows, with flags its --help lists', () => {
+    const commands = markdownFiles().flatMap((rel) => cliCommandsOf(rel, read(rel)));
+    assert.ok(commands.length >= 15, `only ${commands.length} trainplane commands found in the pages`);
+    assert.deepEqual(commands.flatMap(checkCommand), []);
+  });
+
+  it('the check does fail: an unknown group, an unknown command, a misspelt sub-command, an unknown flag', () => {
+    const page = [
+      'Run `trainplane ai-platform jobs',
+      'describe census_1` or:',
+      '',
+      '```sh',
+      'trainplane ai-platform jobs list --limit 3 && trainplane nodes drain gpu-1',
+      'trainplane ai custom-jobs describe 1 --region us-central1 --format json   # --no-such-flag in a comment',
+      'build/trainplane ai-platform jobs submit training j --region us-central1 -- --user_arg 1',
+      'trainplane frobnicate all',
+      'trainplane ai-platform jobs frobnicate census_1',
+      'trainplane ai-platform jobs submit trainin j',
+      'trainplane ai-platform jobs list \\',
+      '    --no-such-flag 1',
+      '```',
+    ].join('\n');
+    const commands = cliCommandsOf('page.md', page);
+    assert.deepEqual(commands.map((c) => c.where),
+      ['page.md:1', 'page.md:5', 'page.md:5', 'page.md:6', 'page.md:7', 'page.md:8', 'page.md:9', 'page.md:10', 'page.md:11']);
+    const problems = commands.flatMap(checkCommand);
+    assert.equal(problems.length, 4, problems.join('\n'));
+    assert.match(problems[0], /^page\.md:8: .*trainplane frobnicate --help` exits 2: .*'frobnicate'/);
+    assert.match(problems[1], /^page\.md:9: .*exits 2: .*'frobnicate'/);
+    assert.match(problems[2], /^page\.md:10: .*`trainplane ai-platform jobs submit training`, not `trainplane ai-platform jobs submit trainin`/);
+    assert.match(problems[3], /^page\.md:11: .*--no-such-flag is not in `trainplane ai-platform jobs list --help`/);
   });
 });

@@ -17,8 +17,16 @@ extern char **environ;
 
 static char path[64];
 
+/*
+ * Writes text to a new temporary file named in path. One file at a time: a
+ * file still named there is removed first (a test that writes a second one,
+ * e.g. through expect_error, would otherwise leave the first in /tmp); the
+ * teardown (remove_file) removes the last, on failure too.
+ */
 static void write_yaml(const char *text)
 {
+	if (path[0])
+		unlink(path);
 	strcpy(path, "/tmp/tp-agent-config-XXXXXX");
 	int fd = mkstemp(path);
 	assert_true(fd >= 0);

@@ -242,7 +242,7 @@ static void warn_gpu_counts(struct request *req, const struct job *j, const json
 	 * (a lost connection is not logged by the store itself), so the job's
 	 * owner never sees it.
 	 */
-	enum store_rc rc = store_log_add(req->srv->store, j->id, "service", msg);
+	enum store_rc rc = store_log_add(req->srv->store, j->id, "service", true, msg);
 	if (rc != STORE_OK)
 		log_warn("job %s: a line could not be added to its log (store: %s), so its owner "
 			 "will not see it: %s", j->job_id, store_rc_name(rc), msg);

@@ -85,19 +85,20 @@ enum store_rc store_log_expire(struct store_conn *c, int days, long *deleted)
 static const struct store_stmt stmt_add = {
 	51, "log_add",
 	"INSERT INTO log_entries (job, task, attempt, stream, time, text) "
-	"VALUES ($1::int8, $2, 0, 'system', now(), $3)",
+	"VALUES ($1::int8, $2, 0, CASE WHEN $4::boolean THEN 'warning' ELSE 'system' END, now(), $3)",
 	false,
 };
 
-enum store_rc store_log_add(struct store *st, int64_t job, const char *task, const char *text)
+enum store_rc store_log_add(struct store *st, int64_t job, const char *task, bool warning,
+			    const char *text)
 {
 	char id[24];
-	const char *params[] = { id, task, text };
+	const char *params[] = { id, task, text, warning ? "true" : "false" };
 	struct store_conn *c = store_acquire(st);
 	enum store_rc rc;
 
 	snprintf(id, sizeof(id), "%lld", (long long)job);
-	PQclear(store_exec(c, &stmt_add, 3, params, &rc));
+	PQclear(store_exec(c, &stmt_add, 4, params, &rc));
 	store_release(st, c);
 	return rc;
 }

@@ -21,10 +21,11 @@ enum store_rc store_log_list(struct store *st, const char *project, bool desc, i
 			     json_t **out) MUST_CHECK;
 
 /*
- * A line from trainplane itself (stream "system", attempt 0) in a job's
- * log, under task (e.g. "service"): what users read with stream-logs.
+ * A line from trainplane itself (attempt 0) in a job's log, under task
+ * (e.g. "service"): what users read with stream-logs. Its severity is INFO,
+ * or WARNING when warning (streams "system", "warning": schema/016).
  */
-enum store_rc store_log_add(struct store *st, int64_t job, const char *task,
+enum store_rc store_log_add(struct store *st, int64_t job, const char *task, bool warning,
 			    const char *text) MUST_CHECK;
 
 /* Deletes entries older than days. *deleted: how many. */

@@ -238,9 +238,10 @@ enum store_rc store_log_list(struct store *st, const char *project, bool desc, i
 	return rc_for(0);
 }
 
-enum store_rc store_log_add(struct store *st, int64_t job, const char *task, const char *text)
+enum store_rc store_log_add(struct store *st, int64_t job, const char *task, bool warning,
+			    const char *text)
 {
-	(void)st, (void)job, (void)task, (void)text;
+	(void)st, (void)job, (void)task, (void)warning, (void)text;
 	return rc_for(MAY_NOT_FOUND);
 }
 

@@ -48,6 +48,18 @@ int main(int argc, char **argv)
 	char err[1024];
 	int rc;
 
+	/* First: a signal that comes while the configuration loads (a test
+	 * that stops the agent once it has said something) is an orderly stop
+	 * too, never the default action's death. */
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);	/* the terminal closed: an orderly stop too */
+	signal(SIGPIPE, SIG_IGN);
+
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--config") && i + 1 < argc) {
 			path = argv[++i];
@@ -83,15 +95,6 @@ int main(int argc, char **argv)
 		log_warn("server %s: plain HTTP off loopback (allow_insecure_http): the token crosses "
 			 "the network in clear and anyone on the path can choose what this node runs; "
 			 "serve HTTPS and use https://", cfg.server);
-
-	struct sigaction sa;
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);	/* the terminal closed: an orderly stop too */
-	signal(SIGPIPE, SIG_IGN);
 
 	if (agent_init(&a, &cfg, err, sizeof(err))) {
 		log_error("%s", err);

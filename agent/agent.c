@@ -837,7 +837,7 @@ static bool leaving(struct agent *a, volatile sig_atomic_t *quit)
 			 "leaves once its replicas have ended (a second signal stops them now, as a "
 			 "maintenance event)", a->cfg->node);
 	}
-	return a->registered && drained(a);
+	return drained(a);	/* no replica left, or each one ended and acknowledged */
 }
 
 /*

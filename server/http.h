@@ -10,10 +10,11 @@
  * for routes that take a body. Every reply is JSON with
  * "Content-Type: application/json; charset=UTF-8"; every error, the HTTP
  * layer's own included (400 malformed request, 408, 413, 414, 431, 501,
- * 505), is Google's envelope (api_error.h). JSON replies are written pretty
- * unless prettyPrint=false (errors always, as Google's; the agents' routes
- * compact unless prettyPrint=true), and a 2xx keeps what fields selects:
- * the one place is reply.c, for reply_json and reply_json_text alike.
+ * 505), is Google's envelope (api_error.h). The JSON replies of Google's
+ * APIs are written pretty unless prettyPrint=false (errors always, as
+ * Google's), trainplane's own routes' (health, nodes, agents) compact unless
+ * prettyPrint=true, and a 2xx keeps what fields selects: the one place is
+ * reply.c, for reply_json and reply_json_text alike.
  *
  * Every request has an id: the client's X-Request-Id when it is valid
  * (printable ASCII, at most REQUEST_ID_MAX characters), else 128 random

@@ -165,12 +165,28 @@ int sysparams_alt_or_reply(struct request *req)
 	return -1;
 }
 
+/*
+ * The routes of Google's APIs (ml v1, Vertex, Logging, Cloud Storage), and
+ * what no route matched (Google's front end answers it). trainplane's own
+ * (health, nodes, the agents') keep their compact replies.
+ */
+static bool google_api(const struct route *r)
+{
+	static const char *const prefixes[] = { "ml.", "aiplatform.", "logging.", "storage." };
+
+	if (!r)
+		return true;
+	for (size_t i = 0; i < ARRAY_SIZE(prefixes); i++)
+		if (!strncmp(r->operation_id, prefixes[i], strlen(prefixes[i])))
+			return true;
+	return false;
+}
+
 bool sysparams_pretty(const struct request *req, int status)
 {
 	if (req->sys.pretty == SYS_PRETTY_ON)
 		return true;
-	/* The agents' routes have one client, a program: compact unless asked. */
-	if (req->route && req->route->agent)
+	if (!google_api(req->route))
 		return false;
 	/* Google indents its errors whatever prettyPrint says. */
 	return status >= 400 || req->sys.pretty != SYS_PRETTY_OFF;

@@ -644,8 +644,7 @@ static void object_get(struct request *req, const char *bucket, const char *name
 		no_such_object(req, bucket, name);
 		return;
 	}
-	const char *alt = req_query(req, "alt");
-	if (media || (alt && !strcmp(alt, "media"))) {
+	if (media || req->sys.media) {
 		object_download(req, bucket, name, fd, &st);
 		return;
 	}

@@ -5,11 +5,16 @@
  * connection's life).
  *
  * Checks common to every route run once in the router before dispatch:
- * path and method, the ids in the path, body size (413), content type,
- * JSON syntax for routes that take a body. Every reply is JSON with
+ * Google's system parameters (prettyPrint, fields, alt, $.xgafv), path and
+ * method, the ids in the path, body size (413), content type, JSON syntax
+ * for routes that take a body. Every reply is JSON with
  * "Content-Type: application/json; charset=UTF-8"; every error, the HTTP
  * layer's own included (400 malformed request, 408, 413, 414, 431, 501,
- * 505), is Google's envelope (api_error.h).
+ * 505), is Google's envelope (api_error.h). The JSON replies of Google's
+ * APIs are written pretty unless prettyPrint=false (errors always, as
+ * Google's), trainplane's own routes' (health, nodes, agents) compact unless
+ * prettyPrint=true, and a 2xx keeps what fields selects: the one place is
+ * reply.c, for reply_json and reply_json_text alike.
  *
  * Every request has an id: the client's X-Request-Id when it is valid
  * (printable ASCII, at most REQUEST_ID_MAX characters), else 128 random
@@ -69,6 +74,20 @@ struct server {
 
 struct request;
 typedef void (*route_handler)(struct request *req);
+struct fields;
+
+enum sys_pretty { SYS_PRETTY_DEFAULT = 0, SYS_PRETTY_ON, SYS_PRETTY_OFF };
+
+/*
+ * Google's system parameters of a request (sysparams.c), read by the router
+ * before routing (alt once the route is known); zero is "not given".
+ */
+struct sysparams {
+	enum sys_pretty pretty;	/* prettyPrint (or pp) */
+	unsigned char xgafv;	/* $.xgafv: 1, 2, or 0 (2) */
+	bool media;		/* alt=media on a route that serves an object's bytes */
+	struct fields *fields;	/* fields: what 2xx JSON replies keep; NULL: all */
+};
 
 struct route {
 	const char *method;
@@ -111,6 +130,7 @@ struct request {
 	enum store_rc db_rc;
 	void *ctx;		/* a handler's state across a suspension; */
 	void (*ctx_free)(void *);	/* freed with the request */
+	struct sysparams sys;	/* prettyPrint, fields, alt, $.xgafv */
 	const struct auth_token *caller;	/* AUTH_TOKENS: who calls; else NULL */
 	struct snap_ref *tokens_ref;
 	int status;		/* the HTTP status sent */

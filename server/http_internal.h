@@ -26,6 +26,19 @@ int router_prepare(struct request *req);
 /* Sets req->request_id from X-Request-Id when valid, else a new random one. */
 void router_set_request_id(struct request *req);
 
+/*
+ * Google's system parameters (sysparams.c). sysparams_read_or_reply reads
+ * prettyPrint, pp, $.xgafv, fields (or X-Goog-FieldMask) and refuses
+ * callback (JSONP); sysparams_alt_or_reply checks alt against the matched
+ * route. Each replies 400 and returns -1 on a bad value.
+ */
+int sysparams_read_or_reply(struct request *req);
+int sysparams_alt_or_reply(struct request *req);
+/* Whether a JSON reply of this status is written pretty. */
+bool sysparams_pretty(const struct request *req, int status);
+/* The errors[].reason of $.xgafv=1's envelope for code. */
+const char *sysparams_error_reason(enum api_code code);
+
 /* Frees what the router and handlers attached to req (not req itself). */
 void router_release(struct request *req);
 

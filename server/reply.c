@@ -1,13 +1,15 @@
 /*
  * reply.c - the replies every handler uses: JSON, text, Google's error
  * envelope. They hand the reply to the transport (httpd_respond), which
- * sends it once the handler returns.
+ * sends it once the handler returns. Every JSON reply passes through
+ * send_json(), the one place prettyPrint and fields apply.
  */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "fields.h"
 #include "http_internal.h"
 #include "log.h"
 
@@ -44,9 +46,33 @@ static void send_text(struct request *req, int status, const char *content_type,
 	sb_release(&extra);
 }
 
+/*
+ * JSON text as the handler made it (compact) goes out as it is unless the
+ * request wants it pretty (the default) or a 2xx filtered by fields: then
+ * one pass re-lays it (fields.c), with no tree built.
+ */
+static void send_json(struct request *req, int status, char *text, size_t len)
+{
+	const struct fields *f = status < 300 ? req->sys.fields : NULL;
+	bool pretty = sysparams_pretty(req, status);
+
+	if (!req->replied && (pretty || f)) {
+		struct strbuf sb = STRBUF_INIT;
+		if (!json_rewrite(text, len, f, pretty, &sb)) {
+			free(text);
+			len = sb.len;
+			text = sb_detach(&sb);
+		} else {
+			log_error("%s %s: the reply is not JSON; sent as it is", req->method, req->path);
+			sb_release(&sb);
+		}
+	}
+	send_text(req, status, JSON_TYPE, text, len);
+}
+
 void reply_json_text(struct request *req, int status, char *text, size_t len)
 {
-	send_text(req, status, JSON_TYPE, text, len);
+	send_json(req, status, text, len);
 }
 
 void reply_text(struct request *req, int status, const char *content_type, char *text,
@@ -59,7 +85,28 @@ void reply_json(struct request *req, int status, json_t *body)
 {
 	char *text = json_dumps(body, JSON_COMPACT);
 	json_decref(body);
-	send_text(req, status, JSON_TYPE, text, strlen(text));
+	send_json(req, status, text, strlen(text));
+}
+
+/*
+ * $.xgafv=1, the error format of Google's older clients: the same envelope
+ * with the errors[] list (message, domain, reason) after the message.
+ */
+static json_t *error_format_1(json_t *body, enum api_code code)
+{
+	json_t *err = json_object_get(body, "error"), *v1 = json_object();
+	const char *key;
+	json_t *v;
+
+	json_object_foreach(err, key, v) {
+		json_object_set(v1, key, v);
+		if (!strcmp(key, "message"))
+			json_object_set_new(v1, "errors",
+					    json_pack("[{s:O, s:s, s:s}]", "message", v, "domain", "global",
+						      "reason", sysparams_error_reason(code)));
+	}
+	json_decref(body);
+	return json_pack("{s:o}", "error", v1);
 }
 
 void reply_error_full(struct request *req, enum api_code code, int http, json_t *details,
@@ -70,6 +117,9 @@ void reply_error_full(struct request *req, enum api_code code, int http, json_t 
 	json_array_append_new(details, api_request_info_detail(req->request_id));
 	json_t *body = api_error_json(code, http, message, details);
 	int status = http ? http : api_code_http(code);
+
+	if (req->sys.xgafv == 1)
+		body = error_format_1(body, code);
 
 	if (status >= 500 && !req->refused)
 		log_error("%s %s -> %d %s: %s", req->method, req->path, status,

@@ -12,6 +12,7 @@
 
 #include "api_ml.h"
 #include "auth.h"
+#include "fields.h"
 #include "http_internal.h"
 #include "http_parse.h"
 #include "log.h"
@@ -388,6 +389,9 @@ int router_prepare(struct request *req)
 			    "The request URL or a query parameter is not valid UTF-8.");
 		return -1;
 	}
+	/* Google's system parameters come first: they shape every reply, errors included. */
+	if (sysparams_read_or_reply(req))
+		return -1;
 	req->route = route_match(req->method, req->path, req->params, &path_known);
 	for (int i = 0; req->route && i < ROUTE_MAX_PARAMS && req->params[i]; i++)
 		if (!wire_utf8_valid(req->params[i], strlen(req->params[i]))) {
@@ -404,7 +408,7 @@ int router_prepare(struct request *req)
 				    "The requested URL %s was not found on this server.", req->path);
 		return -1;
 	}
-	if (check_path_ids_or_reply(req))
+	if (check_path_ids_or_reply(req) || sysparams_alt_or_reply(req))
 		return -1;
 	/* Agent routes take the cluster token or their node's agent token; user
 	 * routes never take the cluster token (a leaked agent token reaches no
@@ -467,6 +471,7 @@ void router_release(struct request *req)
 	for (int i = 0; i < ROUTE_MAX_PARAMS; i++)
 		free(req->params[i]);
 	json_decref(req->json);
+	fields_free(req->sys.fields);
 	job_rows_free(req->db_rows);
 	if (req->ctx_free)
 		req->ctx_free(req->ctx);

@@ -12,6 +12,9 @@
 #   storage: a 1 GiB object uploaded and downloaded through the storage API
 #           against cp of the same file (tools/bench_storage.sh; BENCH_STORAGE=0
 #           leaves it out)
+#   pretty: jobs.get and a 100-job jobs.list pretty-printed (curl's default)
+#           against compact (prettyPrint=false) (tools/bench_pretty.sh;
+#           BENCH_PRETTY=0 leaves it out)
 #   hold:   10,000 idle keep-alive connections and 2,000 parked agent syncs
 #           held, the server's RSS and CPU per connection and per parked
 #           poll (tools/bench_hold.sh; BENCH_HOLD=0 leaves it out)
@@ -66,7 +69,8 @@ FROM jobs WHERE api = 'ml' AND project = 'bench' AND job_id = '$job';
 SQL
 chmod 644 "$state/get.sql"
 pg_get=$(pgbench_run -n -M prepared -c "$conns" -j 2 -T "$secs" -f "$state/get.sql" | awk '/^tps/ {print $3; exit}')
-url="http://127.0.0.1:$port/v1/projects/bench/jobs/$job"
+# Compact, as before prettyPrint was honoured (its cost is measured below).
+url="http://127.0.0.1:$port/v1/projects/bench/jobs/$job?prettyPrint=false"
 curl -sf "$url" >"$state/job.json"
 "$dir/bench/static_server" $sport 16 "$state/job.json" &
 pids+=($!)
@@ -206,6 +210,11 @@ printf '  agents: %s simulated agents, %s; server CPU %.1f%% of one core over %s
 # Each idle connection's one request is a jobs.get of a job the latency runs left.
 if [ "${BENCH_HOLD:-1}" != 0 ]; then
 	tools/bench_hold.sh "$server" "$state/var/run" /v1/projects/lat/jobs/l1
+fi
+
+# --- prettyPrint: pretty (the default) against compact, same server, same run ----
+if [ "${BENCH_PRETTY:-1}" != 0 ]; then
+	tools/bench_pretty.sh "$server"
 fi
 
 # --- Cloud Storage: a 1 GiB object up and down, against cp on the same disk ------

@@ -683,8 +683,9 @@ describe('graceful SIGTERM', () => {
       const late = await idleReply;
       assert.match(late, /^HTTP\/1\.1 503 /, late);
       assert.match(late, /\r\nConnection: close\r\n/i, late);
-      assert.match(late, /"status":"UNAVAILABLE"/);
-      assert.match(late, /The server is shutting down\. Retry the request\./);
+      const lateError = JSON.parse(late.slice(late.indexOf('\r\n\r\n') + 4)).error;
+      assert.equal(lateError.status, 'UNAVAILABLE');
+      assert.equal(lateError.message, 'The server is shutting down. Retry the request.');
       // The create that began before is finished and answered normally.
       slow.write(body.slice(10));
       const reply = await Promise.race([slowReply,

@@ -165,24 +165,29 @@ describe('canonical rendering (issue 17)', () => {
   });
 
   it('create, get and list give the same bytes for a job', async () => {
+    // Compact (prettyPrint=false): the bytes each fast path renders.
     const id = jobId('canon');
-    const res = await create(body(id), 'canon');
+    const res = await c.post(`${jobsPath('canon')}?prettyPrint=false`, body(id));
     assert.equal(res.status, 200, res.text);
-    const got = await c.get(jobPath(id, 'canon'));
+    const got = await c.get(`${jobPath(id, 'canon')}?prettyPrint=false`);
     assert.equal(got.status, 200, got.text);
     assert.equal(got.text, res.text, 'get: the bytes create answered');
-    const again = await c.get(jobPath(id, 'canon'));
+    const again = await c.get(`${jobPath(id, 'canon')}?prettyPrint=false`);
     assert.equal(again.text, res.text, 'a second get (the job cache): the same bytes');
-    const list = await c.get(jobsPath('canon'));
+    const list = await c.get(`${jobsPath('canon')}?prettyPrint=false`);
     assert.equal(list.status, 200, list.text);
     assert.equal(list.text, `{"jobs":[${res.text}]}`, 'list: the same bytes');
+    // By default the same, laid out as Google's pretty print.
+    const pretty = (t) => `${JSON.stringify(JSON.parse(t), null, 2)}\n`;
+    assert.equal((await c.get(jobPath(id, 'canon'))).text, pretty(res.text), 'get, pretty');
+    assert.equal((await c.get(jobsPath('canon'))).text, pretty(list.text), 'list, pretty');
   });
 
   it('renders fields in proto field order, int64 as strings, doubles in their shortest form', async () => {
     const id = jobId('canonorder');
     const res = await create(body(id), 'canon');
     assert.equal(res.status, 200, res.text);
-    const text = (await c.get(jobPath(id, 'canon'))).text;
+    const text = (await c.get(`${jobPath(id, 'canon')}?prettyPrint=false`)).text;
     const job = JSON.parse(text);
     assert.deepEqual(Object.keys(job),
       ['jobId', 'trainingInput', 'createTime', 'state', 'trainingOutput', 'labels', 'etag']);
@@ -528,13 +533,15 @@ describe('bad input', () => {
     }
   });
 
-  it('the standard query parameters are accepted and ignored', async () => {
+  it('the standard query parameters are accepted (system_params.test.mjs tests what each does)', async () => {
     const job = await createOk(jobId('std'));
-    const std = 'key=any-key&alt=json&prettyPrint=false&fields=jobId&%24.xgafv=2&quotaUser=q&access_token=t'
-      + '&oauth_token=o&callback=cb&upload_protocol=raw&uploadType=media';
+    const std = 'key=any-key&alt=json&prettyPrint=false&%24.xgafv=2&quotaUser=q&access_token=t'
+      + '&oauth_token=o&upload_protocol=raw&uploadType=media';
     const got = await c.get(`${jobPath(job.jobId)}?${std}`);
     assert.equal(got.status, 200, got.text);
     assert.deepEqual(got.json, job);
+    const some = await c.get(`${jobPath(job.jobId)}?${std}&fields=jobId`);
+    assert.deepEqual(some.json, { jobId: job.jobId });
     const list = await c.get(`${jobsPath()}?${std}&pageSize=1`);
     assert.equal(list.status, 200, list.text);
     assert.equal(list.json.jobs.length, 1);

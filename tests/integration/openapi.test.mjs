@@ -4,7 +4,8 @@
 // parses and renders: each component schema that names its proto message
 // (`x-proto-type`) is compared with the server's descriptors
 // (`trainplane-server --schemas`): fields, JSON types, enum values,
-// output-only as readOnly, both ways. The server is not started.
+// output-only as readOnly, both ways. Every JSON route references Google's
+// system parameters (components/parameters). The server is not started.
 
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -159,6 +160,24 @@ describe('openapi.yaml', () => {
         });
         const declared = params.filter((x) => x.in === 'path').map((x) => x.name).sort();
         assert.deepEqual(declared, [...names].sort(), `${m.toUpperCase()} ${p}: path parameters`);
+      }
+    }
+  });
+
+  it('every JSON route takes Google\'s system parameters, described once (server/sysparams.c)', () => {
+    const { doc } = specRoutes();
+    const system = ['prettyPrint', 'fields', 'alt', '$.xgafv', 'callback', 'quotaUser'];
+    for (const name of system) {
+      assert.ok(Object.values(doc.components.parameters).some((x) => x.name === name && x.in === 'query'),
+        `components/parameters describes ${name}`);
+    }
+    for (const [p, item] of Object.entries(doc.paths)) {
+      if (p === '/metrics') continue; // text, not JSON
+      for (const m of METHODS) {
+        if (!item[m]) continue;
+        const refs = [...(item.parameters ?? []), ...(item[m].parameters ?? [])]
+          .filter((x) => x.$ref).map((x) => doc.components.parameters[x.$ref.split('/').pop()].name);
+        for (const name of system) assert.ok(refs.includes(name), `${m.toUpperCase()} ${p} references ${name}`);
       }
     }
   });

@@ -159,11 +159,14 @@ describe('Vertex customJobs', () => {
       },
       displayName: 'canonical',
     };
-    const created = await fetchText(`${base}/customJobs`, {
+    // Compact (prettyPrint=false): the bytes each path renders; pretty by default.
+    const created = await fetchText(`${base}/customJobs?prettyPrint=false`, {
       method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
     const job = JSON.parse(created);
-    assert.equal(await fetchText(`http://127.0.0.1:${server.port}/v1/${job.name}`), created, 'get');
-    assert.equal(await fetchText(`${base}/customJobs`), `{"customJobs":[${created}]}`, 'list');
+    assert.equal(await fetchText(`http://127.0.0.1:${server.port}/v1/${job.name}?prettyPrint=false`), created, 'get');
+    assert.equal(await fetchText(`${base}/customJobs?prettyPrint=false`), `{"customJobs":[${created}]}`, 'list');
+    assert.equal(await fetchText(`http://127.0.0.1:${server.port}/v1/${job.name}`),
+      `${JSON.stringify(job, null, 2)}\n`, 'get, pretty');
     assert.deepEqual(Object.keys(job), ['name', 'displayName', 'jobSpec', 'state', 'createTime',
       'updateTime', 'labels']);
     assert.deepEqual(Object.keys(job.jobSpec), ['workerPoolSpecs', 'scheduling']);

@@ -6,6 +6,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { google } from 'googleapis';
@@ -258,6 +259,24 @@ describe('fields', () => {
     assert.equal(full.json.jobs.length, 100);
     const ids = await c.get(`${p}?pageSize=100&fields=jobs/jobId`);
     assert.deepEqual(ids.json.jobs, full.json.jobs.map((j) => ({ jobId: j.jobId })));
+  });
+});
+
+describe('with curl itself', () => {
+  it("a curl user reading Google's docs gets pretty JSON, and fields cuts it down", () => {
+    const id = jobs[0].jobId;
+    const run = (url) => {
+      const r = spawnSync('curl', ['-sS', '--max-time', '10', `${server.base}${url}`], { encoding: 'utf8' });
+      assert.equal(r.status, 0, r.stderr);
+      return r.stdout;
+    };
+    const whole = run(`${JOBS}/${id}`);
+    assert.equal(whole, pretty(JSON.parse(whole)));
+    assert.match(whole, /^{\n  "jobId": /);
+    const cut = run(`${JOBS}/${id}?fields=jobId,trainingInput/region`);
+    assert.equal(cut, pretty({ jobId: id, trainingInput: { region: jobs[0].trainingInput.region } }));
+    const oneLine = run(`${JOBS}/${id}?fields=state&prettyPrint=false`);
+    assert.equal(oneLine, compact({ state: JSON.parse(whole).state }));
   });
 });
 

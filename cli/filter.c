@@ -200,7 +200,15 @@ static struct filter *parse_term(struct parser *p)
 			filter_free(t);
 			return NULL;
 		}
-		char *w = word(p, 0);
+		char *w;
+		if (t->op == OP_RE || t->op == OP_NRE) {	/* a regex: up to the next blank, ( and ) included */
+			const char *rb = p->s;
+			while (*p->s && !isspace((unsigned char)*p->s))
+				p->s++;
+			w = xstrndup(rb, (size_t)(p->s - rb));
+		} else {
+			w = word(p, 0);
+		}
 		if (!w) {
 			filter_free(t);
 			return NULL;

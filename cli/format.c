@@ -608,7 +608,8 @@ struct fmt *fmt_parse(const char *spec, char **err)
 			if (*s == ',')
 				s++;
 			else if (*s != ')') {
-				*err = xasprintf("Expected , or ) at [%s] in [%s].", s, spec);
+				*err = *s ? xasprintf("Expected , or ) at [%s] in [%s].", s, spec)
+					  : xasprintf("Closing ) expected at the end of [%s].", spec);
 				goto fail;
 			}
 			while (*s == ' ')

@@ -271,6 +271,8 @@ static void write_literal(struct emitter *e, const char *t, size_t indent)
 		puts_(e, "+");
 	size_t start = 0, end = 0;
 	int breaks = 1;
+	sb_addch(e->out, '\n');
+	e->column = 0;
 	while (end <= len) {
 		char ch = end < len ? t[end] : '\0';
 		if (breaks) {
@@ -279,8 +281,8 @@ static void write_literal(struct emitter *e, const char *t, size_t indent)
 					sb_addch(e->out, '\n');
 					e->column = 0;
 				}
-				if (ch)
-					indent_to(e, indent);
+				for (; ch && e->column < indent; e->column++)
+					sb_addch(e->out, ' ');
 				start = end;
 			}
 		} else if (!ch || ch == '\n') {

@@ -81,12 +81,17 @@ static int cmd_custom_create(int argc, char **argv)
 	const char *config = NULL;
 	custom_job_opts_init(&o);
 	const struct opt opts[] = {
-		OPT_STR("--region", &region_flag, "REGION", "the region of the job"), OPT_STR("--display-name", &o.display_name, "NAME", "the display name of the job"),
-		OPT_LIST("--worker-pool-spec", &pools, "machine-type=T,replica-count=N,container-image-uri=URI,...", "one worker pool (repeat the flag: one per pool, in order)"), OPT_STR("--config", &config, "FILE", "a Job in YAML or JSON (trainingInput: ...); the flags override its values"),
-		OPT_STR("--args", &o.args, "ARG,...", "arguments of every pool's container"), OPT_STR("--command", &o.command, "CMD,...", "the command of every pool's container"),
+		OPT_STR("--region", &region_flag, "REGION", "the region of the job"),
+		OPT_STR("--display-name", &o.display_name, "NAME", "the display name of the job"),
+		OPT_LIST("--worker-pool-spec", &pools, "machine-type=T,replica-count=N,container-image-uri=URI,...",
+			"one worker pool (repeat the flag: one per pool, in order)"),
+		OPT_STR("--config", &config, "FILE", "a Job in YAML or JSON (trainingInput: ...); the flags override its values"),
+		OPT_STR("--args", &o.args, "ARG,...", "arguments of every pool's container"),
+		OPT_STR("--command", &o.command, "CMD,...", "the command of every pool's container"),
 		OPT_STR("--labels", &o.labels, "KEY=VALUE,...", "labels of the job"),
 		OPT_STR("--python-package-uris", &o.python_package_uris, "URI,...", "Python packages of pools with an executor-image-uri"),
-		OPT_STR("--network", &o.network, "NETWORK", "the VPC network of the job"), OPT_STR("--service-account", &o.service_account, "ACCOUNT", "the service account the job runs as"),
+		OPT_STR("--network", &o.network, "NETWORK", "the VPC network of the job"),
+		OPT_STR("--service-account", &o.service_account, "ACCOUNT", "the service account the job runs as"),
 		OPT_BOOL("--enable-web-access", &o.enable_web_access, "ask for interactive web access to the replicas"),
 		OPT_STR("--persistent-resource-id", &o.persistent_resource_id, "ID", "the persistent resource the job runs on"),
 		OPT_END };
@@ -161,9 +166,11 @@ static int cmd_custom_job(const char *verb, int argc, char **argv)
 			      "  $ trainplane ai custom-jobs stream-logs 42 --region us-central1 --task-name workerpool0-0";
 	const struct opt opts[] = {
 		OPT_STR("--region", &region_flag, "REGION", "the region of the job"),
-		OPT_STR("--polling-interval", &interval, "SECONDS", "how often the log is polled (default 1)"), OPT_STR("--task-name", &task, "TASK", "print only this task's lines (e.g. master-replica-0, workerpool0-0)"),
+		OPT_STR("--polling-interval", &interval, "SECONDS", "how often the log is polled (default 1)"),
+		OPT_STR("--task-name", &task, "TASK", "print only this task's lines (e.g. master-replica-0, workerpool0-0)"),
 		OPT_END };
-	const struct opt few[] = { OPT_STR("--region", &region_flag, "REGION", "the region of the job"), OPT_END };
+	const struct opt few[] = { OPT_STR("--region", &region_flag, "REGION", "the region of the job"),
+		OPT_END };
 	cli_parse(&c, describe || cancel ? few : opts, argc, argv);
 	char *name, *id;
 	custom_job_name(&c, cli_positional[0], &name, &id);

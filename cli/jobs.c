@@ -55,10 +55,12 @@ static int cmd_submit(int argc, char **argv)
 	int stream = 0, async = 0;
 	submit_opts_init(&o);
 	const struct opt opts[] = {
-		OPT_STR("--config", &o.config, "FILE", "a Job in YAML or JSON (trainingInput: ...); the flags override its values"), OPT_STR("--region", &o.region, "REGION", "the region of the job"),
+		OPT_STR("--config", &o.config, "FILE", "a Job in YAML or JSON (trainingInput: ...); the flags override its values"),
+		OPT_STR("--region", &o.region, "REGION", "the region of the job"),
 		OPT_STR("--scale-tier", &o.scale_tier, "TIER", "BASIC, STANDARD_1, PREMIUM_1, BASIC_GPU, BASIC_TPU or CUSTOM"),
 		OPT_STR("--master-machine-type", &o.master_machine_type, "TYPE", "the machine type of the master (CUSTOM tier)"),
-		OPT_STR("--master-accelerator", &o.master_accelerator, "count=N,type=T", "the master's accelerators, e.g. count=1,type=nvidia-tesla-t4"),
+		OPT_STR("--master-accelerator", &o.master_accelerator, "count=N,type=T",
+			"the master's accelerators, e.g. count=1,type=nvidia-tesla-t4"),
 		OPT_STR("--master-image-uri", &o.master_image_uri, "URI", "the container image of the master"),
 		OPT_STR("--worker-count", &o.worker_count, "N", "the number of workers"),
 		OPT_STR("--worker-machine-type", &o.worker_machine_type, "TYPE", "the machine type of the workers"),
@@ -73,14 +75,17 @@ static int cmd_submit(int argc, char **argv)
 		OPT_BOOL("--enable-web-access", &o.enable_web_access, "ask for interactive web access to the replicas"),
 		OPT_STR("--package-path", &o.package_path, "DIR", "a local Python package to build and stage (with --staging-bucket)"),
 		OPT_STR("--packages", &o.packages, "PACKAGE,...", "staged trainer packages (gs:// paths)"),
-		OPT_STR("--staging-bucket", &o.staging_bucket, "BUCKET", "where --package-path is staged"), OPT_STR("--module-name", &o.module_name, "MODULE", "the Python module to run, e.g. trainer.task"),
+		OPT_STR("--staging-bucket", &o.staging_bucket, "BUCKET", "where --package-path is staged"),
+		OPT_STR("--module-name", &o.module_name, "MODULE", "the Python module to run, e.g. trainer.task"),
 		OPT_STR("--job-dir", &o.job_dir, "DIR", "the job's output directory (passed as --job-dir to the trainer)"),
 		OPT_STR("--runtime-version", &o.runtime_version, "VERSION", "the runtime version"),
 		OPT_STR("--python-version", &o.python_version, "VERSION", "the Python version"),
 		OPT_STR("--labels", &o.labels, "KEY=VALUE,...", "labels of the job"),
 		OPT_STR("--service-account", &o.service_account, "ACCOUNT", "the service account the job runs as"),
-		OPT_STR("--network", &o.network, "NETWORK", "the VPC network of the job"), OPT_STR("--kms-key", &o.kms_key, "KEY", "the KMS key of the job"),
-		OPT_BOOL("--stream-logs", &stream, "follow the job's log until it ends; exit 1 unless it succeeded"), OPT_BOOL("--async", &async, "return once the job is submitted (the default)"),
+		OPT_STR("--network", &o.network, "NETWORK", "the VPC network of the job"),
+		OPT_STR("--kms-key", &o.kms_key, "KEY", "the KMS key of the job"),
+		OPT_BOOL("--stream-logs", &stream, "follow the job's log until it ends; exit 1 unless it succeeded"),
+		OPT_BOOL("--async", &async, "return once the job is submitted (the default)"),
 		OPT_STR("--polling-interval", &interval, "SECONDS", "how often the log is polled (default 1)"),
 		OPT_END,
 	};
@@ -205,8 +210,10 @@ static int cmd_stream_logs(int argc, char **argv)
 	const char *task = NULL, *interval = "1";
 	int multiline = 0;
 	const struct opt opts[] = {
-		OPT_STR("--task-name", &task, "TASK", "print only this task's lines (e.g. master-replica-0, workerpool0-0)"), OPT_STR("--polling-interval", &interval, "SECONDS", "how often the log is polled (default 1)"),
-		OPT_BOOL("--allow-multiline-logs", &multiline, "accepted for gcloud's sake; lines are printed as they are"), OPT_END };
+		OPT_STR("--task-name", &task, "TASK", "print only this task's lines (e.g. master-replica-0, workerpool0-0)"),
+		OPT_STR("--polling-interval", &interval, "SECONDS", "how often the log is polled (default 1)"),
+		OPT_BOOL("--allow-multiline-logs", &multiline, "accepted for gcloud's sake; lines are printed as they are"),
+		OPT_END };
 	cli_parse(&c, opts, argc, argv);
 	char *jp = job_path(cli_positional[0], NULL);
 	int rc = cli_stream_logs(jp, cli_project, cli_positional[0], "SUCCEEDED", task, cli_polling(interval));
@@ -225,8 +232,10 @@ static int cmd_update(int argc, char **argv)
 	const char *upd = NULL, *rem = NULL;
 	int clear = 0;
 	const struct opt opts[] = {
-		OPT_STR("--update-labels", &upd, "KEY=VALUE,...", "labels to add or change"), OPT_STR("--remove-labels", &rem, "KEY,...", "labels to remove"),
-		OPT_BOOL("--clear-labels", &clear, "remove every label"), OPT_END };
+		OPT_STR("--update-labels", &upd, "KEY=VALUE,...", "labels to add or change"),
+		OPT_STR("--remove-labels", &rem, "KEY,...", "labels to remove"),
+		OPT_BOOL("--clear-labels", &clear, "remove every label"),
+		OPT_END };
 	cli_parse(&c, opts, argc, argv);
 	if (!upd && !rem && !clear)
 		cli_usage_error(&c, "At least one of --update-labels, --remove-labels, --clear-labels must be given.%s", "");

@@ -17,7 +17,14 @@
 #include "format.h"
 
 static const char yaml_in[] =
-		"{\"args\":[\"--x\",\"1\",\"- y\",\"a: b\",\"#c\",\"x #y\",\"yes\",\"null\",\"\",\"~\",\"1.5\",\"0x1F\",\"2026-01-01\",\"2026-11-26T19:19:53Z\",\"t\\tab\",\"caf\\u00e9\",\"it's\",\"multi\\nline\\n\",\"lead\\nx\",\"=\",\"<<\",\" sp\",\"sp \",\"a,b\",\"[x]\",\"@x\",\"%x\"],\"long\":\"The replica master 0 could not be started: the process runtime needs a command: the replica has none (an image's default entrypoint needs a container runtime)\",\"longplain\":\"aaaa bbbb cccc dddd eeee ffff gggg hhhh iiii jjjj kkkk llll mmmm nnnn oooo pppp qqqq rrrr ssss tttt\",\"nested\":{\"deep\":{\"k\":\"The replica master 0 could not be started: the process runtime needs a command\"}},\"pools\":[{\"a\":1,\"b\":[1,2],\"c\":{}},[1,[]]],\"n\":3,\"f\":0.5,\"b\":true,\"z\":null,\"e\":[]}";
+		"{\"args\":[\"--x\",\"1\",\"- y\",\"a: b\",\"#c\",\"x #y\",\"yes\",\"null\",\"\",\"~\",\"1.5\",\"0x1F"
+		"\",\"2026-01-01\",\"2026-11-26T19:19:53Z\",\"t\\tab\",\"caf\\u00e9\",\"it's\",\"multi\\nline\\n\",\""
+		"lead\\nx\",\"=\",\"<<\",\" sp\",\"sp \",\"a,b\",\"[x]\",\"@x\",\"%x\"],\"long\":\"The replica master"
+		" 0 could not be started: the process runtime needs a command: the replica has none (an image's defau"
+		"lt entrypoint needs a container runtime)\",\"longplain\":\"aaaa bbbb cccc dddd eeee ffff gggg hhhh i"
+		"iii jjjj kkkk llll mmmm nnnn oooo pppp qqqq rrrr ssss tttt\",\"nested\":{\"deep\":{\"k\":\"The repli"
+		"ca master 0 could not be started: the process runtime needs a command\"}},\"pools\":[{\"a\":1,\"b\":"
+		"[1,2],\"c\":{}},[1,[]]],\"n\":3,\"f\":0.5,\"b\":true,\"z\":null,\"e\":[]}";
 static const char yaml_want[] =
 		"args:\n"
 		"- --x\n"
@@ -179,7 +186,8 @@ static void merged_defaults_are_gclouds(void **state)
 {
 	(void)state;
 	char *err = NULL;
-	struct fmt *def = fmt_parse("table(jobId.basename(), state:label=STATUS, createTime.date():label=CREATED)", &err);
+	struct fmt *def = fmt_parse("table(jobId.basename(), state:label=STATUS, "
+				    "createTime.date():label=CREATED)", &err);
 	struct fmt *f = fmt_parse("table(jobId,state:label=S,createTime,endTime)", &err);
 	assert_non_null(def);
 	assert_non_null(f);

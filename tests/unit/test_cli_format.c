@@ -157,7 +157,8 @@ static void projections(void **state)
 	assert_format("table[no-heading](jobId,state)", j, 0, "job_a  FAILED\n");
 	assert_format("csv(jobId:label=ID,errorMessage)", j, 0, "id,error_message\njob_a,it broke\n");
 	assert_format("table[box](jobId,state)", j, 0,
-		      "┌────────┬────────┐\n│ JOB_ID │ STATE  │\n├────────┼────────┤\n"
+		      "┌────────┬────────┐\n│ JOB_ID │ STATE  │\n"
+		      "├────────┼────────┤\n"
 		      "│ job_a  │ FAILED │\n└────────┴────────┘\n");
 	assert_format("none", j, 0, "");
 	json_decref(j);

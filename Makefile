@@ -157,6 +157,7 @@ test_agent_sync_LINK     := agent
 test_auth_LINK           := server/auth.o
 test_auth_WRAP           := store_iam_get
 test_cli_LINK            := cli spec
+test_cli_format_LINK     := cli spec
 test_fields_LINK         := server/fields.o
 test_http_parse_LINK     := httpd
 test_httpd_LINK          := httpd

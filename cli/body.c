@@ -919,3 +919,36 @@ fail:
 	json_decref(body);
 	return NULL;
 }
+
+/* --- replies read as gcloud reads them -------------------------------------- */
+
+void cli_typed(json_t *v, const struct schema_message *m)
+{
+	const char *k;
+	json_t *x;
+	if (!json_is_object(v) || !m)
+		return;
+	json_object_foreach(v, k, x) {
+		const struct schema_field *f = schema_find_field(m, k);
+		if (!f)
+			continue;
+		size_t i;
+		json_t *e;
+		const char *mk;
+		if (f->kind == SK_DOUBLE && !f->repeated && !f->map && json_is_integer(x)) {
+			json_object_set_new(v, k, json_real((double)json_integer_value(x)));
+		} else if (f->kind == SK_MESSAGE && f->map) {
+			json_object_foreach(x, mk, e)
+				cli_typed(e, f->message);
+		} else if (f->kind == SK_MESSAGE && json_is_array(x)) {
+			json_array_foreach(x, i, e)
+				cli_typed(e, f->message);
+		} else if (f->kind == SK_MESSAGE) {
+			cli_typed(x, f->message);
+		} else if (f->kind == SK_DOUBLE && json_is_array(x)) {
+			json_array_foreach(x, i, e)
+				if (json_is_integer(e))
+					json_array_set_new(x, i, json_real((double)json_integer_value(e)));
+		}
+	}
+}

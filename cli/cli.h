@@ -96,8 +96,20 @@ json_t *cli_build_custom_job_body(const struct custom_job_opts *o, const json_t 
  */
 int cli_sort(json_t *array, const char *keys, char **err);
 
-/* YAML rendering of a JSON value (keys sorted, as gcloud prints). */
+/*
+ * YAML of a JSON value, byte for byte as gcloud's yaml format prints it
+ * (ruamel.yaml's safe dumper: keys sorted, block style, strings folded at
+ * 80 columns, multi-line strings as |- blocks). yaml_emit.c.
+ */
 void cli_yaml(struct strbuf *out, const json_t *v);
+
+struct schema_message;
+/*
+ * A reply read as gcloud reads it, through the API's message (m): a
+ * double field sent as a whole number (consumedMLUnits: 0) becomes a real
+ * (printed 0.0, as gcloud prints it). In place.
+ */
+void cli_typed(json_t *v, const struct schema_message *m);
 
 /*
  * gcloud's rendering of an error reply: "ERROR: (COMMAND) STATUS: message"

@@ -2,7 +2,7 @@
  * client.h - the CLI's calls to the server.
  *
  * One request at a time, to cli_endpoint (--endpoint, TRAINPLANE_ENDPOINT,
- * or http://127.0.0.1:8080/), with TRAINPLANE_TOKEN as a Bearer token when
+ * the endpoint file of `make run`, or http://127.0.0.1:8080/), with TRAINPLANE_TOKEN as a Bearer token when
  * set; an https endpoint is always verified, against cli_ca_file when set
  * (--ca-file, TRAINPLANE_CA_FILE), else the system's CAs. Errors are
  * printed as gcloud prints them, naming cli_cmd_name.
@@ -15,6 +15,16 @@
 #include "strbuf.h"
 
 extern const char *cli_endpoint;
+/* Where cli_endpoint came from: "--endpoint", "TRAINPLANE_ENDPOINT", the endpoint file's path, or "the default". */
+extern const char *cli_endpoint_source;
+
+/*
+ * The endpoint of the file `make run` writes, $TRAINPLANE_STATE_DIR/endpoint
+ * (./var/endpoint): its first line, trimmed, in buf; *source is its path
+ * (static storage). When the file is missing or empty: the default
+ * http://127.0.0.1:8080/ and *source "the default".
+ */
+const char *cli_endpoint_file(char *buf, size_t size, const char **source);
 extern const char *cli_ca_file;		/* NULL or "": the system's CAs */
 extern const char *cli_cmd_name;	/* "trainplane.ai-platform.jobs.describe", for errors */
 

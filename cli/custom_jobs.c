@@ -13,6 +13,7 @@
 #include "flags.h"
 #include "list.h"
 #include "stream_logs.h"
+#include "vertex_types.h"
 
 static const char *region_flag;
 
@@ -62,26 +63,38 @@ static int cmd_custom_create(int argc, char **argv)
 		"       accelerator-count=N,container-image-uri=URI ... (repeat: one per pool)\n"
 		"     | --config FILE) [--args=A,...] [--command=C,...] [--labels k=v,...]\n"
 		"    [--python-package-uris URI,...] [--network N] [--service-account SA]\n"
-		"    [--enable-web-access] [--persistent-resource-id ID] [--format json|yaml]\n"
+		"    [--enable-web-access] [--persistent-resource-id ID] [--format FORMAT]",
+		0, 0, NULL, "create a custom job",
+		"Creates a Vertex AI CustomJob (projects.locations.customJobs.create).\n"
 		"--config is a CustomJobSpec in YAML or JSON (workerPoolSpecs, scheduling,\n"
 		"baseOutputDirectory, ...). --worker-pool-spec flags replace its workerPoolSpecs;\n"
 		"an empty --worker-pool-spec= skips a pool (not the first). executor-image-uri with\n"
 		"python-module (and --python-package-uris) instead of container-image-uri makes a\n"
-		"Python package pool. --args and --command apply to every pool.", 0, 0 };
+		"Python package pool. --args and --command apply to every pool. With --format, the\n"
+		"created job is printed.",
+		"To run two pools of a container:\n\n"
+		"  $ trainplane ai custom-jobs create --region us-central1 --display-name exp-1 \\\n"
+		"      --worker-pool-spec=machine-type=n1-standard-4,replica-count=1,container-image-uri=localhost/t:1 \\\n"
+		"      --worker-pool-spec=machine-type=n1-standard-4,replica-count=2,container-image-uri=localhost/t:1" };
 	struct custom_job_opts o;
 	struct strlist pools = { { 0 }, 0 };
 	const char *config = NULL;
 	custom_job_opts_init(&o);
 	const struct opt opts[] = {
-		{ "--region", F_STR, &region_flag, NULL }, { "--display-name", F_STR, &o.display_name, NULL },
-		{ "--worker-pool-spec", F_LIST, NULL, NULL, &pools }, { "--config", F_STR, &config, NULL },
-		{ "--args", F_STR, &o.args, NULL }, { "--command", F_STR, &o.command, NULL },
-		{ "--labels", F_STR, &o.labels, NULL },
-		{ "--python-package-uris", F_STR, &o.python_package_uris, NULL },
-		{ "--network", F_STR, &o.network, NULL }, { "--service-account", F_STR, &o.service_account, NULL },
-		{ "--enable-web-access", F_BOOL, NULL, &o.enable_web_access },
-		{ "--persistent-resource-id", F_STR, &o.persistent_resource_id, NULL },
-		{ NULL, 0, NULL, NULL } };
+		OPT_STR("--region", &region_flag, "REGION", "the region of the job"),
+		OPT_STR("--display-name", &o.display_name, "NAME", "the display name of the job"),
+		OPT_LIST("--worker-pool-spec", &pools, "machine-type=T,replica-count=N,container-image-uri=URI,...",
+			"one worker pool (repeat the flag: one per pool, in order)"),
+		OPT_STR("--config", &config, "FILE", "a Job in YAML or JSON (trainingInput: ...); the flags override its values"),
+		OPT_STR("--args", &o.args, "ARG,...", "arguments of every pool's container"),
+		OPT_STR("--command", &o.command, "CMD,...", "the command of every pool's container"),
+		OPT_STR("--labels", &o.labels, "KEY=VALUE,...", "labels of the job"),
+		OPT_STR("--python-package-uris", &o.python_package_uris, "URI,...", "Python packages of pools with an executor-image-uri"),
+		OPT_STR("--network", &o.network, "NETWORK", "the VPC network of the job"),
+		OPT_STR("--service-account", &o.service_account, "ACCOUNT", "the service account the job runs as"),
+		OPT_BOOL("--enable-web-access", &o.enable_web_access, "ask for interactive web access to the replicas"),
+		OPT_STR("--persistent-resource-id", &o.persistent_resource_id, "ID", "the persistent resource the job runs on"),
+		OPT_END };
 	cli_parse(&c, opts, argc, argv);
 	require_region(&c);
 	if (!o.display_name)
@@ -120,8 +133,10 @@ static int cmd_custom_create(int argc, char **argv)
 		"or continue streaming the logs with the command\n\n"
 		"  $ trainplane ai custom-jobs stream-logs %s\n", name ? name : "", name ? name : "",
 		name ? name : "");
-	if (cli_format)
+	if (cli_format) {
+		cli_typed(job, &vertex_custom_job_message);
 		cli_print_value(job);
+	}
 	json_decref(job);
 	return 0;
 }
@@ -130,23 +145,32 @@ static int cmd_custom_create(int argc, char **argv)
 static int cmd_custom_job(const char *verb, int argc, char **argv)
 {
 	static char cname[64];
-	struct cmd c = { cname, NULL, 1, 1 };
+	struct cmd c = { cname, NULL, 1, 1, "CUSTOM_JOB", NULL, NULL, NULL };
 	const char *interval = "1", *task = NULL;
 	int describe = !strcmp(verb, "describe"), cancel = !strcmp(verb, "cancel");
 	snprintf(cname, sizeof cname, "ai.custom-jobs.%s", verb);
-	c.usage = describe ? "trainplane ai custom-jobs describe (NAME | ID --region REGION) [--format json|yaml]\n"
-			     "NAME is projects/PROJECT/locations/REGION/customJobs/ID."
-		  : cancel ? "trainplane ai custom-jobs cancel (NAME | ID --region REGION)\n"
-			     "NAME is projects/PROJECT/locations/REGION/customJobs/ID."
+	c.usage = describe ? "trainplane ai custom-jobs describe (NAME | ID --region REGION) [--format FORMAT]"
+		  : cancel ? "trainplane ai custom-jobs cancel (NAME | ID --region REGION)"
 			   : "trainplane ai custom-jobs stream-logs (NAME | ID --region REGION) [--task-name T]\n"
-			     "    [--polling-interval SECONDS]\n"
-			     "Prints the job's log (task names workerpool0-0, workerpool1-0, ...) until the\n"
-			     "job ends; exits 1 unless it ended JOB_STATE_SUCCEEDED.";
+			     "    [--polling-interval SECONDS]";
+	c.summary = describe ? "describe a custom job" : cancel ? "cancel a custom job" : "show the log of a custom job";
+	c.description = describe ? "Prints a Vertex AI CustomJob, as YAML unless --format says otherwise. NAME is\n"
+				   "projects/PROJECT/locations/REGION/customJobs/ID."
+		      : cancel ? "Cancels a Vertex AI CustomJob. NAME is projects/PROJECT/locations/REGION/customJobs/ID."
+			       : "Prints the job's log (task names workerpool0-0, workerpool1-0, ...) until the\n"
+				 "job ends; exits 1 unless it ended JOB_STATE_SUCCEEDED.";
+	c.examples = describe ? "To print a job's state:\n\n"
+				"  $ trainplane ai custom-jobs describe 42 --region us-central1 --format 'value(state)'"
+		   : cancel ? "To cancel a job:\n\n  $ trainplane ai custom-jobs cancel 42 --region us-central1"
+			    : "To follow the first pool's first replica:\n\n"
+			      "  $ trainplane ai custom-jobs stream-logs 42 --region us-central1 --task-name workerpool0-0";
 	const struct opt opts[] = {
-		{ "--region", F_STR, &region_flag, NULL },
-		{ "--polling-interval", F_STR, &interval, NULL }, { "--task-name", F_STR, &task, NULL },
-		{ NULL, 0, NULL, NULL } };
-	const struct opt few[] = { { "--region", F_STR, &region_flag, NULL }, { NULL, 0, NULL, NULL } };
+		OPT_STR("--region", &region_flag, "REGION", "the region of the job"),
+		OPT_STR("--polling-interval", &interval, "SECONDS", "how often the log is polled (default 1)"),
+		OPT_STR("--task-name", &task, "TASK", "print only this task's lines (e.g. master-replica-0, workerpool0-0)"),
+		OPT_END };
+	const struct opt few[] = { OPT_STR("--region", &region_flag, "REGION", "the region of the job"),
+		OPT_END };
 	cli_parse(&c, describe || cancel ? few : opts, argc, argv);
 	char *name, *id;
 	custom_job_name(&c, cli_positional[0], &name, &id);
@@ -155,8 +179,10 @@ static int cmd_custom_job(const char *verb, int argc, char **argv)
 		char *path = cli_name_path(name, NULL);
 		json_t *j = cli_call("GET", path, NULL);
 		free(path);
-		if (j)
+		if (j) {
+			cli_typed(j, &vertex_custom_job_message);
 			cli_print_value(j);
+		}
 		rc = j ? 0 : 1;
 		json_decref(j);
 	} else if (cancel) {
@@ -185,45 +211,47 @@ static int cmd_custom_job(const char *verb, int argc, char **argv)
 	return rc;
 }
 
+static char *custom_job_uri(const json_t *j)
+{
+	char *p = cli_name_path(json_string_value(json_object_get(j, "name")) ?: "", NULL);
+	char *u = xstrdup(p + 1);	/* without the leading / */
+	free(p);
+	return u;
+}
+
 static int cmd_custom_list(int argc, char **argv)
 {
 	static const struct cmd c = { "ai.custom-jobs.list",
-		"trainplane ai custom-jobs list --region REGION [--filter EXPR] [--limit N] [--page-size N]\n"
-		"    [--sort-by [~]FIELD,...] [--format json|yaml]\n"
-		"EXPR is the API's filter, e.g. 'state=JOB_STATE_FAILED', 'display_name:\"exp-*\"' or\n"
-		"'labels.team=ml'; --sort-by sorts by fields of the CustomJob (e.g. ~createTime).", 0, 0 };
-	const char *filter = NULL, *limit_s = NULL, *page_s = NULL, *sort_by = NULL;
+		"trainplane ai custom-jobs list --region REGION [--filter EXPRESSION] [--limit LIMIT]\n"
+		"    [--page-size PAGE_SIZE] [--sort-by [~]FIELD,...] [--uri] [--format FORMAT]", 0, 0, NULL,
+		"list custom jobs",
+		"Lists the Vertex AI CustomJobs of a region (every page): CUSTOM_JOB_ID, DISPLAY_NAME,\n"
+		"STATE and CREATED (UTC). --filter takes gcloud's filter expressions\n"
+		"(state=JOB_STATE_FAILED, displayName:exp-*, labels.team=ml, AND, OR, NOT), applied\n"
+		"here as gcloud applies them; then --sort-by, then --limit. (gcloud's own default\n"
+		"output of this list is YAML: --format yaml prints that.)",
+		"To list the newest job's URI:\n\n"
+		"  $ trainplane ai custom-jobs list --region us-central1 --sort-by ~createTime --limit 1 --uri\n\n"
+		"To list the failed jobs' names and errors:\n\n"
+		"  $ trainplane ai custom-jobs list --region us-central1 --filter state=JOB_STATE_FAILED \\\n"
+		"      --format 'table(name.basename(), error.message)'" };
 	const struct opt opts[] = {
-		{ "--region", F_STR, &region_flag, NULL }, { "--filter", F_STR, &filter, NULL },
-		{ "--limit", F_STR, &limit_s, NULL }, { "--page-size", F_STR, &page_s, NULL },
-		{ "--sort-by", F_STR, &sort_by, NULL }, { NULL, 0, NULL, NULL } };
+		OPT_STR("--region", &region_flag, "REGION", "the region of the jobs"), LIST_OPTS, OPT_END };
 	cli_parse(&c, opts, argc, argv);
 	require_region(&c);
 	char *parent = xasprintf("projects/%s/locations/%s", cli_project, region_flag);
 	char *base = cli_name_path(parent, "/customJobs");
 	free(parent);
-	json_t *all = cli_list_all(&c, base, "customJobs", filter, limit_s, page_s, sort_by);
+	json_t *all = cli_list_all(&c, base, "customJobs");
 	free(base);
 	if (!all)
 		return 1;
-	if (cli_format) {
-		cli_print_value(all);
-	} else if (json_array_size(all)) {
-		printf("%-20s %-32s %-22s %s\n", "CUSTOM_JOB_ID", "DISPLAY_NAME", "STATE", "CREATED");
-		size_t i;
-		json_t *j;
-		json_array_foreach(all, i, j) {
-			const char *n = json_string_value(json_object_get(j, "name"));
-			const char *dn = json_string_value(json_object_get(j, "displayName"));
-			const char *st = json_string_value(json_object_get(j, "state"));
-			const char *ct = json_string_value(json_object_get(j, "createTime"));
-			const char *base_id = n && strrchr(n, '/') ? strrchr(n, '/') + 1 : n;
-			printf("%-20s %-32s %-22s %s\n", base_id ? base_id : "", dn ? dn : "", st ? st : "",
-			       ct ? ct : "");
-		}
-	} else {
-		fprintf(stderr, "Listed 0 items.\n");
-	}
+	size_t i;
+	json_t *j;
+	json_array_foreach(all, i, j)
+		cli_typed(j, &vertex_custom_job_message);
+	cli_print_list(all, "table(name.basename():label=CUSTOM_JOB_ID, displayName, state, "
+		       "createTime.date('%Y-%m-%dT%H:%M:%SZ', tz=UTC):label=CREATED)", NULL, custom_job_uri);
 	json_decref(all);
 	return 0;
 }

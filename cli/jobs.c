@@ -12,6 +12,7 @@
 #include "common.h"
 #include "flags.h"
 #include "list.h"
+#include "ml_types.h"
 #include "stream_logs.h"
 
 static char *job_path(const char *job, const char *suffix)
@@ -36,43 +37,57 @@ static int cmd_submit(int argc, char **argv)
 		"    [--module-name M]\n"
 		"    [--job-dir DIR] [--runtime-version V] [--python-version V] [--labels k=v,...]\n"
 		"    [--service-account SA] [--network N] [--kms-key K] [--enable-web-access]\n"
-		"    [--stream-logs | --async] [--polling-interval SECONDS] [-- USER_ARGS...]\n"
-		"Flags override the values of the --config file (a Job in YAML or JSON,\n"
-		"e.g. trainingInput: {scaleTier: CUSTOM, ...}); USER_ARGS become trainingInput.args.",
-		1, 1 };
+		"    [--stream-logs | --async] [--polling-interval SECONDS] [-- USER_ARGS...]",
+		1, 1, "JOB", "submit a training job",
+		"Creates the ml v1 job JOB (projects.jobs.create). Flags override the values of the\n"
+		"--config file (a Job in YAML or JSON, e.g. trainingInput: {scaleTier: CUSTOM, ...});\n"
+		"USER_ARGS, after --, become trainingInput.args. Prints the job's id and state\n"
+		"(--format chooses how).",
+		"To run a container on a GPU machine and follow its log:\n\n"
+		"  $ trainplane ai-platform jobs submit training my_job --region us-central1 \\\n"
+		"      --scale-tier custom --master-machine-type n1-standard-8 \\\n"
+		"      --master-accelerator count=1,type=nvidia-tesla-t4 \\\n"
+		"      --master-image-uri localhost/trainer:latest --stream-logs -- --epochs 3\n\n"
+		"To submit a config.yaml:\n\n"
+		"  $ trainplane ai-platform jobs submit training my_job --config config.yaml" };
 	struct submit_opts o;
 	const char *interval = "1";
 	int stream = 0, async = 0;
 	submit_opts_init(&o);
 	const struct opt opts[] = {
-		{ "--config", F_STR, &o.config, NULL }, { "--region", F_STR, &o.region, NULL },
-		{ "--scale-tier", F_STR, &o.scale_tier, NULL },
-		{ "--master-machine-type", F_STR, &o.master_machine_type, NULL },
-		{ "--master-accelerator", F_STR, &o.master_accelerator, NULL },
-		{ "--master-image-uri", F_STR, &o.master_image_uri, NULL },
-		{ "--worker-count", F_STR, &o.worker_count, NULL },
-		{ "--worker-machine-type", F_STR, &o.worker_machine_type, NULL },
-		{ "--worker-accelerator", F_STR, &o.worker_accelerator, NULL },
-		{ "--worker-image-uri", F_STR, &o.worker_image_uri, NULL },
-		{ "--parameter-server-count", F_STR, &o.ps_count, NULL },
-		{ "--parameter-server-machine-type", F_STR, &o.ps_machine_type, NULL },
-		{ "--parameter-server-accelerator", F_STR, &o.ps_accelerator, NULL },
-		{ "--parameter-server-image-uri", F_STR, &o.ps_image_uri, NULL },
-		{ "--use-chief-in-tf-config", F_BOOL, NULL, &o.use_chief_in_tf_config },
-		{ "--no-use-chief-in-tf-config", F_NOBOOL, NULL, &o.use_chief_in_tf_config },
-		{ "--enable-web-access", F_BOOL, NULL, &o.enable_web_access },
-		{ "--package-path", F_STR, &o.package_path, NULL },
-		{ "--packages", F_STR, &o.packages, NULL },
-		{ "--staging-bucket", F_STR, &o.staging_bucket, NULL }, { "--module-name", F_STR, &o.module_name, NULL },
-		{ "--job-dir", F_STR, &o.job_dir, NULL },
-		{ "--runtime-version", F_STR, &o.runtime_version, NULL },
-		{ "--python-version", F_STR, &o.python_version, NULL },
-		{ "--labels", F_STR, &o.labels, NULL },
-		{ "--service-account", F_STR, &o.service_account, NULL },
-		{ "--network", F_STR, &o.network, NULL }, { "--kms-key", F_STR, &o.kms_key, NULL },
-		{ "--stream-logs", F_BOOL, NULL, &stream }, { "--async", F_BOOL, NULL, &async },
-		{ "--polling-interval", F_STR, &interval, NULL },
-		{ NULL, 0, NULL, NULL },
+		OPT_STR("--config", &o.config, "FILE", "a Job in YAML or JSON (trainingInput: ...); the flags override its values"),
+		OPT_STR("--region", &o.region, "REGION", "the region of the job"),
+		OPT_STR("--scale-tier", &o.scale_tier, "TIER", "BASIC, STANDARD_1, PREMIUM_1, BASIC_GPU, BASIC_TPU or CUSTOM"),
+		OPT_STR("--master-machine-type", &o.master_machine_type, "TYPE", "the machine type of the master (CUSTOM tier)"),
+		OPT_STR("--master-accelerator", &o.master_accelerator, "count=N,type=T",
+			"the master's accelerators, e.g. count=1,type=nvidia-tesla-t4"),
+		OPT_STR("--master-image-uri", &o.master_image_uri, "URI", "the container image of the master"),
+		OPT_STR("--worker-count", &o.worker_count, "N", "the number of workers"),
+		OPT_STR("--worker-machine-type", &o.worker_machine_type, "TYPE", "the machine type of the workers"),
+		OPT_STR("--worker-accelerator", &o.worker_accelerator, "count=N,type=T", "the accelerators of each worker"),
+		OPT_STR("--worker-image-uri", &o.worker_image_uri, "URI", "the container image of the workers"),
+		OPT_STR("--parameter-server-count", &o.ps_count, "N", "the number of parameter servers"),
+		OPT_STR("--parameter-server-machine-type", &o.ps_machine_type, "TYPE", "the machine type of the parameter servers"),
+		OPT_STR("--parameter-server-accelerator", &o.ps_accelerator, "count=N,type=T", "the accelerators of each parameter server"),
+		OPT_STR("--parameter-server-image-uri", &o.ps_image_uri, "URI", "the container image of the parameter servers"),
+		OPT_BOOL("--use-chief-in-tf-config", &o.use_chief_in_tf_config, "name the master \"chief\" in TF_CONFIG"),
+		OPT_NOBOOL("--no-use-chief-in-tf-config", &o.use_chief_in_tf_config, "name the master \"master\" in TF_CONFIG"),
+		OPT_BOOL("--enable-web-access", &o.enable_web_access, "ask for interactive web access to the replicas"),
+		OPT_STR("--package-path", &o.package_path, "DIR", "a local Python package to build and stage (with --staging-bucket)"),
+		OPT_STR("--packages", &o.packages, "PACKAGE,...", "staged trainer packages (gs:// paths)"),
+		OPT_STR("--staging-bucket", &o.staging_bucket, "BUCKET", "where --package-path is staged"),
+		OPT_STR("--module-name", &o.module_name, "MODULE", "the Python module to run, e.g. trainer.task"),
+		OPT_STR("--job-dir", &o.job_dir, "DIR", "the job's output directory (passed as --job-dir to the trainer)"),
+		OPT_STR("--runtime-version", &o.runtime_version, "VERSION", "the runtime version"),
+		OPT_STR("--python-version", &o.python_version, "VERSION", "the Python version"),
+		OPT_STR("--labels", &o.labels, "KEY=VALUE,...", "labels of the job"),
+		OPT_STR("--service-account", &o.service_account, "ACCOUNT", "the service account the job runs as"),
+		OPT_STR("--network", &o.network, "NETWORK", "the VPC network of the job"),
+		OPT_STR("--kms-key", &o.kms_key, "KEY", "the KMS key of the job"),
+		OPT_BOOL("--stream-logs", &stream, "follow the job's log until it ends; exit 1 unless it succeeded"),
+		OPT_BOOL("--async", &async, "return once the job is submitted (the default)"),
+		OPT_STR("--polling-interval", &interval, "SECONDS", "how often the log is polled (default 1)"),
+		OPT_END,
 	};
 	int dd = cli_parse(&c, opts, argc, argv);
 	if (stream && async)
@@ -138,8 +153,13 @@ static int cmd_submit(int argc, char **argv)
 static int cmd_describe(int argc, char **argv)
 {
 	static const struct cmd c = { "ai-platform.jobs.describe",
-		"trainplane ai-platform jobs describe JOB [--format json|yaml]", 1, 1 };
-	static const struct opt opts[] = { { NULL, 0, NULL, NULL } };
+		"trainplane ai-platform jobs describe JOB [--format FORMAT]", 1, 1, "JOB",
+		"describe a job",
+		"Prints the ml v1 job JOB (projects.jobs.get), as YAML unless --format says otherwise.",
+		"To print a job:\n\n  $ trainplane ai-platform jobs describe my_job\n\n"
+		"To print its state and error message, tab-separated:\n\n"
+		"  $ trainplane ai-platform jobs describe my_job --format 'value(state,errorMessage)'" };
+	static const struct opt opts[] = { OPT_END };
 	cli_parse(&c, opts, argc, argv);
 	char *path = job_path(cli_positional[0], NULL);
 	json_t *j = cli_call("GET", path, NULL);
@@ -147,6 +167,7 @@ static int cmd_describe(int argc, char **argv)
 		free(path);
 		return 1;
 	}
+	cli_typed(j, &ml_job_message);
 	cli_print_value(j);
 	json_decref(j);
 	/* gcloud's trailer (on stderr, as its status log), pointing where
@@ -161,8 +182,10 @@ static int cmd_describe(int argc, char **argv)
 
 static int cmd_cancel(int argc, char **argv)
 {
-	static const struct cmd c = { "ai-platform.jobs.cancel", "trainplane ai-platform jobs cancel JOB", 1, 1 };
-	static const struct opt opts[] = { { NULL, 0, NULL, NULL } };
+	static const struct cmd c = { "ai-platform.jobs.cancel", "trainplane ai-platform jobs cancel JOB", 1, 1, "JOB",
+		"cancel a job", "Cancels the ml v1 job JOB (projects.jobs.cancel).",
+		"To cancel a job:\n\n  $ trainplane ai-platform jobs cancel my_job" };
+	static const struct opt opts[] = { OPT_END };
 	cli_parse(&c, opts, argc, argv);
 	char *path = job_path(cli_positional[0], ":cancel");
 	json_t *body = json_object();
@@ -178,13 +201,19 @@ static int cmd_cancel(int argc, char **argv)
 static int cmd_stream_logs(int argc, char **argv)
 {
 	static const struct cmd c = { "ai-platform.jobs.stream-logs",
-		"trainplane ai-platform jobs stream-logs JOB [--task-name T] [--polling-interval SECONDS]\n"
-		"Prints the job's log until the job ends; exits 1 unless it SUCCEEDED.", 1, 1 };
+		"trainplane ai-platform jobs stream-logs JOB [--task-name T] [--polling-interval SECONDS]",
+		1, 1, "JOB", "show the log of a job",
+		"Prints the job's log (SEVERITY, time, task, message: tab-separated) until the job ends;\n"
+		"exits 1 unless it SUCCEEDED.",
+		"To follow a job's master:\n\n"
+		"  $ trainplane ai-platform jobs stream-logs my_job --task-name master-replica-0" };
 	const char *task = NULL, *interval = "1";
 	int multiline = 0;
 	const struct opt opts[] = {
-		{ "--task-name", F_STR, &task, NULL }, { "--polling-interval", F_STR, &interval, NULL },
-		{ "--allow-multiline-logs", F_BOOL, NULL, &multiline }, { NULL, 0, NULL, NULL } };
+		OPT_STR("--task-name", &task, "TASK", "print only this task's lines (e.g. master-replica-0, workerpool0-0)"),
+		OPT_STR("--polling-interval", &interval, "SECONDS", "how often the log is polled (default 1)"),
+		OPT_BOOL("--allow-multiline-logs", &multiline, "accepted for gcloud's sake; lines are printed as they are"),
+		OPT_END };
 	cli_parse(&c, opts, argc, argv);
 	char *jp = job_path(cli_positional[0], NULL);
 	int rc = cli_stream_logs(jp, cli_project, cli_positional[0], "SUCCEEDED", task, cli_polling(interval));
@@ -196,12 +225,17 @@ static int cmd_update(int argc, char **argv)
 {
 	static const struct cmd c = { "ai-platform.jobs.update",
 		"trainplane ai-platform jobs update JOB [--update-labels k=v,...] [--remove-labels k,...]"
-		" [--clear-labels]", 1, 1 };
+		" [--clear-labels]", 1, 1, "JOB", "update the labels of a job",
+		"Changes the labels of the ml v1 job JOB (projects.jobs.patch, updateMask=labels).",
+		"To set owner=bob and remove env:\n\n"
+		"  $ trainplane ai-platform jobs update my_job --update-labels owner=bob --remove-labels env" };
 	const char *upd = NULL, *rem = NULL;
 	int clear = 0;
 	const struct opt opts[] = {
-		{ "--update-labels", F_STR, &upd, NULL }, { "--remove-labels", F_STR, &rem, NULL },
-		{ "--clear-labels", F_BOOL, NULL, &clear }, { NULL, 0, NULL, NULL } };
+		OPT_STR("--update-labels", &upd, "KEY=VALUE,...", "labels to add or change"),
+		OPT_STR("--remove-labels", &rem, "KEY,...", "labels to remove"),
+		OPT_BOOL("--clear-labels", &clear, "remove every label"),
+		OPT_END };
 	cli_parse(&c, opts, argc, argv);
 	if (!upd && !rem && !clear)
 		cli_usage_error(&c, "At least one of --update-labels, --remove-labels, --clear-labels must be given.%s", "");
@@ -246,41 +280,46 @@ static int cmd_update(int argc, char **argv)
 	return 0;
 }
 
+static char *job_uri(const json_t *j)
+{
+	char *p = cli_escape(cli_project), *id = cli_escape(json_string_value(json_object_get(j, "jobId")) ?: "");
+	char *u = xasprintf("v1/projects/%s/jobs/%s", p, id);
+	free(p);
+	free(id);
+	return u;
+}
+
+/* gcloud's default format of `ai-platform jobs list`, merged into a user's --format as gcloud does. */
+#define JOBS_LIST_FORMAT "table(jobId.basename(), state:label=STATUS, createTime.date(tz=LOCAL):label=CREATED)"
+
 static int cmd_list(int argc, char **argv)
 {
 	static const struct cmd c = { "ai-platform.jobs.list",
-		"trainplane ai-platform jobs list [--filter EXPR] [--limit N] [--page-size N] [--sort-by [~]FIELD,...]\n"
-		"    [--format json|yaml]\n"
-		"EXPR is the API's filter, e.g. 'state=FAILED' or 'labels.owner=\"bob\"'; --sort-by sorts\n"
-		"by fields of the Job (e.g. ~createTime: newest first).", 0, 0 };
-	const char *filter = NULL, *limit_s = NULL, *page_s = NULL, *sort_by = NULL;
-	const struct opt opts[] = {
-		{ "--filter", F_STR, &filter, NULL }, { "--limit", F_STR, &limit_s, NULL },
-		{ "--page-size", F_STR, &page_s, NULL }, { "--sort-by", F_STR, &sort_by, NULL },
-		{ NULL, 0, NULL, NULL } };
+		"trainplane ai-platform jobs list [--filter EXPRESSION] [--limit LIMIT] [--page-size PAGE_SIZE]\n"
+		"    [--sort-by [~]FIELD,...] [--uri] [--format FORMAT]", 0, 0, NULL, "list jobs",
+		"Lists the project's ml v1 jobs (projects.jobs.list, every page): JOB_ID, STATUS and\n"
+		"CREATED (local time), as gcloud prints them. --filter takes gcloud's filter\n"
+		"expressions (state=FAILED, labels.team=ml, jobId:exp-*, createTime>2026-01-01, AND, OR,\n"
+		"NOT), applied here as gcloud applies them; then --sort-by, then --limit.",
+		"To list the five newest jobs:\n\n"
+		"  $ trainplane ai-platform jobs list --sort-by ~createTime --limit 5\n\n"
+		"To print the ids of the failed jobs of team ml:\n\n"
+		"  $ trainplane ai-platform jobs list --filter 'state=FAILED AND labels.team=ml' "
+		"--format 'value(jobId)'" };
+	const struct opt opts[] = { LIST_OPTS, OPT_END };
 	cli_parse(&c, opts, argc, argv);
 	char *p = cli_escape(cli_project);
 	char *base = xasprintf("/v1/projects/%s/jobs", p);
 	free(p);
-	json_t *all = cli_list_all(&c, base, "jobs", filter, limit_s, page_s, sort_by);
+	json_t *all = cli_list_all(&c, base, "jobs");
 	free(base);
 	if (!all)
 		return 1;
-	if (cli_format) {
-		cli_print_value(all);
-	} else if (json_array_size(all)) {
-		printf("%-40s %-12s %s\n", "JOB_ID", "STATUS", "CREATED");
-		size_t i;
-		json_t *j;
-		json_array_foreach(all, i, j) {
-			const char *id = json_string_value(json_object_get(j, "jobId"));
-			const char *st = json_string_value(json_object_get(j, "state"));
-			const char *ct = json_string_value(json_object_get(j, "createTime"));
-			printf("%-40s %-12s %s\n", id ? id : "", st ? st : "", ct ? ct : "");
-		}
-	} else {
-		fprintf(stderr, "Listed 0 items.\n");
-	}
+	size_t i;
+	json_t *j;
+	json_array_foreach(all, i, j)
+		cli_typed(j, &ml_job_message);
+	cli_print_list(all, JOBS_LIST_FORMAT, JOBS_LIST_FORMAT, job_uri);
 	json_decref(all);
 	return 0;
 }
@@ -290,7 +329,8 @@ int cli_jobs_run(const char *verb, int argc, char **argv)
 	if (!strcmp(verb, "submit")) {
 		if (argc < 1 || strcmp(argv[0], "training")) {
 			if (argc >= 1 && cli_is_help(argv[0]))
-				return printf("Usage: trainplane ai-platform jobs submit training JOB [flags]\n"), 0;
+				return printf("Usage: trainplane ai-platform jobs submit training JOB [flags]\n"
+					      "(trainplane ai-platform jobs submit training --help: its flags)\n"), 0;
 			fprintf(stderr, "ERROR: (trainplane.ai-platform.jobs.submit) Invalid choice: '%s'. "
 				"Valid choices are [training].\n", argc >= 1 ? argv[0] : "");
 			return EXIT_USAGE;

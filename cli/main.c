@@ -12,7 +12,9 @@
  *   trainplane ai custom-jobs list --region R [--filter F] [--limit N] [--sort-by [~]FIELD]
  *   trainplane nodes list|drain NODE|undrain NODE
  *
- * Endpoint: --endpoint, else TRAINPLANE_ENDPOINT, else http://127.0.0.1:8080/.
+ * Endpoint: --endpoint, else TRAINPLANE_ENDPOINT, else the first line of
+ * $TRAINPLANE_STATE_DIR/endpoint (./var/endpoint: the file `make run`
+ * writes), else http://127.0.0.1:8080/.
  * Project: --project, else TRAINPLANE_PROJECT, else "demo".
  * TRAINPLANE_TOKEN, when set, is sent as a Bearer token. For an https
  * endpoint, --ca-file or else TRAINPLANE_CA_FILE names the CA to verify the server with
@@ -31,16 +33,18 @@
 static const char top_usage[] =
 	"Usage: trainplane [--endpoint URL] [--project P] [--ca-file PEM] GROUP COMMAND [ARGS...]\n\n"
 	"  ai-platform jobs submit training JOB [flags] [-- USER_ARGS...]\n"
-	"  ai-platform jobs describe JOB\n"
-	"  ai-platform jobs list [--filter EXPR] [--limit N] [--format json|yaml]\n"
+	"  ai-platform jobs describe JOB [--format json|yaml|value(...)|table(...)|csv(...)]\n"
+	"  ai-platform jobs list [--filter EXPR] [--limit N] [--sort-by [~]FIELD] [--uri]\n"
 	"  ai-platform jobs cancel JOB\n"
 	"  ai-platform jobs stream-logs JOB\n"
 	"  ai-platform jobs update JOB --update-labels k=v,... --remove-labels k,...\n"
 	"  ai custom-jobs create --region R --display-name N --worker-pool-spec=... [--config FILE]\n"
 	"  ai custom-jobs describe|cancel|stream-logs (NAME | ID --region R)\n"
-	"  ai custom-jobs list --region R [--filter EXPR] [--limit N] [--sort-by [~]FIELD]\n"
+	"  ai custom-jobs list --region R [--filter EXPR] [--limit N] [--sort-by [~]FIELD] [--uri]\n"
 	"  nodes list | drain NODE | undrain NODE\n\n"
-	"Every command takes --help. Endpoint: --endpoint, TRAINPLANE_ENDPOINT or\n"
+	"Every command takes --format (json, yaml, value(KEYS), table(KEYS), csv(KEYS)).\n"
+	"Every command takes --help. Endpoint: --endpoint, TRAINPLANE_ENDPOINT, the file\n"
+	"$TRAINPLANE_STATE_DIR/endpoint (./var/endpoint, written by make run) or\n"
 	"http://127.0.0.1:8080/; project: --project, TRAINPLANE_PROJECT or demo;\n"
 	"TRAINPLANE_TOKEN is sent as a Bearer token; --ca-file or TRAINPLANE_CA_FILE is\n"
 	"the CA that verifies an https endpoint.\n";
@@ -81,10 +85,14 @@ int main(int argc, char **argv)
 		return usage(0);
 	if (!cli_ca_file)
 		cli_ca_file = getenv("TRAINPLANE_CA_FILE");
-	if (!cli_endpoint)
-		cli_endpoint = getenv("TRAINPLANE_ENDPOINT");
-	if (!cli_endpoint || !*cli_endpoint)
-		cli_endpoint = "http://127.0.0.1:8080/";
+	static char file_endpoint[1024];
+	if (cli_endpoint) {
+		cli_endpoint_source = "--endpoint";
+	} else if ((cli_endpoint = getenv("TRAINPLANE_ENDPOINT")) && *cli_endpoint) {
+		cli_endpoint_source = "TRAINPLANE_ENDPOINT";
+	} else {
+		cli_endpoint = cli_endpoint_file(file_endpoint, sizeof file_endpoint, &cli_endpoint_source);
+	}
 	if (!cli_project)
 		cli_project = getenv("TRAINPLANE_PROJECT");
 	if (!cli_project || !*cli_project)

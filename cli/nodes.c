@@ -11,20 +11,92 @@
 #include "commands.h"
 #include "common.h"
 #include "flags.h"
+#include "list.h"
+
+static char *node_uri(const json_t *n)
+{
+	char *e = cli_escape(json_string_value(json_object_get(n, "name")) ?: "");
+	char *u = xasprintf("trainplane/v1/nodes/%s", e);
+	free(e);
+	return u;
+}
+
+/* "64 GiB" from a count of MiB (a JSON string or number). */
+static void gib(struct strbuf *sb, const json_t *mb)
+{
+	double m = json_is_string(mb) ? atof(json_string_value(mb)) : json_number_value(mb);
+	double g = m / 1024;
+	if (g == (double)(long long)g)
+		sb_addf(sb, "%lld GiB", (long long)g);
+	else
+		sb_addf(sb, "%.1f GiB", g);
+}
+
+/*
+ * The default table's rows: NAME, ZONE, STATE, VCPUS, MEMORY, ACCELERATORS
+ * (free/total of each type), RUNTIME, REPLICAS. The server's node list
+ * gives the accelerators' free counts but only the total vCPUs and memory:
+ * where it also gives freeVcpus / freeMemoryMb, they are shown as free/total.
+ */
+static json_t *node_rows(const json_t *nodes)
+{
+	json_t *rows = json_array();
+	size_t i, k;
+	json_t *n, *a;
+	json_array_foreach(nodes, i, n) {
+		struct strbuf acc = STRBUF_INIT, cpu = STRBUF_INIT, mem = STRBUF_INIT;
+		json_array_foreach(json_object_get(n, "accelerators"), k, a)
+			sb_addf(&acc, "%s%s %lld/%lld", k ? ", " : "",
+				json_string_value(json_object_get(a, "type")) ?: "?",
+				(long long)json_integer_value(json_object_get(a, "free")),
+				(long long)json_integer_value(json_object_get(a, "total")));
+		json_t *fv = json_object_get(n, "freeVcpus"), *fm = json_object_get(n, "freeMemoryMb");
+		if (fv)
+			sb_addf(&cpu, "%lld/", (long long)json_integer_value(fv));
+		sb_addf(&cpu, "%lld", (long long)json_integer_value(json_object_get(n, "vcpus")));
+		if (fm) {
+			gib(&mem, fm);
+			sb_addstr(&mem, "/");
+		}
+		gib(&mem, json_object_get(n, "memoryMb"));
+		json_t *r = json_pack("{s:O?, s:O?, s:O?, s:s, s:s, s:s, s:O?, s:O?}",
+				      "name", json_object_get(n, "name"), "zone", json_object_get(n, "zone"),
+				      "state", json_object_get(n, "state"), "vcpus", sb_str(&cpu),
+				      "memory", sb_str(&mem), "accelerators", sb_str(&acc),
+				      "runtime", json_object_get(n, "runtime"), "replicas", json_object_get(n, "replicas"));
+		json_array_append_new(rows, r);
+		sb_release(&acc);
+		sb_release(&cpu);
+		sb_release(&mem);
+	}
+	return rows;
+}
 
 static int cmd_nodes(const char *verb, int argc, char **argv)
 {
-	int list = !strcmp(verb, "list");
-	struct cmd c = { NULL, NULL, list ? 0 : 1, list ? 0 : 1 };
+	int list = !strcmp(verb, "list"), drain = !strcmp(verb, "drain");
+	struct cmd c = { NULL, NULL, list ? 0 : 1, list ? 0 : 1, "NODE", NULL, NULL, NULL };
 	char name[64];
 	snprintf(name, sizeof name, "nodes.%s", verb);
 	c.name = name;
-	c.usage = list ? "trainplane nodes list [--sort-by [~]FIELD,...] [--format json|yaml]"
-		       : !strcmp(verb, "drain") ? "trainplane nodes drain NODE   (no new replicas are placed on it)"
-						: "trainplane nodes undrain NODE";
-	const char *sort_by = NULL;
-	const struct opt list_opts[] = { { "--sort-by", F_STR, &sort_by, NULL }, { NULL, 0, NULL, NULL } };
-	cli_parse(&c, list_opts + !list, argc, argv);
+	c.usage = list ? "trainplane nodes list [--filter EXPRESSION] [--limit LIMIT] [--sort-by [~]FIELD,...] [--uri]\n"
+			 "    [--format FORMAT]"
+		       : drain ? "trainplane nodes drain NODE [--format FORMAT]" : "trainplane nodes undrain NODE [--format FORMAT]";
+	c.summary = list ? "list the agents' nodes" : drain ? "stop placing replicas on a node" : "place replicas on a node again";
+	c.description = list ? "Lists the nodes: NAME, ZONE, STATE, VCPUS and MEMORY (the node's totals: the\n"
+			       "server's node list gives no free figure for them), ACCELERATORS (free/total of\n"
+			       "each type), RUNTIME and REPLICAS (the replicas placed on it). --format prints the\n"
+			       "server's node resources (name, zone, vcpus, memoryMb, accelerators, ...)."
+		      : drain ? "Drains NODE: no new replicas are placed on it; those running go on. Prints the node."
+			      : "Undrains NODE: replicas are placed on it again. Prints the node.";
+	c.examples = list ? "To list the nodes with a free GPU:\n\n"
+			    "  $ trainplane nodes list --filter 'accelerators.free>0'\n\n"
+			    "To print each node's name and zone:\n\n"
+			    "  $ trainplane nodes list --format 'value(name,zone)'"
+			  : drain ? "To drain a node:\n\n  $ trainplane nodes drain local-gpu-1"
+				  : "To undrain a node:\n\n  $ trainplane nodes undrain local-gpu-1";
+	const struct opt list_opts[] = { LIST_OPTS, OPT_END };
+	cli_parse(&c, list ? list_opts : list_opts + ARRAY_SIZE(list_opts) - 1, argc, argv);
 	if (!list) {
 		char *n = cli_escape(cli_positional[0]);
 		char *path = xasprintf("/trainplane/v1/nodes/%s:%s", n, verb);
@@ -39,40 +111,18 @@ static int cmd_nodes(const char *verb, int argc, char **argv)
 		json_decref(r);
 		return 0;
 	}
-	json_t *r = cli_call("GET", "/trainplane/v1/nodes", NULL);
-	if (!r)
+	json_t *nodes = cli_list_all(&c, "/trainplane/v1/nodes", "nodes");
+	if (!nodes)
 		return 1;
-	json_t *nodes = json_object_get(r, "nodes");
-	char *err = NULL;
-	if (sort_by && nodes && cli_sort(nodes, sort_by, &err)) {
-		json_decref(r);
-		cli_usage_error(&c, "%s", err);
-	}
-	if (cli_format) {
-		cli_print_value(nodes ? nodes : json_array());
+	if (!cli_list_flags.uri && (!cli_fmt || fmt_is_default(cli_fmt))) {
+		json_t *rows = node_rows(nodes);
+		cli_print_list(rows, "table(name, zone, state, vcpus, memory, accelerators, runtime, replicas)", NULL,
+			       node_uri);
+		json_decref(rows);
 	} else {
-		printf("%-24s %-14s %-10s %-8s %-6s %-9s %s\n", "NAME", "REGION", "STATE", "RUNTIME", "VCPUS",
-		       "REPLICAS", "ACCELERATORS");
-		size_t i, k;
-		json_t *n, *a;
-		json_array_foreach(nodes, i, n) {
-			struct strbuf acc = STRBUF_INIT;
-			json_array_foreach(json_object_get(n, "accelerators"), k, a)
-				sb_addf(&acc, "%s%s %lld/%lld free", k ? ", " : "",
-					json_string_value(json_object_get(a, "type")) ?: "?",
-					(long long)json_integer_value(json_object_get(a, "free")),
-					(long long)json_integer_value(json_object_get(a, "total")));
-			printf("%-24s %-14s %-10s %-8s %-6lld %-9lld %s\n",
-			       json_string_value(json_object_get(n, "name")) ?: "",
-			       json_string_value(json_object_get(n, "region")) ?: "",
-			       json_string_value(json_object_get(n, "state")) ?: "",
-			       json_string_value(json_object_get(n, "runtime")) ?: "",
-			       (long long)json_integer_value(json_object_get(n, "vcpus")),
-			       (long long)json_integer_value(json_object_get(n, "replicas")), sb_str(&acc));
-			sb_release(&acc);
-		}
+		cli_print_list(nodes, "default", NULL, node_uri);
 	}
-	json_decref(r);
+	json_decref(nodes);
 	return 0;
 }
 

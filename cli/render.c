@@ -1,6 +1,6 @@
 /*
- * render.c - YAML output (as gcloud's default format prints resources) and
- * gcloud-style error messages.
+ * render.c - gcloud-style error messages and --sort-by (YAML output is
+ * yaml_emit.c, --format is format.c).
  */
 #include <ctype.h>
 #include <errno.h>
@@ -9,130 +9,6 @@
 
 #include "cli.h"
 #include "common.h"
-
-static int needs_quotes(const char *s)
-{
-	static const char *const words[] = { "true", "false", "yes", "no", "null", "on", "off", "~" };
-	if (!*s || isspace((unsigned char)s[0]) || isspace((unsigned char)s[strlen(s) - 1]))
-		return 1;
-	if (strchr("-?:,[]{}#&*!|>'\"%@`", s[0]))
-		return 1;
-	if (strstr(s, ": ") || strstr(s, " #") || strchr(s, '\n'))
-		return 1;
-	for (size_t i = 0; i < ARRAY_SIZE(words); i++)
-		if (!strcasecmp(s, words[i]))
-			return 1;
-	char *end;
-	(void)strtod(s, &end);
-	return *end == '\0';
-}
-
-static void scalar(struct strbuf *out, const json_t *v)
-{
-	if (json_is_string(v)) {
-		const char *s = json_string_value(v);
-		if (!needs_quotes(s)) {
-			sb_addstr(out, s);
-			return;
-		}
-		sb_addch(out, '\'');
-		for (; *s; s++) {
-			if (*s == '\'')
-				sb_addch(out, '\'');
-			if (*s == '\n')
-				sb_addstr(out, "\\n");
-			else
-				sb_addch(out, *s);
-		}
-		sb_addch(out, '\'');
-	} else if (json_is_integer(v)) {
-		sb_addf(out, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
-	} else if (json_is_real(v)) {
-		sb_addf(out, "%g", json_real_value(v));
-	} else if (json_is_true(v)) {
-		sb_addstr(out, "true");
-	} else if (json_is_false(v)) {
-		sb_addstr(out, "false");
-	} else if (json_is_object(v)) {
-		sb_addstr(out, "{}");
-	} else if (json_is_array(v)) {
-		sb_addstr(out, "[]");
-	} else {
-		sb_addstr(out, "null");
-	}
-}
-
-static int cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
-static int nonempty(const json_t *v)
-{
-	return (json_is_object(v) && json_object_size(v)) || (json_is_array(v) && json_array_size(v));
-}
-
-static void node(struct strbuf *out, const json_t *v, int indent, int first_inline);
-
-static void mapping(struct strbuf *out, const json_t *v, int indent, int first_inline)
-{
-	size_t n = json_object_size(v), i = 0;
-	const char **keys = xcalloc(n ? n : 1, sizeof *keys);
-	const char *k;
-	json_t *val;
-	json_object_foreach((json_t *)v, k, val)
-		keys[i++] = k;
-	qsort(keys, n, sizeof *keys, cmp_str);
-	for (i = 0; i < n; i++) {
-		if (i || !first_inline)
-			sb_addf(out, "%*s", indent, "");
-		json_t *c = json_object_get(v, keys[i]);
-		json_t *ks = json_string(keys[i]);
-		scalar(out, ks);
-		json_decref(ks);
-		sb_addch(out, ':');
-		if (nonempty(c)) {
-			sb_addch(out, '\n');
-			node(out, c, json_is_array(c) ? indent : indent + 2, 0);
-		} else {
-			sb_addch(out, ' ');
-			scalar(out, c);
-			sb_addch(out, '\n');
-		}
-	}
-	free(keys);
-}
-
-static void node(struct strbuf *out, const json_t *v, int indent, int first_inline)
-{
-	if (json_is_object(v) && json_object_size(v)) {
-		mapping(out, v, indent, first_inline);
-	} else if (json_is_array(v) && json_array_size(v)) {
-		size_t i;
-		json_t *e;
-		json_array_foreach(v, i, e) {
-			if (i || !first_inline)
-				sb_addf(out, "%*s", indent, "");
-			sb_addstr(out, "- ");
-			if (nonempty(e)) {
-				node(out, e, indent + 2, 1);
-			} else {
-				scalar(out, e);
-				sb_addch(out, '\n');
-			}
-		}
-	} else {
-		if (!first_inline)
-			sb_addf(out, "%*s", indent, "");
-		scalar(out, v);
-		sb_addch(out, '\n');
-	}
-}
-
-void cli_yaml(struct strbuf *out, const json_t *v)
-{
-	node(out, v, 0, 0);
-}
 
 /* "jobs" -> "Job", for gcloud's "{Resource} instance [name]" messages. */
 static char *resource_word(const char *collection)

@@ -209,14 +209,23 @@ describe('trainplane CLI', { skip: !CLI || !AGENT_BIN ? 'TRAINPLANE_CLI_BIN / TR
       ['ai-platform', 'jobs', 'list', '--help'], ['nodes', 'drain', '--help']]) {
       const h = await run(args);
       assert.equal(h.code, 0, args.join(' '));
-      assert.match(h.stdout, /Usage: trainplane/);
+      if (args.length === 1) {
+        assert.match(h.stdout, /Usage: trainplane/);
+      } else {
+        // gcloud's help page: NAME, SYNOPSIS, DESCRIPTION, FLAGS (each with its line), EXAMPLES
+        assert.match(h.stdout, /^NAME\n {4}trainplane \S.* - .+\n\nSYNOPSIS\n {4}trainplane /);
+        assert.match(h.stdout, /\nDESCRIPTION\n {4}\S/);
+        assert.match(h.stdout, /\nGLOBAL FLAGS\n {4}--endpoint=URL\n {8}\S/);
+        assert.match(h.stdout, /\nEXAMPLES\n[^]*\$ trainplane /);
+      }
     }
   });
 
   it('lists, drains and undrains nodes', async () => {
     const l = await run(['nodes', 'list']);
     assert.equal(l.code, 0, l.stderr);
-    assert.match(l.stdout, /cli-node-1\s+us-central1\s+READY\s+process/);
+    assert.match(l.stdout, /^NAME\s+ZONE\s+STATE\s+VCPUS\s+MEMORY\s+ACCELERATORS\s+RUNTIME\s+REPLICAS\n/);
+    assert.match(l.stdout, /cli-node-1\s+us-central1-a\s+READY\s+\d+\s+\d+(\.\d)? GiB\s+NVIDIA_TESLA_T4 \d\/2\s+process/);
     const d = await run(['nodes', 'drain', 'cli-node-1']);
     assert.equal(d.code, 0, d.stderr);
     const j = await run(['nodes', 'list', '--format', 'json']);
@@ -415,7 +424,7 @@ describe('trainplane CLI', { skip: !CLI || !AGENT_BIN ? 'TRAINPLANE_CLI_BIN / TR
     for (const verb of ['create', 'describe', 'list', 'cancel', 'stream-logs']) {
       const h = await run(['ai', 'custom-jobs', verb, '--help']);
       assert.equal(h.code, 0, verb);
-      assert.match(h.stdout, new RegExp(`^Usage: trainplane ai custom-jobs ${verb} `));
+      assert.match(h.stdout, new RegExp(`^NAME\n {4}trainplane ai custom-jobs ${verb} - [^]*SYNOPSIS\n {4}trainplane ai custom-jobs ${verb} [^]*\nFLAGS\n {4}--region=REGION\n {8}\\S[^]*\nEXAMPLES\n`));
     }
     const top = await run(['--help']);
     assert.match(top.stdout, /ai custom-jobs create/);

@@ -292,7 +292,7 @@ static void yaml_output(void **state)
 			    "state: QUEUED\n"
 			    "trainingInput:\n"
 			    "  args:\n"
-			    "  - '--x'\n"
+			    "  - --x\n"
 			    "  - '1'\n"
 			    "  masterConfig:\n"
 			    "    imageUri: a:b\n"

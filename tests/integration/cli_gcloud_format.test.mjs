@@ -1,0 +1,163 @@
+// The CLI's output language against Google's own gcloud (Cloud SDK 528,
+// /usr/bin/gcloud): one server, jobs created through the API (they fail at
+// once: the agent's process runtime cannot start an image without a
+// command, which gives them an errorMessage), then the same
+// command with the same --format, --filter, --sort-by, --limit or --uri run
+// by gcloud (a private configuration pointing ml and aiplatform at the
+// server) and by build/trainplane; stdout must be the same bytes.
+// Without gcloud every test is reported skipped, with the reason.
+
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+
+import { makeTempDir, request, startPostgres, startServer, waitFor } from './harness.mjs';
+import { AGENT_BIN, startAgent } from './agents.mjs';
+
+const CLI = process.env.TRAINPLANE_CLI_BIN;
+const PROJECT = 'demo';
+const REGION = 'us-central1';
+const GCLOUD = (() => {
+  const r = spawnSync('sh', ['-c', 'command -v gcloud'], { encoding: 'utf8' });
+  const found = r.status === 0 ? r.stdout.trim() : '/usr/bin/gcloud';
+  return fs.existsSync(found) ? found : null;
+})();
+const skip = (!GCLOUD && 'gcloud is not installed: no gcloud on the PATH or at /usr/bin/gcloud') ||
+  (!CLI && 'TRAINPLANE_CLI_BIN is not set') || (!AGENT_BIN && 'TRAINPLANE_AGENT_BIN is not set');
+
+let pg;
+let server;
+let agent;
+let dir;
+let gcloudConfig;
+let customJob;
+
+function env() {
+  const e = {};
+  for (const [k, v] of Object.entries(process.env)) {
+    if (!k.startsWith('CLOUDSDK_') && !k.startsWith('TRAINPLANE_')) e[k] = v;
+  }
+  return { ...e, CLOUDSDK_CONFIG: gcloudConfig, CLOUDSDK_CORE_DISABLE_PROMPTS: '1', TZ: 'UTC',
+    TRAINPLANE_ENDPOINT: server.base + '/', TRAINPLANE_PROJECT: PROJECT, NO_PROXY: '127.0.0.1', no_proxy: '127.0.0.1' };
+}
+
+function run(bin, args) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(bin, args, { env: env(), stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => { stdout += d; });
+    child.stderr.on('data', (d) => { stderr += d; });
+    const timer = setTimeout(() => { child.kill('SIGKILL'); reject(new Error(`timeout: ${args.join(' ')}`)); }, 120_000);
+    child.on('exit', (code) => { clearTimeout(timer); resolve({ code, stdout, stderr }); });
+  });
+}
+
+/** Runs args with gcloud and with trainplane; both must exit 0 and print the same bytes. */
+async function same(args) {
+  const [g, t] = await Promise.all([run(GCLOUD, args), run(CLI, args)]);
+  assert.equal(g.code, 0, `gcloud ${args.join(' ')}:\n${g.stderr}`);
+  assert.equal(t.code, 0, `trainplane ${args.join(' ')}:\n${t.stderr}`);
+  assert.equal(t.stdout, g.stdout, `trainplane ${args.join(' ')} differs from gcloud`);
+  return g.stdout;
+}
+
+async function createJob(body) {
+  const res = await request(server.base, 'POST', `/v1/projects/${PROJECT}/jobs`, { body });
+  assert.equal(res.status, 200, res.text);
+}
+
+describe('the CLI prints what gcloud prints', { skip, concurrency: 4 }, () => {
+  before(async () => {
+    dir = makeTempDir('tp-cli-gcloud-');
+    pg = await startPostgres();
+    server = await startServer({ pg, env: { TRAINPLANE_SCHEDULER_TICK_MS: '200' } });
+    // The agent's process runtime refuses these replicas at once (an image and no command): each job FAILS with an errorMessage.
+    agent = await startAgent(server, { node: 'fmt-node-1', dir, region: REGION, vcpus: 16, memoryMb: 65536 });
+    gcloudConfig = path.join(dir, 'gcloud');
+    fs.mkdirSync(path.join(gcloudConfig, 'configurations'), { recursive: true });
+    fs.writeFileSync(path.join(gcloudConfig, 'active_config'), 'default');
+    const endpoint = `http://127.0.0.1:${server.port}/`;
+    fs.writeFileSync(path.join(gcloudConfig, 'configurations', 'config_default'), [
+      '[api_endpoint_overrides]', `ml = ${endpoint}`, `aiplatform = ${endpoint}`, `logging = ${endpoint}`,
+      '[auth]', 'disable_credentials = true', '[core]', `project = ${PROJECT}`, 'disable_usage_reporting = true',
+      '[component_manager]', 'disable_update_check = true', '',
+    ].join('\n'));
+    const ti = { scaleTier: 'BASIC', region: REGION, masterConfig: { imageUri: 'localhost/none:x' } };
+    await createJob({ jobId: 'fmt_a', labels: { team: 'x' }, trainingInput: ti });
+    await createJob({ jobId: 'fmt_b_with_a_much_longer_identifier_than_the_others', trainingInput: ti });
+    await createJob({ jobId: 'fmt_c', labels: { team: 'y' }, trainingInput: { ...ti, args: ['--epochs', '3'] } });
+    const cj = await request(server.base, 'POST', `/v1/projects/${PROJECT}/locations/${REGION}/customJobs`, {
+      body: { displayName: 'fmt-cj', jobSpec: { workerPoolSpecs: [{ machineSpec: { machineType: 'n1-standard-4' },
+        replicaCount: '1', containerSpec: { imageUri: 'localhost/x:y' } }] } },
+    });
+    assert.equal(cj.status, 200, cj.text);
+    customJob = cj.json.name;
+    // Wait for every job to have failed, so that gcloud and trainplane see the same jobs.
+    await waitFor(async () => {
+      const l = await request(server.base, 'GET', `/v1/projects/${PROJECT}/jobs`);
+      const c = await request(server.base, 'GET', `/v1/${customJob}`);
+      return l.json.jobs?.length === 3 && l.json.jobs.every((j) => j.state === 'FAILED') &&
+        c.json.state === 'JOB_STATE_FAILED';
+    }, 60_000, 'the jobs did not fail');
+  });
+  after(async () => {
+    if (agent) await agent.stop();
+    if (server) await server.stop();
+    if (pg) await pg.cleanup();
+  });
+
+  for (const format of ['json', 'yaml', 'value(state)', 'value(state,errorMessage)', 'table(jobId,state)',
+    'value(trainingInput.region)', 'value(labels)', 'csv(jobId,state)', 'table[no-heading](jobId,state)',
+    'table[box](jobId,state)', 'table(jobId:label=ID,state,createTime.date())', 'value(trainingInput)',
+    'value(trainingOutput.consumedMLUnits,trainingInput.args)', 'default']) {
+    it(`ai-platform jobs describe --format '${format}'`, async () => {
+      await same(['ai-platform', 'jobs', 'describe', 'fmt_c', '--format', format]);
+    });
+  }
+
+  for (const format of ['json', 'yaml', 'value(jobSpec.workerPoolSpecs[0].machineSpec.machineType,error.code)',
+    'table(name.basename(),displayName,state)']) {
+    it(`ai custom-jobs describe --format '${format}'`, async () => {
+      await same(['ai', 'custom-jobs', 'describe', customJob, '--format', format]);
+    });
+  }
+
+  const lists = [
+    [],
+    ['--format', 'json'],
+    ['--format', 'yaml'],
+    ['--format', 'table(jobId,state,createTime)'],
+    ['--format', 'value(jobId)', '--filter', 'labels.team=x'],
+    ['--format', 'value(jobId)', '--filter', 'state=FAILED AND NOT jobId:fmt_a'],
+    ['--format', 'value(jobId)', '--filter', '(labels.team=x OR labels.team=y)'],
+    ['--format', 'value(jobId)', '--filter', 'createTime>2026-01-01'],
+    ['--format', 'value(jobId)', '--filter', 'jobId~^fmt_[ab]'],
+    ['--format', 'value(jobId)', '--sort-by', '~jobId'],
+    ['--format', 'value(jobId)', '--sort-by', 'state,~jobId', '--limit', '2'],
+    ['--format', 'value(jobId)', '--page-size', '1', '--limit', '2'],
+  ];
+  for (const args of lists) {
+    it(`ai-platform jobs list ${args.join(' ')}`, async () => {
+      const out = await same(['ai-platform', 'jobs', 'list', ...args]);
+      assert.ok(out.length > 0 || args.includes('--filter'), 'printed nothing');
+    });
+  }
+
+  it('ai custom-jobs list --uri, --format yaml, --filter', async () => {
+    const uri = await same(['ai', 'custom-jobs', 'list', '--region', REGION, '--uri']);
+    assert.equal(uri, `${server.base}/v1/${customJob}\n`);
+    await same(['ai', 'custom-jobs', 'list', '--region', REGION, '--format', 'yaml']);
+    await same(['ai', 'custom-jobs', 'list', '--region', REGION, '--format', 'value(name)', '--filter', 'display_name=fmt-cj']);
+  });
+
+  it('ai-platform jobs list --uri: trainplane prints the URIs gcloud leaves out', async () => {
+    const [g, t] = await Promise.all([run(GCLOUD, ['ai-platform', 'jobs', 'list', '--uri']),
+      run(CLI, ['ai-platform', 'jobs', 'list', '--uri', '--sort-by', 'jobId'])]);
+    assert.equal(g.stdout, '');	// gcloud 528 has no URI for an ml v1 job: it prints nothing
+    assert.equal(t.stdout, ['fmt_a', 'fmt_b_with_a_much_longer_identifier_than_the_others', 'fmt_c']
+      .map((j) => `${server.base}/v1/projects/${PROJECT}/jobs/${j}\n`).join(''));
+  });
+});

@@ -34,9 +34,9 @@ static void gib(struct strbuf *sb, const json_t *mb)
 
 /*
  * The default table's rows: NAME, ZONE, STATE, VCPUS, MEMORY, ACCELERATORS
- * (free/total of each type), RUNTIME, REPLICAS. The server's node list
- * gives the accelerators' free counts but only the total vCPUs and memory:
- * where it also gives freeVcpus / freeMemoryMb, they are shown as free/total.
+ * (free/total of each type), RUNTIME, REPLICAS. VCPUS and MEMORY are
+ * free/total where the server gives freeVcpus / freeMemoryMb (it does
+ * since issue 25), the totals alone where it does not (an older server).
  */
 static json_t *node_rows(const json_t *nodes)
 {
@@ -83,10 +83,10 @@ static int cmd_nodes(const char *verb, int argc, char **argv)
 			 "    [--format FORMAT]"
 		       : drain ? "trainplane nodes drain NODE [--format FORMAT]" : "trainplane nodes undrain NODE [--format FORMAT]";
 	c.summary = list ? "list the agents' nodes" : drain ? "stop placing replicas on a node" : "place replicas on a node again";
-	c.description = list ? "Lists the nodes: NAME, ZONE, STATE, VCPUS and MEMORY (the node's totals: the\n"
-			       "server's node list gives no free figure for them), ACCELERATORS (free/total of\n"
-			       "each type), RUNTIME and REPLICAS (the replicas placed on it). --format prints the\n"
-			       "server's node resources (name, zone, vcpus, memoryMb, accelerators, ...)."
+	c.description = list ? "Lists the nodes: NAME, ZONE, STATE, VCPUS and MEMORY (free/total: what no\n"
+			       "replica placed there takes), ACCELERATORS (free/total of each type), RUNTIME and\n"
+			       "REPLICAS (the replicas placed on it). --format prints the server's node resources\n"
+			       "(name, zone, vcpus, freeVcpus, memoryMb, freeMemoryMb, accelerators, ...)."
 		      : drain ? "Drains NODE: no new replicas are placed on it; those running go on. Prints the node."
 			      : "Undrains NODE: replicas are placed on it again. Prints the node.";
 	c.examples = list ? "To list the nodes with a free GPU:\n\n"

@@ -512,6 +512,10 @@ static enum store_rc query_json(struct store *st, const struct store_stmt *stmt,
 #define NODE_JSON \
 	"jsonb_build_object('name', n.name, 'region', n.region, 'zone', n.zone, " \
 	" 'machineType', n.machine_type, 'vcpus', n.vcpus, 'memoryMb', n.memory_mb::text, " \
+	" 'freeVcpus', n.vcpus - (SELECT coalesce(sum(p.vcpus), 0) FROM replicas p " \
+	"    WHERE p.node = n.name AND p.desired <> 'DONE'), " \
+	" 'freeMemoryMb', (n.memory_mb - (SELECT coalesce(sum(p.memory_mb), 0) FROM replicas p " \
+	"    WHERE p.node = n.name AND p.desired <> 'DONE'))::text, " \
 	" 'address', n.address, 'runtime', n.runtime, " \
 	" 'state', CASE WHEN n.state = 'READY' AND n.draining THEN 'DRAINING' ELSE n.state END, " \
 	" 'lastSyncTime', to_char(n.last_sync AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"'), " \

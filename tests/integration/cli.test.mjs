@@ -225,7 +225,8 @@ describe('trainplane CLI', { skip: !CLI || !AGENT_BIN ? 'TRAINPLANE_CLI_BIN / TR
     const l = await run(['nodes', 'list']);
     assert.equal(l.code, 0, l.stderr);
     assert.match(l.stdout, /^NAME\s+ZONE\s+STATE\s+VCPUS\s+MEMORY\s+ACCELERATORS\s+RUNTIME\s+REPLICAS\n/);
-    assert.match(l.stdout, /cli-node-1\s+us-central1-a\s+READY\s+\d+\s+\d+(\.\d)? GiB\s+NVIDIA_TESLA_T4 \d\/2\s+process/);
+    // VCPUS and MEMORY are free/total, as ACCELERATORS.
+    assert.match(l.stdout, /cli-node-1\s+us-central1-a\s+READY\s+\d+\/16\s+\d+(\.\d)? GiB\/60 GiB\s+NVIDIA_TESLA_T4 \d\/2\s+process/);
     const d = await run(['nodes', 'drain', 'cli-node-1']);
     assert.equal(d.code, 0, d.stderr);
     const j = await run(['nodes', 'list', '--format', 'json']);

@@ -300,7 +300,10 @@ function checkCommand({ where, argv }) {
     if (help.status !== 0) {
       return [`${where}: \`${shown}\`: \`trainplane ${words.slice(0, k).join(' ')} --help\` exits ${help.status}: ${help.text.trim().split('\n')[0]}`];
     }
-    const usage = /^Usage: trainplane ((?:[a-z][a-z0-9-]*(?: |$))+)/m.exec(help.text);
+    // A command's page names it as gcloud's do (NAME, then "trainplane
+    // WORDS - summary"); a group answers with a usage line.
+    const usage = /^NAME\n\s+trainplane ((?:[a-z][a-z0-9-]* )+)- /m.exec(help.text) ??
+      /^Usage: trainplane ((?:[a-z][a-z0-9-]*(?: |$))+)/m.exec(help.text);
     if (usage) {
       command = usage[1].trim().split(' ');
       const named = words.slice(0, command.length);

@@ -5,6 +5,7 @@
 #   make test       the whole suite (unit, integration, interop, openapi lint)
 #   make test SANITIZE=1   the same under AddressSanitizer + UBSan (build/san/)
 #   make test-tsan  the connection churn test against a ThreadSanitizer server (build/tsan/)
+#   make test-gcloud-format  every --format/--filter case of the CLI against gcloud 528 (make test runs one of each)
 #   make bench      throughput figures as ratios against same-run baselines
 #   make fuzz       fuzz every libFuzzer target (tools/fuzz.sh), FUZZ_SECONDS=600 each
 #   make soak       kill -9 the server during creates for minutes: 0 acknowledged lost (SOAK_SECONDS=180)
@@ -81,7 +82,7 @@ AGENT  := $(BUILD)/trainplane-agent
 CLI    := $(BUILD)/trainplane
 
 .PHONY: all deps run test test-unit test-integration test-integration-js lint-openapi format-check sql-check bench fuzz fuzz-smoke soak clean node-deps \
-	san-server test-tsan
+	san-server test-tsan test-gcloud-format
 all: $(SERVER) $(if $(wildcard agent/main.c),$(AGENT)) $(if $(wildcard cli/main.c),$(CLI))
 
 $(BUILD)/%.o: %.c
@@ -229,7 +230,12 @@ DEB_FOR_test  := $(DEB_RUN) $(DEB_TEST)
 DEB_FOR_bench := $(DEB_RUN) $(DEB_BENCH)
 DEB_FOR_fuzz  := $(DEB_RUN) $(DEB_FUZZ)
 DEB_FOR_soak  := $(DEB_RUN) $(DEB_SOAK)
-# make test-tsan: the build, node, openssl (the churn test's certificate).
+# make # Every --format / --filter case against gcloud 528 (make test runs one of
+# each feature): tests/integration/cli_gcloud_format.test.mjs.
+test-gcloud-format: all node-deps
+	$(TEST_ENV) TRAINPLANE_GCLOUD_FORMAT_FULL=1 node --test tests/integration/cli_gcloud_format.test.mjs
+
+test-tsan: the build, node, openssl (the churn test's certificate).
 DEB_FOR_test-tsan := $(DEB_RUN) nodejs openssl
 # `deps` (what run, test, test-tsan, bench, fuzz and soak depend on) installs
 # the lists of the commands given on the command line, or every list when

@@ -188,7 +188,7 @@ describe('auth_mode: tokens', () => {
     return new Promise((resolve) => {
       let out = '';
       r.stdout.on('data', (d) => { out += d; });
-      r.on('exit', (code) => {
+      r.on('close', (code) => {	// stdout read to its end ('exit' may come first)
         assert.equal(code, 0);
         assert.equal(out.trim(), sha(TOKENS.viewer));
         resolve();
@@ -357,7 +357,7 @@ describe('auth_mode: tokens', () => {
     const wrk = spawn('wrk', ['-t2', '-c16', '-d4s', '-H', `Authorization: Bearer ${TOKENS.viewer}`, url]);
     let out = '';
     wrk.stdout.on('data', (d) => { out += d; });
-    const done = new Promise((resolve) => wrk.on('exit', resolve));
+    const done = new Promise((resolve) => wrk.on('close', resolve));	// its report read whole
     for (let i = 0; i < 15; i++) {
       await new Promise((r) => setTimeout(r, 200));
       fs.writeFileSync(file, tokensYaml(i % 2 ? `  - name: extra\n    sha256: ${sha(TOKENS.late)}\n    role: viewer\n    projects: [x]\n` : ''));

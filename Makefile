@@ -230,12 +230,7 @@ DEB_FOR_test  := $(DEB_RUN) $(DEB_TEST)
 DEB_FOR_bench := $(DEB_RUN) $(DEB_BENCH)
 DEB_FOR_fuzz  := $(DEB_RUN) $(DEB_FUZZ)
 DEB_FOR_soak  := $(DEB_RUN) $(DEB_SOAK)
-# make # Every --format / --filter case against gcloud 528 (make test runs one of
-# each feature): tests/integration/cli_gcloud_format.test.mjs.
-test-gcloud-format: all node-deps
-	$(TEST_ENV) TRAINPLANE_GCLOUD_FORMAT_FULL=1 node --test tests/integration/cli_gcloud_format.test.mjs
-
-test-tsan: the build, node, openssl (the churn test's certificate).
+# make test-tsan: the build, node, openssl (the churn test's certificate).
 DEB_FOR_test-tsan := $(DEB_RUN) nodejs openssl
 # `deps` (what run, test, test-tsan, bench, fuzz and soak depend on) installs
 # the lists of the commands given on the command line, or every list when
@@ -334,6 +329,11 @@ test-integration-js: $(SERVER) $(if $(wildcard agent/main.c),$(AGENT)) $(if $(wi
 # it goes in tests/tsan.supp (used when present), each with its reason; a
 # race in our code is fixed, never suppressed.
 TSAN_CHURN_SECONDS ?= 60
+# Every --format / --filter case against gcloud 528 (make test runs one of
+# each feature): tests/integration/cli_gcloud_format.test.mjs.
+test-gcloud-format: all node-deps
+	$(TEST_ENV) TRAINPLANE_GCLOUD_FORMAT_FULL=1 node --test tests/integration/cli_gcloud_format.test.mjs
+
 test-tsan: deps
 	@$(MAKE) --no-print-directory -j$(NPROC) TSAN=1 SANITIZE= build/tsan/trainplane-server
 	TRAINPLANE_SAN_SERVER_BIN=$(abspath build/tsan/trainplane-server) TRAINPLANE_SAN_KIND=tsan \

@@ -562,11 +562,22 @@ char *agent_sync_body(struct agent *a, int wait_seconds)
 	for (struct replica *r = a->replicas; r; r = r->next) {
 		bool new_batch = !r->batch && replica_logs_pin(r, AGENT_LOG_LINES_MAX,
 							       AGENT_LOG_BYTES_MAX, backlog) > 0;
-		bool new_state = !r->rep_valid || r->rep_state != r->state ||
-				 (r->state == RS_EXITED && r->rep_exit != r->exit_code);
+		/* A replica's end goes out with its last lines, never before: the
+		 * server takes no lines of a replica it recorded as ended (they
+		 * were lost, and stream-logs ended without them). While lines
+		 * remain beyond this sync's batch, the state it last reported
+		 * stands (or, never reported, RUNNING for one that ran and
+		 * STARTING for one that did not start). */
+		enum replica_state st = r->state;
+		if ((st == RS_EXITED || st == RS_FAILED_TO_START) && replica_logs_unpinned(r) > 0)
+			st = r->rep_valid && r->rep_state != RS_EXITED &&
+			     r->rep_state != RS_FAILED_TO_START ? r->rep_state :
+			     st == RS_EXITED ? RS_RUNNING : RS_STARTING;
+		bool new_state = !r->rep_valid || r->rep_state != st ||
+				 (st == RS_EXITED && r->rep_exit != r->exit_code);
 		if (new_batch || new_state) {
 			r->seq++;
-			r->rep_state = r->state;
+			r->rep_state = st;
 			r->rep_exit = r->exit_code;
 			r->rep_valid = true;
 			/* Saved before it is sent: a restarted agent never reuses it. */

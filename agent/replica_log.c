@@ -31,6 +31,17 @@ void replica_log_append(const struct replica *r, char stream, const char *text)
 	free(path);
 }
 
+int64_t replica_logs_unpinned(const struct replica *r)
+{
+	char *path = replica_path(r, "output.log");
+	struct stat st;
+	int64_t from = r->batch ? r->batch_end : r->log_off, n = 0;
+	if (!stat(path, &st) && st.st_size > from)
+		n = st.st_size - from;
+	free(path);
+	return n;
+}
+
 int64_t replica_logs_pending(const struct replica *r)
 {
 	char *path = replica_path(r, "output.log");

@@ -29,5 +29,8 @@ size_t replica_logs_pin(struct replica *r, size_t max_lines, size_t max_bytes,
 void replica_logs_ack(struct replica *r);
 /* Bytes of output.log not yet acknowledged (0 when the file is missing). */
 int64_t replica_logs_pending(const struct replica *r);
+/* Bytes of output.log in no batch yet: after the pinned batch, or after
+ * the acknowledged offset when none is pinned. */
+int64_t replica_logs_unpinned(const struct replica *r);
 
 #endif

@@ -403,6 +403,57 @@ static void agent__reports_carry_seq_and_are_acknowledged(void **state)
 	assert_null(agent_find(&f->a, "r0", 1));
 }
 
+/*
+ * A replica's end is reported with its last lines, never before them: the
+ * server takes no lines of a replica it recorded as ended, and stream-logs
+ * stops at the job's end. While a batch is in flight and lines follow it,
+ * the replica's last reported state stands.
+ */
+static void agent__an_end_goes_out_with_the_last_lines(void **state)
+{
+	struct fx *f = *state;
+	answer(f, "{\"desiredVersion\": \"1\", \"replicas\": [{\"replica\": \"r9\", \"attempt\": 1,"
+		  " \"desired\": \"RUN\", \"simulate\": \"fail-3-after-0.3s\"}]}");
+	struct replica *r = agent_find(&f->a, "r9", 1);
+	assert_non_null(r);
+	json_t *rep = sync_report_of(f, "r9", NULL);	/* in flight, unanswered */
+	assert_string_equal(json_string_value(json_object_get(rep, "state")), "RUNNING");
+	size_t first = json_array_size(json_object_get(rep, "logs"));
+	json_decref(rep);
+
+	/* The trainer's last lines, then its exit. */
+	char *path = replica_path(r, "output.log");
+	FILE *out = fopen(path, "a");
+	assert_non_null(out);
+	for (int i = 0; i < 3; i++)
+		fprintf(out, "%lld O last line %d\n", 1700000000000000LL + i, i);
+	fclose(out);
+	free(path);
+	test_sleep_ms(350);
+	assert_true(agent_tick(&f->a));
+	assert_int_equal(r->state, RS_EXITED);
+
+	/* The batch in flight goes again; the end waits for the lines after it. */
+	rep = sync_report_of(f, "r9", NULL);
+	assert_string_equal(json_string_value(json_object_get(rep, "state")), "RUNNING");
+	assert_int_equal(json_array_size(json_object_get(rep, "logs")), first);
+	json_decref(rep);
+	answer(f, "{\"desiredVersion\": \"1\"}");
+
+	/* Acknowledged: the end goes out with the last lines. */
+	rep = sync_report_of(f, "r9", NULL);
+	assert_string_equal(json_string_value(json_object_get(rep, "state")), "EXITED");
+	assert_int_equal(jint(rep, "exitCode"), 3);
+	json_t *logs = json_object_get(rep, "logs");
+	assert_true(json_array_size(logs) >= 3);
+	bool found = false;
+	for (size_t i = 0; i < json_array_size(logs); i++)
+		found |= !strcmp(json_string_value(json_object_get(json_array_get(logs, i), "text")),
+				 "last line 2");
+	assert_true(found);
+	json_decref(rep);
+}
+
 static void agent__finished_but_unacknowledged_is_not_forgotten(void **state)
 {
 	struct fx *f = *state;
@@ -819,6 +870,7 @@ int main(void)
 		cmocka_unit_test(answer__the_protocol_example_parses),
 		cmocka_unit_test(answer__bad_ones_are_rejected_whole),
 		cmocka_unit_test_setup_teardown(agent__reports_carry_seq_and_are_acknowledged, setup, teardown),
+		cmocka_unit_test_setup_teardown(agent__an_end_goes_out_with_the_last_lines, setup, teardown),
 		cmocka_unit_test_setup_teardown(agent__finished_but_unacknowledged_is_not_forgotten, setup, teardown),
 		cmocka_unit_test_setup_teardown(agent__stop_and_absent_replicas_are_stopped, setup, teardown),
 		cmocka_unit_test_setup_teardown(agent__newer_attempt_replaces_the_older, setup, teardown),

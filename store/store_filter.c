@@ -82,7 +82,8 @@ static const struct store_filter_column log_entry_columns[] = {
 	{ "resource.labels.task_name", "l.task" },
 	{ "labels.task_name", "l.task" },
 	{ "logName", "('projects/' || j.project || '/logs/' || l.task)" },
-	{ "severity", "(CASE l.stream WHEN 'stderr' THEN 'ERROR' ELSE 'INFO' END)" },
+	{ "severity", "(CASE l.stream WHEN 'stderr' THEN 'ERROR' WHEN 'error' THEN 'ERROR' "
+		      "WHEN 'warning' THEN 'WARNING' ELSE 'INFO' END)" },
 	{ "textPayload", "l.text" },
 	{ "timestamp", "l.time" },
 };

@@ -67,6 +67,11 @@ describe('the service lines of a job', () => {
     let got = await waitLines('svc_exit', /Job failed/);
     assert.ok(got.includes('ERROR The replica master 0 exited with a non-zero status of 3.'), got.join('\n'));
     assert.ok(got.includes('ERROR Job failed. The replica master 0 exited with a non-zero status of 3.'), got.join('\n'));
+    // A filter on the severity finds them (the filter and the entries map streams alike).
+    const errors = await readJobLog(server.base, 'demo', 'svc_exit', 'severity=ERROR', { service: true });
+    assert.deepEqual(errors.filter((e) => e.resource.labels.task_name === 'service').map((e) => e.textPayload),
+      ['The replica master 0 exited with a non-zero status of 3.',
+       'Job failed. The replica master 0 exited with a non-zero status of 3.']);
 
     // docs/cli.md's tf_1: an image and no command, on the process runtime.
     await createJob(server.base, 'demo', 'svc_nocmd', job(null));

@@ -229,7 +229,8 @@ static void the_collections_columns(void **state)
 		      "timestamp>=\"2021-05-18T10:00:00Z\" labels.task_name:master* severity=ERROR "
 		      "logName:x resource.labels.project_id=p textPayload:* resource.labels.task_name=t",
 		      "'ml_job' = $4 AND j.job_id = $5 AND l.time >= $6::timestamptz AND l.task LIKE $7 AND "
-		      "(CASE l.stream WHEN 'stderr' THEN 'ERROR' ELSE 'INFO' END) = $8 AND "
+		      "(CASE l.stream WHEN 'stderr' THEN 'ERROR' WHEN 'error' THEN 'ERROR' "
+		      "WHEN 'warning' THEN 'WARNING' ELSE 'INFO' END) = $8 AND "
 		      "('projects/' || j.project || '/logs/' || l.task) = $9 AND j.project = $10 AND "
 		      "l.text <> '' AND l.task = $11", 8,
 		      (const char *[]){ "ml_job", "j1", "2021-05-18T10:00:00Z", "master%", "ERROR", "x", "p",

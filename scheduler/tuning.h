@@ -124,8 +124,10 @@ void tuning_state_free(struct tuning_state *state);
  * (a grid exhausted; a discrete space that Bayesian or random search has
  * covered): a point already tried or pending is never suggested again in
  * an all-discrete space, and the points of one call differ. -1 when
- * tuning_study_check() refuses the study. state may be NULL (the fit then
- * starts cold); it only changes how fast a Bayesian suggestion comes.
+ * tuning_study_check() refuses the study. state may be NULL: a Bayesian
+ * fit then starts cold; with a state it starts from the last fit, faster
+ * (and may land on slightly different hyperparameters: the same calls
+ * with the same states still give the same points).
  */
 ssize_t tuning_suggest(const struct tuning_study *study, const struct tuning_trial *trials,
 		       size_t ntrials, size_t n, double *out, struct tuning_state *state);
@@ -167,10 +169,12 @@ void tuning_order(const struct tuning_study *study, const struct tuning_trial *t
  * A value as Google's outputs write it: INTEGER as an integer ("4"),
  * DOUBLE and DISCRETE with 15 significant digits when they read back
  * exactly, 17 otherwise ("0.1", "0.072136064767837529"), CATEGORICAL as
- * its string. Returns the length snprintf would have written.
+ * its string. Returns the length snprintf would have written, or -1 for a
+ * category index out of range.
  */
 int tuning_format_value(const struct tuning_param *param, double value, char *buf, size_t len);
-/* The trial's command-line flag: "--name=value"; the length, as snprintf. */
+/* The trial's command-line flag: "--name=value"; the length, as snprintf
+ * (or -1, as above). */
 int tuning_format_flag(const struct tuning_param *param, double value, char *buf, size_t len);
 /* The inverse of tuning_format_value(): text into a point's value; 0 or -1
  * (not a value of param: outside its range, not in its list). */

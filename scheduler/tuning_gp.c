@@ -12,7 +12,8 @@
  *   objective no longer flattens the good region), then standardized.
  *   INFEASIBLE trials take the worst warped value; FAILED ones are left
  *   out (a lost node is no evidence); pending trials take the GP's mean
- *   ("kriging believer"), as does each point of a batch once chosen.
+ *   ("kriging believer"), as does each point of a batch once chosen, and
+ *   EI's incumbent is the best of all values, believed ones included.
  * - Hyperparameters: MAP with log-normal priors, L-BFGS on the log
  *   marginal likelihood (analytic gradient), two starts cold, one from the
  *   state's last fit warm; over at most FIT_MAX points (a random subset
@@ -120,6 +121,7 @@ struct gp {
 	size_t d;		/* features */
 	const bool *cat;	/* d: categorical features */
 	size_t n, cap;
+	size_t nf;		/* the first nf points are factored (l, alpha) */
 	double *x;		/* n x d */
 	double *y;		/* n: standardized, fakes included */
 	double *w;		/* d: 1 / length scale^2 */
@@ -171,6 +173,7 @@ static void gp_factor(struct gp *g)
 	g->alpha = xmalloc(n * sizeof(double));
 	g->kb = xmalloc(BLOCK * n * sizeof(double));
 	g->vb = xmalloc(BLOCK * n * sizeof(double));
+	g->nf = n;
 	for (double jitter = 1e-10;; jitter *= 10) {
 		for (size_t i = 0; i < n; i++) {
 			double *li = g->l + i * n;
@@ -226,7 +229,7 @@ static void solve_block(const double *l, size_t n, double *restrict v)
  */
 static void gp_predict_block(struct gp *g, const double *u, size_t m, double *mean, double *sd)
 {
-	size_t n = g->n;
+	size_t n = g->nf;
 	double *kb = g->kb, *vb = g->vb;
 
 	for (size_t c = 0; c < m; c++) {
@@ -936,8 +939,11 @@ size_t tuning_gp_suggest(const struct tuning_study *study, const struct tuning_t
 					gp_factor(&g);
 				ready = true;
 			}
+			/* The incumbent counts the believed values too: a pending
+			 * point believed better than every result would keep EI
+			 * up around itself otherwise, and the batch would cluster. */
 			double best = -INFINITY;
-			for (size_t i = 0; i < nreal; i++)
+			for (size_t i = 0; i < g.n; i++)
 				best = g.y[i] > best ? g.y[i] : best;
 			if (!maximize_ei(study, &g, best, nreal, &taken, &r, x)) {
 				struct tuning_rng pr;

@@ -31,11 +31,16 @@
 #define FIT_ITERS_COLD 30	/* L-BFGS iterations per start */
 #define FIT_ITERS_WARM 10
 #define LBFGS_M 6
-#define N_RANDOM 300		/* random candidates for the acquisition */
-#define N_LOCAL 300		/* candidates around the best points */
+/* Candidates for the acquisition, half random, half around the best
+ * points: N_CAND up to CAND_FULL_N data points, then fewer in proportion
+ * (a prediction costs n^2: the cost stays that of CAND_FULL_N points),
+ * down to N_CAND_MIN. */
+#define N_CAND 600
+#define N_CAND_MIN 300
+#define CAND_FULL_N 100
 #define N_TOP 5			/* best points the local candidates start from */
 #define N_REFINE 3		/* candidates refined by compass search */
-#define REFINE_EVALS 90
+#define REFINE_EVALS 90		/* per refined candidate, halved past CAND_FULL_N */
 #define EI_XI 0.01		/* EI's margin, in standardized units */
 #define BLOCK 16		/* points predicted at once */
 
@@ -722,7 +727,8 @@ static void refine(const struct tuning_study *study, struct gp *g, double best, 
 	double *poll = xmalloc(cap * d * sizeof(double)), *v = xmalloc(cap * sizeof(double));
 	size_t evals = 0;
 
-	for (double h = 0.1; h >= 0.004 && evals < REFINE_EVALS;) {
+	size_t budget = g->nf > CAND_FULL_N ? REFINE_EVALS / 2 : REFINE_EVALS;
+	for (double h = 0.1; h >= 0.004 && evals < budget;) {
 		size_t np = 0;
 		for (size_t j = 0; j < d; j++) {
 			const struct tuning_param *p = &study->params[j];
@@ -780,7 +786,9 @@ static int cmp_cand(const void *a, const void *b)
 static bool maximize_ei(const struct tuning_study *study, struct gp *g, double best, size_t nreal,
 			const struct tuning_points *taken, struct tuning_rng *r, double *x)
 {
-	size_t d = study->nparams, nc = N_RANDOM + N_LOCAL;
+	size_t d = study->nparams, nc = N_CAND;
+	if (g->nf > CAND_FULL_N)
+		nc = N_CAND * CAND_FULL_N / g->nf > N_CAND_MIN ? N_CAND * CAND_FULL_N / g->nf : N_CAND_MIN;
 	double *u = xmalloc((nc + N_REFINE) * d * sizeof(double));
 	struct cand *c = xmalloc(nc * sizeof(*c));
 	size_t top[N_TOP], ntop = 0;
@@ -801,7 +809,7 @@ static bool maximize_ei(const struct tuning_study *study, struct gp *g, double b
 	}
 	for (size_t i = 0; i < nc; i++) {
 		double *ui = u + i * d;
-		if (i < N_RANDOM || ntop == 0) {
+		if (i < nc / 2 || ntop == 0) {
 			for (size_t j = 0; j < d; j++) {
 				const struct tuning_param *p = &study->params[j];
 				ui[j] = p->type == TUNING_DOUBLE ? tuning_rng_unit(r)

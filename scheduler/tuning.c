@@ -498,7 +498,7 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* The sorted grid indices of the points of trials and of extra. */
+/* The sorted grid indices of the points in taken, each once. */
 static uint64_t *taken_indices(const struct tuning_study *study, const struct tuning_points *taken,
 			       size_t *n)
 {
@@ -509,7 +509,12 @@ static uint64_t *taken_indices(const struct tuning_study *study, const struct tu
 			k++;
 	}
 	qsort(idx, k, sizeof(*idx), cmp_u64);
-	*n = k;
+	size_t u = 0;	/* a point tried twice counts once */
+	for (size_t i = 0; i < k; i++) {
+		if (u == 0 || idx[u - 1] != idx[i])
+			idx[u++] = idx[i];
+	}
+	*n = u;
 	return idx;
 }
 

@@ -860,6 +860,22 @@ static bool maximize_ei(const struct tuning_study *study, struct gp *g, double b
 
 /* ------------------------------------------------------------------ suggest */
 
+/* Whether a trial's point is one of the study's (a caller's mistake, or a
+ * study whose parameters changed, must not reach the GP as a NaN). */
+static bool feasible(const struct tuning_study *study, const double *x)
+{
+	for (size_t j = 0; j < study->nparams; j++) {
+		const struct tuning_param *p = &study->params[j];
+		double lo = p->type == TUNING_DISCRETE ? p->values[0] : p->type == TUNING_CATEGORICAL ? 0 : p->min;
+		double hi = p->type == TUNING_DISCRETE	  ? p->values[p->nvalues - 1]
+			    : p->type == TUNING_CATEGORICAL ? (double)p->ncategories - 1
+							    : p->max;
+		if (!(x[j] >= lo && x[j] <= hi))
+			return false;
+	}
+	return true;
+}
+
 static double oriented(const struct tuning_study *study, double v)
 {
 	return study->goal == TUNING_MINIMIZE ? -v : v;
@@ -890,7 +906,7 @@ size_t tuning_gp_suggest(const struct tuning_study *study, const struct tuning_t
 				    isfinite(t->objective);
 			bool infeasible = t->state == TUNING_TRIAL_INFEASIBLE ||
 					  (t->state == TUNING_TRIAL_COMPLETED && !isfinite(t->objective));
-			if (pass == 0 ? !real : !infeasible)
+			if ((pass == 0 ? !real : !infeasible) || !feasible(study, t->values))
 				continue;
 			for (size_t j = 0; j < d; j++)
 				u[j] = tuning_feature(&study->params[j], t->values[j]);
@@ -932,7 +948,7 @@ size_t tuning_gp_suggest(const struct tuning_study *study, const struct tuning_t
 				 * mean as their value. */
 				size_t before = g.n;
 				for (size_t i = 0; i < ntrials; i++) {
-					if (trials[i].state != TUNING_TRIAL_ACTIVE)
+					if (trials[i].state != TUNING_TRIAL_ACTIVE || !feasible(study, trials[i].values))
 						continue;
 					for (size_t j = 0; j < d; j++)
 						u[j] = tuning_feature(&study->params[j], trials[i].values[j]);

@@ -302,6 +302,29 @@ static void random_never_repeats_in_a_discrete_space(void **state)
 	assert_int_equal(tuning_suggest(&s, t, 6, 1, out, NULL), 0);
 }
 
+static void random_finds_the_last_point_despite_repeated_trials(void **state)
+{
+	struct tuning_param p[] = { integer("n", 1, 1000, TUNING_SCALE_LINEAR) };
+	struct tuning_study s = { p, 1, TUNING_MAXIMIZE, TUNING_RANDOM, 4 };
+	double v[1002];
+	struct tuning_trial t[1002];
+	double out[2];
+	(void)state;
+
+	/* Every point but 500, and 7 and 9 twice (a resumed study, say). */
+	size_t n = 0;
+	for (int k = 1; k <= 1000; k++) {
+		if (k != 500)
+			v[n++] = k;
+	}
+	v[n++] = 7;
+	v[n++] = 9;
+	for (size_t i = 0; i < n; i++)
+		t[i] = trial((int64_t)i + 1, &v[i], TUNING_TRIAL_COMPLETED, 0);
+	assert_int_equal(tuning_suggest(&s, t, n, 2, out, NULL), 1);
+	assert_true(out[0] == 500);
+}
+
 static void random_is_deterministic_given_the_seed(void **state)
 {
 	struct tuning_param p[] = { real("x", 0, 1, TUNING_SCALE_LINEAR), integer("n", 1, 1000, TUNING_SCALE_LOG) };
@@ -395,6 +418,31 @@ static void bayesian_batch_is_distinct_and_avoids_pending(void **state)
 	assert_memory_equal(out, again, sizeof(out));
 }
 
+static void bayesian_ignores_trials_outside_the_space(void **state)
+{
+	struct tuning_param p[] = { real("x", 0, 1, TUNING_SCALE_LINEAR), categorical("c", cats, 2) };
+	struct tuning_study s = { p, 2, TUNING_MAXIMIZE, TUNING_BAYESIAN, 8 };
+	double v[12 * 2];
+	struct tuning_trial t[12];
+	double out[2 * 2];
+	(void)state;
+
+	assert_int_equal(tuning_suggest(&s, NULL, 0, 10, v, NULL), 10);
+	for (int i = 0; i < 10; i++)
+		t[i] = trial(i + 1, v + i * 2, TUNING_TRIAL_COMPLETED, -fabs(v[i * 2] - 0.3));
+	/* A NaN and a category that is not there (a caller's mistake). */
+	v[20] = NAN, v[21] = 0, v[22] = 0.5, v[23] = 5;
+	t[10] = trial(11, v + 20, TUNING_TRIAL_COMPLETED, 100);
+	t[11] = trial(12, v + 22, TUNING_TRIAL_ACTIVE, 0);
+	assert_int_equal(tuning_suggest(&s, t, 12, 2, out, NULL), 2);
+	for (int i = 0; i < 2; i++) {
+		assert_true(out[i * 2] >= 0 && out[i * 2] <= 1);
+		assert_true(out[i * 2 + 1] == 0 || out[i * 2 + 1] == 1);
+	}
+	/* The model still works: the first point goes where the peak is. */
+	assert_true(fabs(out[0] - 0.3) < 0.05);
+}
+
 static void bayesian_mixed_space_stays_feasible_and_covers_a_discrete_one(void **state)
 {
 	static const double units[] = { 16, 32, 64, 128 };
@@ -463,11 +511,11 @@ static void median_rule_stops_a_worse_trial(void **state)
 	const struct tuning_measurement r3[] = { { 100, 0.2 }, { 200, 0.45 } };
 	t[3].measurements = r3;
 	assert_false(tuning_should_stop(&s, &t[3], t, 4));
-	/* Only two completed trials: never. */
+	/* Only two completed trials (median 0.5 above 0.38): never. */
 	t[3].measurements = r1;
-	t[2].state = TUNING_TRIAL_STOPPED;
+	t[0].state = TUNING_TRIAL_STOPPED;
 	assert_false(tuning_should_stop(&s, &t[3], t, 4));
-	t[2].state = TUNING_TRIAL_COMPLETED;
+	t[0].state = TUNING_TRIAL_COMPLETED;
 	/* No measurement yet: never. */
 	t[3].nmeasurements = 0;
 	assert_false(tuning_should_stop(&s, &t[3], t, 4));
@@ -611,9 +659,11 @@ int main(void)
 		cmocka_unit_test(random_integers_are_uniform_with_their_endpoints),
 		cmocka_unit_test(random_discrete_and_categorical_are_uniform),
 		cmocka_unit_test(random_never_repeats_in_a_discrete_space),
+		cmocka_unit_test(random_finds_the_last_point_despite_repeated_trials),
 		cmocka_unit_test(random_is_deterministic_given_the_seed),
 		cmocka_unit_test(bayesian_beats_random_on_branin),
 		cmocka_unit_test(bayesian_batch_is_distinct_and_avoids_pending),
+		cmocka_unit_test(bayesian_ignores_trials_outside_the_space),
 		cmocka_unit_test(bayesian_mixed_space_stays_feasible_and_covers_a_discrete_one),
 		cmocka_unit_test(median_rule_stops_a_worse_trial),
 		cmocka_unit_test(failure_rule),

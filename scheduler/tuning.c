@@ -268,7 +268,8 @@ static double unit_of(enum tuning_scale s, double lo, double hi, double x)
 {
 	if (!(hi > lo))
 		return 0.5;
-	x = clamp(x, lo, hi);
+	if (x <= lo || x >= hi)	/* the ends exactly (hi + lo - hi may not be lo) */
+		return x <= lo ? 0.0 : 1.0;
 	double u;
 	switch (s) {
 	case TUNING_SCALE_LOG:

@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "tuning.h"
+#include "tuning_impl.h"
 
 static const char *const cats[] = { "a", "b" };
 static const double discrete[] = { 0.1, 0.5 };
@@ -213,6 +214,24 @@ static void random_follows_each_scale(void **state)
 		high += v[i] > 1 + 1e-4 - 1e-3;
 	assert_true(high > NSAMPLES / 4 - 200 && high < NSAMPLES / 4 + 200);
 	free(v);
+}
+
+/* Vizier's own converter test (google/vizier
+ * vizier/pyvizier/converters/core_test.py, test_double_into_double_reverse_log
+ * and ..._log_inverse_noclipping): over [1e-4, 1e2], reverse log puts 1.0 at
+ * 7.273945e-4, and log puts 0.5 at 0.1. */
+static void scales_match_vizier(void **state)
+{
+	struct tuning_param r = real("x", 1e-4, 1e2, TUNING_SCALE_REVERSE_LOG);
+	struct tuning_param l = real("x", 1e-4, 1e2, TUNING_SCALE_LOG);
+	(void)state;
+
+	assert_true(tuning_feature(&r, 1e-4) == 0);
+	assert_true(fabs(tuning_feature(&r, 1.0) - 7.273945e-4) < 1e-9);
+	assert_true(tuning_feature(&r, 1e2) == 1);
+	assert_true(fabs(tuning_unfeature(&r, tuning_feature(&r, 1.0)) - 1.0) < 1e-12);
+	assert_true(fabs(tuning_unfeature(&l, 0.5) - 0.1) < 1e-15);
+	assert_true(fabs(tuning_feature(&l, 0.1) - 0.5) < 1e-15);
 }
 
 static void random_integers_are_uniform_with_their_endpoints(void **state)
@@ -656,6 +675,7 @@ int main(void)
 		cmocka_unit_test(grid_size_saturates_and_grid_refuses_double),
 		cmocka_unit_test(study_check_refuses_bad_specs),
 		cmocka_unit_test(random_follows_each_scale),
+		cmocka_unit_test(scales_match_vizier),
 		cmocka_unit_test(random_integers_are_uniform_with_their_endpoints),
 		cmocka_unit_test(random_discrete_and_categorical_are_uniform),
 		cmocka_unit_test(random_never_repeats_in_a_discrete_space),

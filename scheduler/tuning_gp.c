@@ -10,14 +10,17 @@
  * - Outputs: oriented to maximize, the worse half rank-warped onto a
  *   normal tail (Vizier's half-rank warping: an outlier of a heavy-tailed
  *   objective no longer flattens the good region), then standardized.
- *   INFEASIBLE trials take the worst warped value; FAILED ones are left
- *   out (a lost node is no evidence); pending trials take the GP's mean
+ *   INFEASIBLE trials take the worst warped value (a region that fails
+ *   reads as bad; scattered ones read as noise: transient failures belong
+ *   in FAILED); FAILED ones are left out (a lost node says nothing about
+ *   the point); pending trials take the GP's mean
  *   ("kriging believer"), as does each point of a batch once chosen, and
  *   EI's incumbent is the best of all values, believed ones included.
  * - Hyperparameters: MAP with log-normal priors, L-BFGS on the log
  *   marginal likelihood (analytic gradient), two starts cold, one from the
  *   state's last fit warm; over at most FIT_MAX points (a random subset
- *   beyond), the GP itself then conditions on every point.
+ *   beyond). The GP conditions on at most GP_MAX points: the best half
+ *   and a random half of the rest.
  */
 #include <float.h>
 #include <math.h>
@@ -43,6 +46,7 @@
 #define REFINE_EVALS 90		/* per refined candidate, halved past CAND_FULL_N */
 #define EI_XI 0.01		/* EI's margin, in standardized units */
 #define BLOCK 16		/* points predicted at once */
+#define GP_MAX 300		/* points the GP conditions on, believed ones aside */
 
 struct tuning_state {
 	size_t ntheta;
@@ -860,6 +864,54 @@ static bool maximize_ei(const struct tuning_study *study, struct gp *g, double b
 
 /* ------------------------------------------------------------------ suggest */
 
+/*
+ * Past GP_MAX points the GP conditions on GP_MAX of them (a prediction
+ * costs n^2, a factorization n^3): the GP_MAX / 2 best results, where the
+ * next point is most likely, and a random GP_MAX / 2 of the others
+ * (results and infeasible points alike), which keep the rest of the
+ * space's shape. In place: the real results first, as before.
+ */
+static void gp_subset(struct gp *g, size_t *nreal, size_t *ninfeasible, struct tuning_rng *r)
+{
+	size_t n = g->n, d = g->d;
+	if (n <= GP_MAX)
+		return;
+	struct cand *c = xmalloc(n * sizeof(*c));
+	bool *keep = xcalloc(n, sizeof(bool));
+	for (size_t i = 0; i < *nreal; i++)
+		c[i] = (struct cand){ g->y[i], i };
+	qsort(c, *nreal, sizeof(*c), cmp_cand);
+	size_t kept = 0;
+	for (size_t i = 0; i < *nreal && kept < GP_MAX / 2; i++, kept++)
+		keep[c[i].i] = true;
+	size_t *rest = xmalloc(n * sizeof(size_t)), nrest = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (!keep[i])
+			rest[nrest++] = i;
+	}
+	for (size_t i = 0; kept < GP_MAX && i < nrest; i++, kept++) {	/* partial Fisher-Yates */
+		size_t j = i + (size_t)tuning_rng_below(r, nrest - i);
+		size_t t = rest[i];
+		rest[i] = rest[j];
+		rest[j] = t;
+		keep[rest[i]] = true;
+	}
+	size_t m = 0, mreal = 0;
+	for (size_t i = 0; i < n; i++) {	/* order kept: real ones stay first */
+		if (!keep[i])
+			continue;
+		memmove(g->x + m * d, g->x + i * d, d * sizeof(double));
+		g->y[m++] = g->y[i];
+		mreal += i < *nreal;
+	}
+	*ninfeasible = m - mreal;
+	*nreal = mreal;
+	g->n = m;
+	free(c);
+	free(keep);
+	free(rest);
+}
+
 /* Whether a trial's point is one of the study's (a caller's mistake, or a
  * study whose parameters changed, must not reach the GP as a NaN). */
 static bool feasible(const struct tuning_study *study, const double *x)
@@ -935,6 +987,7 @@ size_t tuning_gp_suggest(const struct tuning_study *study, const struct tuning_t
 					worst = g.y[i] < worst ? g.y[i] : worst;
 				for (size_t i = nreal; i < nreal + ninfeasible; i++)
 					g.y[i] = worst;
+				gp_subset(&g, &nreal, &ninfeasible, &r);
 				double *theta = xmalloc((d + 2) * sizeof(double));
 				fit_hyper(g.x, g.y, g.n, d, cat, &r, state, theta);
 				g.w = xmalloc(d * sizeof(double));

@@ -462,6 +462,56 @@ static void bayesian_ignores_trials_outside_the_space(void **state)
 	assert_true(fabs(out[0] - 0.3) < 0.05);
 }
 
+static void bayesian_steers_clear_of_infeasible_regions(void **state)
+{
+	struct tuning_param p[] = { real("x", 0, 1, TUNING_SCALE_LINEAR), real("z", 0, 1, TUNING_SCALE_LINEAR) };
+	struct tuning_study s = { p, 2, TUNING_MAXIMIZE, TUNING_BAYESIAN, 21 };
+	double v[40 * 2];
+	struct tuning_trial t[40];
+	(void)state;
+
+	/* The objective grows with x, but past x = 0.6 the trainer says the
+	 * point is infeasible (it runs out of memory, say). */
+	for (int i = 0; i < 40; i++) {
+		double *x = v + i * 2;
+		assert_int_equal(tuning_suggest(&s, t, (size_t)i, 1, x, NULL), 1);
+		bool ok = x[0] <= 0.6;
+		t[i] = trial(i + 1, x, ok ? TUNING_TRIAL_COMPLETED : TUNING_TRIAL_INFEASIBLE, x[0] - 0.1 * x[1]);
+	}
+	/* After the first 10, few suggestions go where nothing is feasible. */
+	int wasted = 0;
+	for (int i = 10; i < 40; i++)
+		wasted += t[i].state == TUNING_TRIAL_INFEASIBLE;
+	assert_true(wasted <= 6);
+	/* And the best is found at the edge. */
+	double best = -1;
+	for (int i = 0; i < 40; i++)
+		best = t[i].state == TUNING_TRIAL_COMPLETED && t[i].objective > best ? t[i].objective : best;
+	assert_true(best > 0.57);
+}
+
+static void bayesian_conditions_on_a_subset_of_many_trials(void **state)
+{
+	struct tuning_param p[] = { real("x", 0, 1, TUNING_SCALE_LINEAR), integer("n", 1, 8, TUNING_SCALE_LINEAR) };
+	struct tuning_study rs = { p, 2, TUNING_MAXIMIZE, TUNING_RANDOM, 12 };
+	struct tuning_study s = { p, 2, TUNING_MAXIMIZE, TUNING_BAYESIAN, 12 };
+	enum { N = 700 };	/* past GP_MAX (300) */
+	double *v = malloc((N + 1) * 2 * sizeof(double));
+	struct tuning_trial *t = malloc(N * sizeof(*t));
+	(void)state;
+
+	assert_int_equal(tuning_suggest(&rs, NULL, 0, N, v, NULL), N);
+	for (int i = 0; i < N; i++) {
+		double y = -(v[i * 2] - 0.3) * (v[i * 2] - 0.3) - 0.05 * fabs(v[i * 2 + 1] - 5);
+		t[i] = trial(i + 1, v + i * 2, i % 10 == 9 ? TUNING_TRIAL_FAILED : TUNING_TRIAL_COMPLETED, y);
+	}
+	assert_int_equal(tuning_suggest(&s, t, N, 1, v + N * 2, NULL), 1);
+	assert_true(fabs(v[N * 2] - 0.3) < 0.05);
+	assert_true(v[N * 2 + 1] >= 4 && v[N * 2 + 1] <= 6);
+	free(v);
+	free(t);
+}
+
 static void bayesian_mixed_space_stays_feasible_and_covers_a_discrete_one(void **state)
 {
 	static const double units[] = { 16, 32, 64, 128 };
@@ -684,6 +734,8 @@ int main(void)
 		cmocka_unit_test(bayesian_beats_random_on_branin),
 		cmocka_unit_test(bayesian_batch_is_distinct_and_avoids_pending),
 		cmocka_unit_test(bayesian_ignores_trials_outside_the_space),
+		cmocka_unit_test(bayesian_steers_clear_of_infeasible_regions),
+		cmocka_unit_test(bayesian_conditions_on_a_subset_of_many_trials),
 		cmocka_unit_test(bayesian_mixed_space_stays_feasible_and_covers_a_discrete_one),
 		cmocka_unit_test(median_rule_stops_a_worse_trial),
 		cmocka_unit_test(failure_rule),

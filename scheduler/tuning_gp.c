@@ -11,11 +11,12 @@
  *   normal tail (Vizier's half-rank warping: an outlier of a heavy-tailed
  *   objective no longer flattens the good region), then standardized.
  *   INFEASIBLE trials take the worst warped value (a region that fails
- *   reads as bad; scattered ones read as noise: transient failures belong
- *   in FAILED); FAILED ones are left out (a lost node says nothing about
- *   the point); pending trials take the GP's mean
- *   ("kriging believer"), as does each point of a batch once chosen, and
- *   EI's incumbent is the best of all values, believed ones included.
+ *   reads as bad; scattered ones read as noise); FAILED ones are left out
+ *   (a lost node says nothing about the point); pending trials take the
+ *   GP's mean
+ *   ("kriging believer"), as does each point of a batch once chosen.
+ *   EI's incumbent is the best posterior mean at the GP's points, believed
+ *   ones included (the best noisy value would flatten EI on a noisy fit).
  * - Hyperparameters: MAP with log-normal priors, L-BFGS on the log
  *   marginal likelihood (analytic gradient), two starts cold, one from the
  *   state's last fit warm; over at most FIT_MAX points (a random subset
@@ -135,6 +136,7 @@ struct gp {
 	double *y;		/* n: standardized, fakes included */
 	double *w;		/* d: 1 / length scale^2 */
 	double sf2, sn2;
+	double diag;		/* what the factored diagonal adds to sf2: sn2 and jitter */
 	double *l;		/* n x n: Cholesky factor of K + sn2 I */
 	double *alpha;		/* n: K^-1 y */
 	double *kb;		/* BLOCK x n: scratch of gp_predict_block() */
@@ -190,6 +192,7 @@ static void gp_factor(struct gp *g)
 				li[k] = g->sf2 * matern(r2_of(g->x + i * g->d, g->x + k * g->d, g->w, g->cat, g->d));
 			li[i] = g->sf2 + g->sn2 + jitter * g->sf2;
 		}
+		g->diag = g->sn2 + jitter * g->sf2;
 		if (cholesky(g->l, n) == 0 || jitter > 1)
 			break;
 	}
@@ -1016,12 +1019,17 @@ size_t tuning_gp_suggest(const struct tuning_study *study, const struct tuning_t
 					gp_factor(&g);
 				ready = true;
 			}
-			/* The incumbent counts the believed values too: a pending
-			 * point believed better than every result would keep EI
-			 * up around itself otherwise, and the batch would cluster. */
+			/* The incumbent: the best posterior mean at the points the
+			 * GP holds, y_i - diag alpha_i (the noisy best value would
+			 * flatten EI once the fit finds noise), believed points
+			 * included (a pending point believed better than every
+			 * result would keep EI up around itself, and a batch would
+			 * cluster there). */
 			double best = -INFINITY;
-			for (size_t i = 0; i < g.n; i++)
-				best = g.y[i] > best ? g.y[i] : best;
+			for (size_t i = 0; i < g.n; i++) {
+				double mu = g.y[i] - g.diag * g.alpha[i];
+				best = mu > best ? mu : best;
+			}
 			if (!maximize_ei(study, &g, best, nreal, &taken, &r, x)) {
 				struct tuning_rng pr;
 				tuning_rng_init(&pr, study->seed, TUNING_STREAM_POINT + k);

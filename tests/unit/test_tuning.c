@@ -490,6 +490,30 @@ static void bayesian_steers_clear_of_infeasible_regions(void **state)
 	assert_true(best > 0.57);
 }
 
+static void bayesian_survives_scattered_infeasible_trials(void **state)
+{
+	struct tuning_param p[] = { real("x", 0, 1, TUNING_SCALE_LINEAR), integer("n", 1, 8, TUNING_SCALE_LINEAR) };
+	struct tuning_study rs = { p, 2, TUNING_MAXIMIZE, TUNING_RANDOM, 12 };
+	struct tuning_study s = { p, 2, TUNING_MAXIMIZE, TUNING_BAYESIAN, 12 };
+	enum { N = 200 };
+	double v[(N + 1) * 2];
+	struct tuning_trial t[N];
+	(void)state;
+
+	/* One trial in ten infeasible, anywhere: the fit reads them as noise,
+	 * and EI's incumbent must be the model's best, not the noisy best
+	 * value, or every improvement looks hopeless and EI goes to the
+	 * corners. */
+	assert_int_equal(tuning_suggest(&rs, NULL, 0, N, v, NULL), N);
+	for (int i = 0; i < N; i++) {
+		double y = -(v[i * 2] - 0.3) * (v[i * 2] - 0.3) - 0.05 * fabs(v[i * 2 + 1] - 5);
+		t[i] = trial(i + 1, v + i * 2, i % 10 == 9 ? TUNING_TRIAL_INFEASIBLE : TUNING_TRIAL_COMPLETED, y);
+	}
+	assert_int_equal(tuning_suggest(&s, t, N, 1, v + N * 2, NULL), 1);
+	assert_true(fabs(v[N * 2] - 0.3) < 0.1);
+	assert_true(v[N * 2 + 1] >= 4 && v[N * 2 + 1] <= 6);
+}
+
 static void bayesian_conditions_on_a_subset_of_many_trials(void **state)
 {
 	struct tuning_param p[] = { real("x", 0, 1, TUNING_SCALE_LINEAR), integer("n", 1, 8, TUNING_SCALE_LINEAR) };
@@ -735,6 +759,7 @@ int main(void)
 		cmocka_unit_test(bayesian_batch_is_distinct_and_avoids_pending),
 		cmocka_unit_test(bayesian_ignores_trials_outside_the_space),
 		cmocka_unit_test(bayesian_steers_clear_of_infeasible_regions),
+		cmocka_unit_test(bayesian_survives_scattered_infeasible_trials),
 		cmocka_unit_test(bayesian_conditions_on_a_subset_of_many_trials),
 		cmocka_unit_test(bayesian_mixed_space_stays_feasible_and_covers_a_discrete_one),
 		cmocka_unit_test(median_rule_stops_a_worse_trial),

@@ -13,13 +13,12 @@
  *   INFEASIBLE trials take the worst warped value (a region that fails
  *   reads as bad; scattered ones read as noise); FAILED ones are left out
  *   (a lost node says nothing about the point); pending trials take the
- *   GP's mean
- *   ("kriging believer"), as does each point of a batch once chosen.
- *   EI's incumbent is the best posterior mean at the GP's points, believed
+ *   GP's mean ("kriging believer"), as does each point of a batch once
+ *   chosen. EI's incumbent is the best posterior mean at the GP's points, believed
  *   ones included (the best noisy value would flatten EI on a noisy fit).
  * - Hyperparameters: MAP with log-normal priors, L-BFGS on the log
- *   marginal likelihood (analytic gradient), two starts cold, one from the
- *   state's last fit warm; over at most FIT_MAX points (a random subset
+ *   marginal likelihood (analytic gradient): two starts cold on up to 40
+ *   points, else one; one from the state's last fit warm; over at most FIT_MAX points (a random subset
  *   beyond). The GP conditions on at most GP_MAX points: the best half
  *   and a random half of the rest.
  */

@@ -101,7 +101,7 @@ int tuning_algorithm_parse(const char *name, enum tuning_algorithm *out) MUST_CH
 
 /*
  * 0 if the optimizer can work on study; otherwise -1 and why, in err
- * (e.g. "parameter 'lr': UNIT_LOG_SCALE needs minValue > 0").
+ * (e.g. "parameter 'lr': UNIT_LOG_SCALE needs a strictly positive range").
  */
 int tuning_study_check(const struct tuning_study *study, char *err, size_t errlen) MUST_CHECK;
 

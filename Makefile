@@ -175,6 +175,7 @@ test_replica_env_LINK    := scheduler spec
 test_schema_LINK         := spec server/api_error.o
 test_store_filter_LINK   := store spec
 test_store_filter_WRAP   := store_acquire store_release store_exec_sql
+test_tuning_LINK         := scheduler/tuning.o scheduler/tuning_gp.o
 test_validate_LINK       := spec
 
 unit_link = $(foreach x,$($(1)_LINK),$(if $(filter %.o,$(x)),$(BUILD)/$(x),$(BUILD)/lib$(x).a)) \
@@ -364,9 +365,13 @@ $(BUILD)/bench/bench_placement: bench/bench_placement.c $(BUILD)/libtrainplane.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(INC_all) -o $@ $< $(BUILD)/libtrainplane.a $(LDLIBS)
 
+$(BUILD)/bench/bench_tuning: bench/bench_tuning.c $(BUILD)/libtrainplane.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(INC_all) -o $@ $< $(BUILD)/libtrainplane.a $(LDLIBS)
+
 bench: deps
 	@$(MAKE) --no-print-directory all $(BUILD)/bench/static_server $(BUILD)/bench/bench_validate \
-		$(BUILD)/bench/bench_placement
+		$(BUILD)/bench/bench_placement $(BUILD)/bench/bench_tuning
 	./tools/bench.sh $(SERVER)
 
 FUZZ_SECONDS ?= 600
@@ -396,5 +401,5 @@ DEP_FILES := $(patsubst %.o,%.d,$(LIB_OBJ) $(SERVER_OBJ) $(AGENT_OBJ) $(CLI_OBJ)
 	$(BUILD)/agent/main.o $(BUILD)/cli/main.o) \
 	$(UNIT_BIN:$(BUILD)/tests/%=$(BUILD)/tests/unit/%.d) \
 	$(ITEST_BIN:$(BUILD)/tests/%=$(BUILD)/tests/integration/%.d) \
-	$(addsuffix .d,$(addprefix $(BUILD)/bench/,static_server bench_validate bench_placement))
+	$(addsuffix .d,$(addprefix $(BUILD)/bench/,static_server bench_validate bench_placement bench_tuning))
 -include $(wildcard $(DEP_FILES))

@@ -9,6 +9,9 @@
 #           (3 alternating runs of each: the median of the paired ratios),
 #           same wrk load; p99 latency of both
 #   validate: validations/s of a typical CUSTOM job on one core
+#   tuning: the study optimizer: Bayesian against random search regret on
+#           Branin and Hartmann-6 (median over 20 seeds, 30 trials) and the
+#           p99 time to suggest a trial after 200 (bench/bench_tuning.c)
 #   storage: a 1 GiB object uploaded and downloaded through the storage API
 #           against cp of the same file (tools/bench_storage.sh; BENCH_STORAGE=0
 #           leaves it out)
@@ -138,6 +141,7 @@ if [ -x "$dir/bench/bench_validate" ]; then
 	printf '  '; "$dir/bench/bench_validate"
 fi
 [ -x "$dir/bench/bench_placement" ] && "$dir/bench/bench_placement"
+[ -x "$dir/bench/bench_tuning" ] && "$dir/bench/bench_tuning"
 
 # --- the scheduler with its database commits ----------------------------------
 # 1,000 nodes x 8 T4 (rows written directly, lease fresh) and 10,000 queued

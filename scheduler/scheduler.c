@@ -1,4 +1,5 @@
 #include "scheduler.h"
+#include "study.h"
 
 #include <poll.h>
 #include <stdio.h>
@@ -185,8 +186,31 @@ static size_t load_nodes(const json_t *list, struct place_node **nodes_out,
 }
 
 /* The run spec with the replica's environment, for the agent. New object. */
+/*
+ * A tuning trial's replicas are told their trial, as AI Platform tells
+ * them: TF_CONFIG's task.trial, CLOUD_ML_TRIAL_ID, and the study's
+ * hyperparameterMetricTag as CLOUD_ML_HP_METRIC_TAG (the agent adds
+ * CLOUD_ML_HP_METRIC_FILE: the file is the replica's own).
+ */
+struct trial_env {
+	char id[24];		/* "": not a trial */
+	const char *tag;	/* NULL: the library's default */
+};
+
+static void trial_env_of(const json_t *trial, const json_t *job_spec, struct trial_env *t)
+{
+	t->id[0] = '\0';
+	t->tag = NULL;
+	if (!json_is_integer(trial))
+		return;
+	snprintf(t->id, sizeof(t->id), "%lld", (long long)json_integer_value(trial));
+	/* (an ml job's stored spec is its TrainingInput) */
+	t->tag = json_string_value(json_object_get(json_object_get(job_spec, "hyperparameters"),
+						   "hyperparameterMetricTag"));
+}
+
 static json_t *replica_spec(const json_t *run, const struct ml_cluster *cl, size_t self,
-			    uint64_t gpus)
+			    uint64_t gpus, const struct trial_env *t)
 {
 	json_t *spec = json_deep_copy(run), *env = json_array();
 	char *list = gpu_list(gpus);
@@ -196,7 +220,12 @@ static json_t *replica_spec(const json_t *run, const struct ml_cluster *cl, size
 	if (replica_env_is_vertex(cl->training_input))
 		replica_env_vertex(cl, self, list, &vars, &n);
 	else
-		replica_env_ml(cl, self, NULL, list, &vars, &n);
+		replica_env_ml(cl, self, t->id[0] ? t->id : NULL, list, &vars, &n);
+	if (t->id[0]) {
+		json_array_append_new(env, json_sprintf("CLOUD_ML_TRIAL_ID=%s", t->id));
+		if (t->tag && *t->tag)
+			json_array_append_new(env, json_sprintf("CLOUD_ML_HP_METRIC_TAG=%s", t->tag));
+	}
 	for (size_t i = 0; i < n; i++) {
 		json_array_append_new(env, json_string(vars[i]));
 		free(vars[i]);
@@ -261,6 +290,8 @@ static json_t *job_rows(const json_t *q, const struct job_plan *plan,
 	}
 	struct ml_cluster cl = { addrs, plan->n, json_object_get(q, "spec"),
 				 json_string_value(json_object_get(q, "job_id")) };
+	struct trial_env t;
+	trial_env_of(json_object_get(q, "trial"), json_object_get(q, "spec"), &t);
 	char nonce[17];
 	replica_id_nonce(nonce);
 	for (size_t i = 0; i < plan->n; i++) {
@@ -273,7 +304,7 @@ static json_t *job_rows(const json_t *q, const struct job_plan *plan,
 		json_t *row = json_pack("{s:s, s:s, s:i, s:s, s:o, s:o, s:i, s:I, s:b}",
 					"uid", uid, "role", replica_role_name(r->role), "idx", r->index,
 					"node", work[as[i].node].name, "gpus", gpu_array(as[i].gpus),
-					"spec", replica_spec(r->run, &cl, i, as[i].gpus),
+					"spec", replica_spec(r->run, &cl, i, as[i].gpus, &t),
 					"vcpus", r->demand.vcpus, "memory_mb", (json_int_t)r->demand.memory_mb,
 					"tpu", r->demand.tpu);
 		json_object_set_new(row, "port", ports[i] > 0 ? json_integer(ports[i]) : json_null());
@@ -414,7 +445,9 @@ static enum store_rc place_pending_job(struct sched *s, const json_t *pending, s
 				self = k;
 		json_t *run = json_deep_copy(json_object_get(p, "spec"));
 		json_object_del(run, "env");
-		json_t *spec = replica_spec(run, &cl, self, as[i].gpus);
+		struct trial_env t;
+		trial_env_of(json_object_get(p, "trial"), json_object_get(p, "job_spec"), &t);
+		json_t *spec = replica_spec(run, &cl, self, as[i].gpus, &t);
 		json_t *gpus = gpu_array(as[i].gpus);
 		bool placed;
 		rc = store_sched_commit_move(s->conn, job.id, json_integer_value(json_object_get(p, "id")),
@@ -480,6 +513,9 @@ static enum store_rc sched_tick(struct sched *s, bool full)
 	if (lost)
 		log_warn("%d node(s) missed their lease and are LOST; %d replica(s) to restart",
 			 lost, restarted);
+	/* Tuning studies first: the trials they add are placed by this pass. */
+	if ((rc = study_pass(s->conn)) != STORE_OK)
+		return rc;
 	if (mono_usec() - s->last_log_expiry > INT64_C(3600) * 1000000) {
 		long deleted = 0;
 		s->last_log_expiry = mono_usec();
@@ -519,8 +555,21 @@ static enum store_rc sched_tick(struct sched *s, bool full)
 		struct training_spec spec;
 		spec_parse_stored(json_object_get(q, "spec"),
 				  json_string_value(json_object_get(q, "region")), &spec);
-		int planned = spec_plan_replicas(cat, &spec, json_object_get(q, "labels"), NULL,
-						 &plans[kept], err, sizeof(err));
+		/* A trial: its values as flags after every replica's args. */
+		const json_t *params = json_object_get(q, "trial_params");
+		size_t nflags = json_array_size(params);
+		char **flags = xcalloc(nflags + 1, sizeof(*flags));
+		for (size_t k = 0; k < nflags; k++) {
+			const json_t *pair = json_array_get(params, k);
+			flags[k] = xasprintf("--%s=%s", json_string_value(json_array_get(pair, 0)) ?: "",
+					     json_string_value(json_array_get(pair, 1)) ?: "");
+		}
+		struct plan_trial trial = { (const char *const *)flags, nflags };
+		int planned = spec_plan_replicas(cat, &spec, json_object_get(q, "labels"),
+						 nflags ? &trial : NULL, &plans[kept], err, sizeof(err));
+		for (size_t k = 0; k < nflags; k++)
+			free(flags[k]);
+		free(flags);
 		spec_release(&spec);
 		if (planned) {
 			log_error("job %lld cannot be planned: %s",

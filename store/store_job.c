@@ -23,7 +23,8 @@ struct job_rows {
 	"(extract(epoch from end_time) * 1000000)::int8, " \
 	"(extract(epoch from update_time) * 1000000)::int8"
 
-#define KEY_MATCH "api = $1 AND project = $2 AND job_id = $3"
+/* (a study's trials are jobs no API call names: schema/017) */
+#define KEY_MATCH "api = $1 AND project = $2 AND job_id = $3 AND parent IS NULL"
 
 /* Statement ids: 0 is store.c's ping; each id is one bit of a mask. */
 /* Returns only what the server does not know: the rest it just sent. */
@@ -286,7 +287,7 @@ enum store_rc store_job_list(struct store *st, enum store_job_list_of of, const 
 		sb_addf(&cond, cond.len ? " AND (%s)" : "%s", fsql.buf);
 	/* id > 0 (every row) names the partial index jobs_project_api_id (schema/012). */
 	sb_addstr(&sql, "SELECT " JOB_COLS " FROM jobs WHERE api = $1 AND project = $2 AND id < $3 "
-		  "AND id > 0");
+		  "AND id > 0 AND parent IS NULL");
 	if (cond.len)
 		sb_addf(&sql, " AND (%s)", cond.buf);
 	sb_addf(&sql, " ORDER BY id DESC LIMIT %d", limit);

@@ -178,9 +178,9 @@ enum store_rc store_sched_housekeeping(struct store_conn *c, int lease_s, int *l
 	"   FROM nodes n WHERE n.state = 'READY' AND NOT n.draining " \
 	"     AND n.last_sync > now() - make_interval(secs => coalesce(n.lease_s, $1::int))), " \
 	" 'queued', (SELECT coalesce(jsonb_agg(q), '[]'::jsonb) FROM (SELECT j.id, j.project, j.job_id, " \
-	"   j.region, j.spec, j.labels, " \
+	"   j.region, j.spec, j.labels, j.trial, j.trial_params, " \
 	"   (extract(epoch FROM now() - j.create_time) * 1000)::int8 AS waited_ms " \
-	"   FROM jobs j WHERE j.state = 'QUEUED' AND j.id > $3::int8 " \
+	"   FROM jobs j WHERE j.state = 'QUEUED' AND j.id > $3::int8 AND NOT j.study " \
 	/* A region with no schedulable node can place nothing: skip its jobs. */ \
 	"   AND j.region IN (SELECT region FROM nodes WHERE state = 'READY' AND NOT draining " \
 	"     AND last_sync > now() - make_interval(secs => coalesce(lease_s, $1::int))) " \
@@ -188,7 +188,7 @@ enum store_rc store_sched_housekeeping(struct store_conn *c, int lease_s, int *l
 	" 'max_queued_id', (SELECT max(id) FROM jobs WHERE state = 'QUEUED'), " \
 	" 'pending', (SELECT coalesce(jsonb_agg(r), '[]'::jsonb) FROM (SELECT p.id, p.job, p.uid, " \
 	"   p.role, p.idx, j.region, p.vcpus, p.memory_mb, p.accel_type, p.accel_count, p.tpu, p.spec, " \
-	"   j.spec AS job_spec, j.job_id " \
+	"   j.spec AS job_spec, j.job_id, j.trial " \
 	"   FROM replicas p JOIN jobs j ON j.id = p.job WHERE p.node IS NULL AND p.desired = 'RUN' " \
 	"   AND p.state = 'PENDING' ORDER BY p.job, p.id) r))::text"
 

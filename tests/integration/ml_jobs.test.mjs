@@ -167,7 +167,12 @@ describe('canonical rendering (issue 17)', () => {
   it('create, get and list give the same bytes for a job', async () => {
     // Compact (prettyPrint=false): the bytes each fast path renders.
     const id = jobId('canon');
-    const res = await c.post(`${jobsPath('canon')}?prettyPrint=false`, body(id));
+    // A job, not a study: a study's trials start at once, and its state and
+    // output move with them (tuning.test.mjs); its spec's rendering is the
+    // next test's.
+    const job = body(id);
+    delete job.trainingInput.hyperparameters;
+    const res = await c.post(`${jobsPath('canon')}?prettyPrint=false`, job);
     assert.equal(res.status, 200, res.text);
     const got = await c.get(`${jobPath(id, 'canon')}?prettyPrint=false`);
     assert.equal(got.status, 200, got.text);

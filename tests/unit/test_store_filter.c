@@ -326,14 +326,14 @@ static void job_lists_send_their_statement(void **state)
 			 STORE_UNAVAILABLE);
 	assert_null(rows);
 	assert_string_equal(jobs_where(), " FROM jobs WHERE api = $1 AND project = $2 AND id < $3 "
-					  "AND id > 0 ORDER BY id DESC LIMIT 21");
+					  "AND id > 0 AND parent IS NULL ORDER BY id DESC LIMIT 21");
 	expect_params(3, (const char *[]){ "ml", "p", "9223372036854775807" });
 
 	f = parse("jobId:census* AND state:FAILED", &list_filter_ml_jobs);
 	assert_int_equal(store_job_list(ST, STORE_LIST_ML_JOBS, "p", NULL, 42, 3, f, &rows),
 			 STORE_UNAVAILABLE);
 	assert_string_equal(jobs_where(), " FROM jobs WHERE api = $1 AND project = $2 AND id < $3 "
-					  "AND id > 0 AND (job_id LIKE $4 AND state = $5) ORDER BY id DESC LIMIT 3");
+					  "AND id > 0 AND parent IS NULL AND (job_id LIKE $4 AND state = $5) ORDER BY id DESC LIMIT 3");
 	expect_params(5, (const char *[]){ "ml", "p", "42", "census%", "FAILED" });
 	list_filter_free(f);
 
@@ -341,14 +341,14 @@ static void job_lists_send_their_statement(void **state)
 	assert_int_equal(store_job_list(ST, STORE_LIST_CUSTOM_JOBS, "p", "us-central1", 0, 21, NULL, &rows),
 			 STORE_UNAVAILABLE);
 	assert_string_equal(jobs_where(), " FROM jobs WHERE api = $1 AND project = $2 AND id < $3 "
-					  "AND id > 0 AND (region = $4) ORDER BY id DESC LIMIT 21");
+					  "AND id > 0 AND parent IS NULL AND (region = $4) ORDER BY id DESC LIMIT 21");
 	expect_params(4, (const char *[]){ "vertex", "p", "9223372036854775807", "us-central1" });
 
 	f = parse("labels.kind=list AND state=\"JOB_STATE_CANCELLED\"", &list_filter_custom_jobs);
 	assert_int_equal(store_job_list(ST, STORE_LIST_CUSTOM_JOBS, "p", "l", 7, 2, f, &rows),
 			 STORE_UNAVAILABLE);
 	assert_string_equal(jobs_where(), " FROM jobs WHERE api = $1 AND project = $2 AND id < $3 "
-					  "AND id > 0 AND (region = $4 AND ((labels->>$5) = $6 AND state = $7)) "
+					  "AND id > 0 AND parent IS NULL AND (region = $4 AND ((labels->>$5) = $6 AND state = $7)) "
 					  "ORDER BY id DESC LIMIT 2");
 	expect_params(7, (const char *[]){ "vertex", "p", "7", "l", "kind", "list", "CANCELLED" });
 	list_filter_free(f);
@@ -357,14 +357,15 @@ static void job_lists_send_their_statement(void **state)
 	assert_int_equal(store_job_list(ST, STORE_LIST_PIPELINES, "p", "l", 0, 21, NULL, &rows),
 			 STORE_UNAVAILABLE);
 	assert_string_equal(jobs_where(), " FROM jobs WHERE api = $1 AND project = $2 AND id < $3 "
-					  "AND id > 0 AND (region = $4 AND spec ? '_pipeline') ORDER BY id DESC LIMIT 21");
+					  "AND id > 0 AND parent IS NULL AND (region = $4 AND spec ? '_pipeline') "
+					  "ORDER BY id DESC LIMIT 21");
 	expect_params(4, (const char *[]){ "vertex", "p", "9223372036854775807", "l" });
 
 	f = parse("display_name=\"nope\"", &list_filter_pipelines);
 	assert_int_equal(store_job_list(ST, STORE_LIST_PIPELINES, "p", "l", 0, 21, f, &rows),
 			 STORE_UNAVAILABLE);
 	assert_string_equal(jobs_where(), " FROM jobs WHERE api = $1 AND project = $2 AND id < $3 "
-					  "AND id > 0 AND (region = $4 AND spec ? '_pipeline' AND "
+					  "AND id > 0 AND parent IS NULL AND (region = $4 AND spec ? '_pipeline' AND "
 					  "(COALESCE(spec->'_pipeline'->>'displayName', '') = $5)) ORDER BY id DESC LIMIT 21");
 	expect_params(5, (const char *[]){ "vertex", "p", "9223372036854775807", "l", "nope" });
 

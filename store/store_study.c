@@ -1,0 +1,117 @@
+#include "store_study.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "store_pg.h"
+
+/* Statement ids 53-56 belong to this file. */
+
+#define TIME_TEXT(x) "to_char(" x " AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')"
+
+static const struct store_stmt stmt_active = {
+	53, "study_active",
+	"SELECT coalesce(jsonb_agg(jsonb_build_object('id', s.id, 'jobId', s.job_id, "
+	"  'state', s.state, 'spec', s.spec, 'output', s.output, "
+	"  'trials', (SELECT coalesce(jsonb_agg(jsonb_build_object('trial', c.trial, "
+	"      'params', c.trial_params, 'state', c.state, 'error', c.error_message, "
+	"      'startTime', " TIME_TEXT("c.start_time") ", 'endTime', " TIME_TEXT("c.end_time") ", "
+	"      'units', coalesce((c.output->>'consumedMLUnits')::float8, tp_job_ml_units(c.id)), "
+	"      'metrics', coalesce((SELECT p.metrics FROM replicas p WHERE p.job = c.id "
+	"        ORDER BY (p.role NOT IN ('master', 'chief', 'pool0')), p.idx, p.id LIMIT 1), "
+	"        '[]'::jsonb)) ORDER BY c.trial), '[]'::jsonb) "
+	"    FROM jobs c WHERE c.parent = s.id)) ORDER BY s.id), '[]'::jsonb)::text "
+	"FROM jobs s WHERE s.study AND s.state IN ('QUEUED', 'PREPARING', 'RUNNING')",
+	true,
+};
+
+enum store_rc store_study_active(struct store_conn *c, json_t **out)
+{
+	enum store_rc rc;
+	PGresult *res = store_exec(c, &stmt_active, 0, NULL, &rc);
+
+	*out = NULL;
+	if (rc == STORE_OK && !(*out = json_loads(PQgetvalue(res, 0, 0), 0, NULL)))
+		rc = STORE_ERROR;
+	PQclear(res);
+	return rc;
+}
+
+/* The study's row first (the lock order, schema/015), then its new trials. */
+static const struct store_stmt stmt_add_trials = {
+	54, "study_add_trials",
+	"WITH s AS MATERIALIZED (SELECT * FROM jobs WHERE id = $1::int8 "
+	"  AND state IN ('QUEUED', 'PREPARING', 'RUNNING') FOR UPDATE), "
+	"ins AS (INSERT INTO jobs (api, project, job_id, region, spec, labels, state, priority, "
+	"  parent, trial, trial_params) "
+	" SELECT s.api, s.project, s.job_id || '/trials/' || x.trial, s.region, s.spec, s.labels, "
+	"  'QUEUED', s.priority, s.id, x.trial, x.params "
+	" FROM s, jsonb_to_recordset($2::jsonb) AS x(trial int, params jsonb) ORDER BY x.trial "
+	" RETURNING 1) "
+	"SELECT count(*) FROM ins",
+	false,
+};
+
+enum store_rc store_study_add_trials(struct store_conn *c, int64_t study, const json_t *trials,
+				     int *added)
+{
+	char id[24], *text = json_dumps(trials, JSON_COMPACT);
+	const char *p[] = { id, text };
+	enum store_rc rc;
+
+	snprintf(id, sizeof(id), "%lld", (long long)study);
+	PGresult *res = store_exec(c, &stmt_add_trials, 2, p, &rc);
+	*added = rc == STORE_OK ? atoi(PQgetvalue(res, 0, 0)) : 0;
+	PQclear(res);
+	free(text);
+	return rc;
+}
+
+static const struct store_stmt stmt_transition = {
+	55, "study_transition",
+	"SELECT count(*) FROM tp_job_transition($1::int8, $2, $3, $4)", false,
+};
+
+/* After the transition: a final state writes consumedMLUnits of its own (0,
+ * a study has no replica), which the study's output then replaces. */
+static const struct store_stmt stmt_output = {
+	56, "study_output",
+	"UPDATE jobs SET output = output || $2::jsonb WHERE id = $1::int8 "
+	"  AND output IS DISTINCT FROM output || $2::jsonb",
+	false,
+};
+
+static enum store_rc update_once(struct store_conn *c, const char *const *p, bool move)
+{
+	enum store_rc rc;
+
+	if ((rc = store_begin(c)) != STORE_OK)
+		return rc;
+	const char *t[] = { p[0], p[2], p[3], p[4] };
+	if (move)
+		PQclear(store_exec(c, &stmt_transition, 4, t, &rc));
+	if (rc == STORE_OK)
+		PQclear(store_exec(c, &stmt_output, 2, p, &rc));
+	if (rc == STORE_OK)
+		rc = store_commit(c);
+	store_rollback(c);	/* no-op after a commit */
+	return rc;
+}
+
+enum store_rc store_study_update(struct store_conn *c, int64_t study, const json_t *output,
+				 const char *to_state, const char *cause, const char *message)
+{
+	char id[24], *text = json_dumps(output, JSON_COMPACT);
+	const char *p[] = { id, text, to_state, cause, message };
+	enum store_rc rc;
+
+	snprintf(id, sizeof(id), "%lld", (long long)study);
+	for (int attempt = 0;; attempt++) {
+		rc = update_once(c, p, to_state != NULL);
+		if (!store_retry(rc, attempt, "a study's update"))
+			break;
+	}
+	free(text);
+	return rc;
+}

@@ -1,0 +1,44 @@
+/*
+ * store_study.h - tuning studies and their trials in the database
+ * (schema/017): what the scheduler's study pass reads and writes
+ * (scheduler/study.c). A trial is a job of its own, a child of its study's
+ * row; its state moves through the one state machine like any job's.
+ */
+#ifndef TP_STORE_STUDY_H
+#define TP_STORE_STUDY_H
+
+#include <jansson.h>
+#include <stdint.h>
+
+#include "common.h"
+#include "store.h"
+
+/*
+ * The studies still running (QUEUED, PREPARING, RUNNING), each
+ *   {"id", "jobId", "state", "spec", "output",
+ *    "trials": [{"trial", "params": [[name, value], ...], "state", "error",
+ *                "startTime", "endTime", "units", "metrics": [{step, value}]}]}
+ * with its trials in trial order and a trial's metrics those of its primary
+ * replica (new array).
+ */
+enum store_rc store_study_active(struct store_conn *c, json_t **out) MUST_CHECK;
+
+/*
+ * Adds trials to study (still QUEUED, PREPARING or RUNNING: else none is
+ * added): [{"trial": n, "params": [[name, value], ...]}], each a QUEUED job
+ * "<study job_id>/trials/<n>" with the study's spec, labels and priority.
+ * STORE_CONFLICT when a trial of that number exists (another leader's).
+ */
+enum store_rc store_study_add_trials(struct store_conn *c, int64_t study, const json_t *trials,
+				     int *added) MUST_CHECK;
+
+/*
+ * Writes the study's trainingOutput (output: the object merged into its
+ * output) and, when to_state is not NULL, moves it by cause with message
+ * (NULL: none) through the state machine's entry point.
+ */
+enum store_rc store_study_update(struct store_conn *c, int64_t study, const json_t *output,
+				 const char *to_state, const char *cause,
+				 const char *message) MUST_CHECK;
+
+#endif

@@ -1,0 +1,200 @@
+/*
+ * The study pass's decisions (scheduler/study.c), without a database:
+ * studies as store_study_active() lists them, and what study_decide() adds,
+ * writes and moves.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+#include <jansson.h>
+
+#include "common.h"
+#include "store_study.h"
+#include "study.h"
+
+/* study_pass() is not run here: its store calls must not be reached. */
+enum store_rc __wrap_store_study_active(struct store_conn *c, json_t **out);
+enum store_rc __wrap_store_study_active(struct store_conn *c, json_t **out)
+{
+	(void)c, (void)out;
+	fail_msg("store_study_active called");
+	return STORE_ERROR;
+}
+enum store_rc __wrap_store_study_add_trials(struct store_conn *c, int64_t s, const json_t *t, int *a);
+enum store_rc __wrap_store_study_add_trials(struct store_conn *c, int64_t s, const json_t *t, int *a)
+{
+	(void)c, (void)s, (void)t, (void)a;
+	fail_msg("store_study_add_trials called");
+	return STORE_ERROR;
+}
+enum store_rc __wrap_store_study_update(struct store_conn *c, int64_t s, const json_t *o,
+					const char *st, const char *ca, const char *m);
+enum store_rc __wrap_store_study_update(struct store_conn *c, int64_t s, const json_t *o,
+					const char *st, const char *ca, const char *m)
+{
+	(void)c, (void)s, (void)o, (void)st, (void)ca, (void)m;
+	fail_msg("store_study_update called");
+	return STORE_ERROR;
+}
+
+/* A grid study over x in 1..2 and opt in {a, b} (4 points). */
+static json_t *grid_study(const char *state, int max_trials, int max_parallel, int max_failed)
+{
+	json_t *s = json_pack("{s:I, s:s, s:s, s:{}, s:[]}", "id", (json_int_t)7, "jobId", "g",
+			      "state", state, "output", "trials");
+	json_t *spec = json_pack(
+		"{s:s, s:s, s:s, s:{s:s, s:s, s:s, s:i, s:i, s:i, s:[{s:s, s:s, s:i, s:i}, {s:s, s:s, s:[s, s]}]}}",
+		"scaleTier", "CUSTOM", "region", "us-central1", "masterType", "n1-standard-4",
+		"hyperparameters", "goal", "MAXIMIZE", "algorithm", "GRID_SEARCH",
+		"hyperparameterMetricTag", "score", "maxTrials", max_trials,
+		"maxParallelTrials", max_parallel, "maxFailedTrials", max_failed, "params",
+		"parameterName", "x", "type", "INTEGER", "minValue", 1, "maxValue", 2,
+		"parameterName", "opt", "type", "CATEGORICAL", "categoricalValues", "a", "b");
+	json_object_set_new(s, "spec", spec);
+	return s;
+}
+
+static void add_trial(json_t *s, int n, const char *x, const char *opt, const char *state,
+		      double score, const char *error)
+{
+	json_t *t = json_pack("{s:i, s:[[s, s], [s, s]], s:s, s:s, s:f, s:[]}", "trial", n, "params",
+			      "x", x, "opt", opt, "state", state, "error", error ? error : "",
+			      "units", 0.5, "metrics");
+	if (score == score)
+		json_array_append_new(json_object_get(t, "metrics"),
+				      json_pack("{s:i, s:f}", "step", 2, "value", score));
+	json_array_append_new(json_object_get(s, "trials"), t);
+}
+
+static void decide(json_t *s, json_t **add, json_t **out, const char **to, const char **cause,
+		   char **msg)
+{
+	study_decide(s, add, out, to, cause, msg);
+}
+
+static void a_new_study_suggests_as_many_as_may_run(void **state)
+{
+	json_t *s = grid_study("QUEUED", 10, 3, 0), *add, *out;
+	const char *to, *cause;
+	char *msg;
+	(void)state;
+	decide(s, &add, &out, &to, &cause, &msg);
+	assert_int_equal(json_array_size(add), 3);
+	for (size_t i = 0; i < 3; i++)
+		assert_int_equal(json_integer_value(json_object_get(json_array_get(add, i), "trial")),
+				 (json_int_t)i + 1);
+	/* the grid's odometer order, the first parameter slowest; values as written */
+	char *text = json_dumps(json_object_get(json_array_get(add, 0), "params"), JSON_COMPACT);
+	assert_string_equal(text, "[[\"x\",\"1\"],[\"opt\",\"a\"]]");
+	free(text);
+	assert_null(to);	/* nothing placed yet: still QUEUED */
+	assert_true(json_is_true(json_object_get(out, "isHyperparameterTuningJob")));
+	assert_string_equal(json_string_value(json_object_get(out, "completedTrialCount")), "0");
+	assert_string_equal(json_string_value(json_object_get(out, "hyperparameterMetricTag")), "score");
+	json_decref(add);
+	json_decref(out);
+	json_decref(s);
+}
+
+static void a_running_study_fills_freed_slots_and_orders_its_output(void **state)
+{
+	json_t *s = grid_study("RUNNING", 10, 2, 0), *add, *out;
+	const char *to, *cause;
+	char *msg;
+	(void)state;
+	add_trial(s, 1, "1", "a", "SUCCEEDED", 3.0, NULL);
+	add_trial(s, 2, "1", "b", "SUCCEEDED", 7.5, NULL);
+	add_trial(s, 3, "2", "a", "RUNNING", NAN, NULL);
+	decide(s, &add, &out, &to, &cause, &msg);
+	assert_int_equal(json_array_size(add), 1);
+	json_t *p = json_object_get(json_array_get(add, 0), "params");
+	assert_string_equal(json_string_value(json_array_get(json_array_get(p, 0), 1)), "2");
+	assert_string_equal(json_string_value(json_array_get(json_array_get(p, 1), 1)), "b");
+	assert_null(to);
+	json_t *trials = json_object_get(out, "trials");
+	assert_int_equal(json_array_size(trials), 3);
+	assert_string_equal(json_string_value(json_object_get(json_array_get(trials, 0), "trialId")), "2");
+	assert_string_equal(json_string_value(json_object_get(json_array_get(trials, 1), "trialId")), "1");
+	assert_string_equal(json_string_value(json_object_get(json_array_get(trials, 2), "trialId")), "3");
+	json_t *fm = json_object_get(json_array_get(trials, 0), "finalMetric");
+	assert_string_equal(json_string_value(json_object_get(fm, "trainingStep")), "2");
+	assert_true(json_real_value(json_object_get(fm, "objectiveValue")) == 7.5);
+	assert_string_equal(json_string_value(json_object_get(out, "completedTrialCount")), "2");
+	assert_true(json_real_value(json_object_get(out, "consumedMLUnits")) == 1.5);
+	json_decref(add);
+	json_decref(out);
+	json_decref(s);
+}
+
+static void an_exhausted_grid_ends_the_study(void **state)
+{
+	json_t *s = grid_study("RUNNING", 10, 2, 0), *add, *out;
+	const char *to, *cause;
+	char *msg;
+	(void)state;
+	add_trial(s, 1, "1", "a", "SUCCEEDED", 1, NULL);
+	add_trial(s, 2, "1", "b", "SUCCEEDED", 2, NULL);
+	add_trial(s, 3, "2", "a", "SUCCEEDED", 3, NULL);
+	add_trial(s, 4, "2", "b", "FAILED", NAN, "boom");
+	decide(s, &add, &out, &to, &cause, &msg);
+	assert_int_equal(json_array_size(add), 0);
+	assert_string_equal(to, "SUCCEEDED");
+	assert_string_equal(cause, "succeed");
+	assert_null(msg);
+	json_decref(add);
+	json_decref(out);
+	json_decref(s);
+}
+
+static void failed_trials_fail_the_study_with_the_first_ones_reason(void **state)
+{
+	json_t *s = grid_study("RUNNING", 10, 2, 2), *add, *out;
+	const char *to, *cause;
+	char *msg;
+	(void)state;
+	add_trial(s, 1, "1", "a", "FAILED", NAN, "The replica master 0 exited with a non-zero status of 1.");
+	add_trial(s, 2, "1", "b", "FAILED", NAN, "The replica master 0 exited with a non-zero status of 2.");
+	decide(s, &add, &out, &to, &cause, &msg);
+	assert_int_equal(json_array_size(add), 0);
+	assert_string_equal(to, "FAILED");
+	assert_string_equal(cause, "fail");
+	assert_string_equal(msg, "Trial 1 failed: The replica master 0 exited with a non-zero status of 1.");
+	free(msg);
+	json_decref(add);
+	json_decref(out);
+	json_decref(s);
+}
+
+static void a_queued_study_is_preparing_once_a_trial_is_placed(void **state)
+{
+	json_t *s = grid_study("QUEUED", 2, 2, 0), *add, *out;
+	const char *to, *cause;
+	char *msg;
+	(void)state;
+	add_trial(s, 1, "1", "a", "PREPARING", NAN, NULL);
+	add_trial(s, 2, "1", "b", "QUEUED", NAN, NULL);
+	decide(s, &add, &out, &to, &cause, &msg);
+	assert_int_equal(json_array_size(add), 0);	/* maxTrials reached */
+	assert_string_equal(to, "PREPARING");
+	assert_string_equal(cause, "place");
+	json_decref(add);
+	json_decref(out);
+	json_decref(s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(a_new_study_suggests_as_many_as_may_run),
+		cmocka_unit_test(a_running_study_fills_freed_slots_and_orders_its_output),
+		cmocka_unit_test(an_exhausted_grid_ends_the_study),
+		cmocka_unit_test(failed_trials_fail_the_study_with_the_first_ones_reason),
+		cmocka_unit_test(a_queued_study_is_preparing_once_a_trial_is_placed),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

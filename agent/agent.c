@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,7 @@
 #include "gpu.h"
 #include "http.h"
 #include "log.h"
+#include "metric_file.h"
 #include "replica_log.h"
 #include "runtime.h"
 
@@ -548,6 +550,50 @@ void agent_stop_all(struct agent *a)
 		runtime_stop(a->cfg, r);
 }
 
+/*
+ * A trial replica's measurements, read from its metric file at most twice
+ * a second while it runs, and once more when it has ended (its last
+ * report carries its last measurements). True when they changed since
+ * the last report: [{"step", "value"}], the last 100, non-finite values
+ * left out (JSON has none).
+ */
+static bool trial_metrics_read(struct replica *r)
+{
+	if (!r->trial_id)
+		return false;
+	int64_t now = mono_usec();
+	bool ended = r->state == RS_EXITED || r->state == RS_FAILED_TO_START;
+	if (ended ? r->metrics_final_read :
+	    r->metrics_read_usec && now - r->metrics_read_usec < 500000)
+		return false;
+	r->metrics_read_usec = now;
+	r->metrics_final_read = ended;
+
+	char *path = replica_path(r, "hypertune/output.metrics"), err[256];
+	struct metric_series s = { 0 };
+	if (metric_file_read(path, r->metric_tag, r->trial_id, &s, err, sizeof(err))) {
+		log_warn("replica %s.%d: its metric file: %s", r->id, r->attempt, err);
+		free(path);
+		return false;
+	}
+	free(path);
+	json_t *points = json_array();
+	size_t from = s.n > 100 ? s.n - 100 : 0;
+	for (size_t i = from; i < s.n; i++)
+		if (isfinite(s.v[i].value))
+			json_array_append_new(points, json_pack("{s:I, s:f}", "step",
+								(json_int_t)s.v[i].global_step,
+								"value", s.v[i].value));
+	metric_series_release(&s);
+	if (!json_array_size(points) || (r->metrics && json_equal(points, r->metrics))) {
+		json_decref(points);
+		return false;
+	}
+	json_decref(r->metrics);
+	r->metrics = points;
+	return true;
+}
+
 char *agent_sync_body(struct agent *a, int wait_seconds)
 {
 	json_t *reps = json_array();
@@ -568,6 +614,7 @@ char *agent_sync_body(struct agent *a, int wait_seconds)
 		 * remain beyond this sync's batch, the state it last reported
 		 * stands (or, never reported, RUNNING for one that ran and
 		 * STARTING for one that did not start). */
+		bool new_metrics = trial_metrics_read(r);
 		enum replica_state st = r->state;
 		if ((st == RS_EXITED || st == RS_FAILED_TO_START) && replica_logs_unpinned(r) > 0)
 			st = r->rep_valid && r->rep_state != RS_EXITED &&
@@ -575,7 +622,7 @@ char *agent_sync_body(struct agent *a, int wait_seconds)
 			     st == RS_EXITED ? RS_RUNNING : RS_STARTING;
 		bool new_state = !r->rep_valid || r->rep_state != st ||
 				 (st == RS_EXITED && r->rep_exit != r->exit_code);
-		if (new_batch || new_state) {
+		if (new_batch || new_state || new_metrics) {
 			r->seq++;
 			r->rep_state = st;
 			r->rep_exit = r->exit_code;

@@ -85,6 +85,9 @@ void replica_free(struct replica *r)
 	free(r->cluster);
 	free(r->message);
 	free(r->container);
+	free(r->trial_id);
+	free(r->metric_tag);
+	json_decref(r->metrics);
 	json_decref(r->batch);
 	free(r);
 }
@@ -157,6 +160,10 @@ int replica_save(const struct replica *r)
 		json_object_set_new(o, "fenced", json_true());
 	if (r->node_stopped)
 		json_object_set_new(o, "nodeStopped", json_true());
+	if (r->trial_id)
+		json_object_set_new(o, "trial", json_string(r->trial_id));
+	if (r->metric_tag)
+		json_object_set_new(o, "metricTag", json_string(r->metric_tag));
 	if (r->python_package)
 		json_object_set_new(o, "pythonPackage", json_true());
 	if (r->cluster)
@@ -236,6 +243,10 @@ struct replica *replica_load(const char *dir)
 	r->helper_start = (unsigned long long)helper_start;
 	r->fenced = json_is_true(json_object_get(o, "fenced"));
 	r->node_stopped = json_is_true(json_object_get(o, "nodeStopped"));
+	const char *trial = json_string_value(json_object_get(o, "trial"));
+	const char *tag = json_string_value(json_object_get(o, "metricTag"));
+	r->trial_id = trial ? xstrdup(trial) : NULL;
+	r->metric_tag = tag ? xstrdup(tag) : NULL;
 	r->python_package = json_is_true(json_object_get(o, "pythonPackage"));
 out:
 	json_decref(o);

@@ -112,6 +112,15 @@ struct replica {
 	 * run's Ctrl-C, --stop-replicas-on-exit): not an exit of its own, a
 	 * maintenance event. Reported LOST with the reason; restarts elsewhere. */
 	bool node_stopped;
+	/* A tuning trial's replica (its env names CLOUD_ML_TRIAL_ID): the trial
+	 * and the metric tag its trainer reports under, through the metric
+	 * file <dir>/hypertune/output.metrics (metric_file.h). Owned; NULL:
+	 * not a trial. metrics: what the last report carried ([{step,value}],
+	 * not saved: read again after a restart). */
+	char *trial_id, *metric_tag;
+	json_t *metrics;
+	int64_t metrics_read_usec;	/* mono_usec() of the last read */
+	bool metrics_final_read;	/* read once more since it ended */
 
 	/* Stopping: SIGTERM sent at stop_usec, SIGKILL due at kill_usec. */
 	bool stopping;

@@ -15,6 +15,7 @@
 #include <sys/wait.h>
 
 #include "log.h"
+#include "metric_file.h"
 #include "python_pkg.h"
 #include "strbuf.h"
 
@@ -39,6 +40,38 @@ static void save(struct replica *r)
 			 r->attempt);
 }
 
+/* The value of NAME=... in a NULL-terminated env list, or NULL. */
+static const char *env_value(char **env, const char *name)
+{
+	size_t n = strlen(name);
+	for (size_t i = 0; env && env[i]; i++)
+		if (!strncmp(env[i], name, n) && env[i][n] == '=')
+			return env[i] + n + 1;
+	return NULL;
+}
+
+/*
+ * A tuning trial's replica (the scheduler gives it CLOUD_ML_TRIAL_ID and
+ * CLOUD_ML_HP_METRIC_TAG): its trial and tag, and the folder its metric
+ * file goes in (<dir>/hypertune; a container sees it at /tmp/hypertune,
+ * the library's default). A trial id that is not a number is ignored.
+ */
+static void trial_setup(struct replica *r, const struct desired_replica *d)
+{
+	const char *trial = env_value(d->env, "CLOUD_ML_TRIAL_ID");
+	const char *tag = env_value(d->env, "CLOUD_ML_HP_METRIC_TAG");
+
+	if (!trial || !*trial || strlen(trial) > 20 || strspn(trial, "0123456789") != strlen(trial))
+		return;
+	r->trial_id = xstrdup(trial);
+	r->metric_tag = xstrdup(tag && *tag ? tag : METRIC_DEFAULT_TAG);
+	char *dir = replica_path(r, "hypertune");
+	if (mkdir(dir, 0777) && errno != EEXIST)
+		log_warn("replica %s.%d: cannot create %s: %s", r->id, r->attempt, dir,
+			 strerror(errno));
+	free(dir);
+}
+
 void runtime_start(const struct agent_config *cfg, struct replica *r,
 		   const struct desired_replica *d)
 {
@@ -51,6 +84,7 @@ void runtime_start(const struct agent_config *cfg, struct replica *r,
 	}
 	r->state = RS_STARTING;
 	r->start_usec = now_usec();
+	trial_setup(r, d);
 	save(r);	/* before anything runs: a crash from here on is re-adoptable */
 	runtime_ops_for(r->runtime)->start(cfg, r, d);
 	log_info("replica %s.%d: %s%s%s", r->id, r->attempt, replica_state_name(r->state),

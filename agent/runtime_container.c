@@ -216,6 +216,13 @@ static void container_start(const struct agent_config *cfg, struct replica *r,
 	}
 	if (cfg->storage_root && *cfg->storage_root)
 		strvec_pushf(&sv, "--volume=%s:/gcs", cfg->storage_root);
+	/* A trial's metric file, where the cloudml-hypertune library writes by
+	 * default: its replica's own folder (runtime.c, trial_setup). */
+	if (r->trial_id) {
+		strvec_pushf(&sv, "--volume=%s/hypertune:/tmp/hypertune", r->dir);
+		if (!env_value(d->env, "CLOUD_ML_HP_METRIC_FILE"))
+			strvec_push(&sv, "--env=CLOUD_ML_HP_METRIC_FILE=/tmp/hypertune/output.metrics");
+	}
 	strvec_split(&sv, cfg->container_extra_args);
 	if (command && command[0] && docker) {
 		strvec_pushf(&sv, "--entrypoint=%s", command[0]);

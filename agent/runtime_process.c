@@ -65,6 +65,9 @@ static void process_start(const struct agent_config *cfg, struct replica *r,
 			     "/usr/local/bin:/usr/bin:/bin");
 	if (!env_has(d->env, "HOME"))
 		strvec_pushf(&envp, "HOME=%s", getenv("HOME") ? getenv("HOME") : cwd);
+	/* A trial's metric file: in its own folder (runtime.c, trial_setup). */
+	if (r->trial_id && !env_has(d->env, "CLOUD_ML_HP_METRIC_FILE"))
+		strvec_pushf(&envp, "CLOUD_ML_HP_METRIC_FILE=%s/hypertune/output.metrics", r->dir);
 
 	struct shim_spec spec = { r->dir, strvec_get(&argv), strvec_get(&envp), cwd,
 				  cfg->lease_file };

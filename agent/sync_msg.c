@@ -132,6 +132,8 @@ json_t *sync_report(const struct replica *r)
 	json_object_set_new(o, "endTime", time_or_null(st == RS_EXITED ||
 						       st == RS_FAILED_TO_START ? r->end_usec : 0));
 	json_object_set_new(o, "logs", r->batch ? json_incref(r->batch) : json_array());
+	if (r->metrics)
+		json_object_set_new(o, "metrics", json_incref(r->metrics));
 	return o;
 }
 

@@ -156,6 +156,25 @@ static void reply_desired(struct request *req, json_t *desired, int64_t version)
 				       "leaseSeconds", req->srv->lease_s));
 }
 
+/* A trial replica's measurements as the agent sends them (absent is fine). */
+static bool metrics_ok(const json_t *m)
+{
+	size_t i;
+	const json_t *p;
+
+	if (!m)
+		return true;
+	if (!json_is_array(m) || json_array_size(m) > 100)
+		return false;
+	json_array_foreach(m, i, p) {
+		if (!json_is_object(p) || json_object_size(p) != 2 ||
+		    !json_is_integer(json_object_get(p, "step")) ||
+		    !json_is_number(json_object_get(p, "value")))
+			return false;
+	}
+	return true;
+}
+
 void api_agent_sync(struct request *req)
 {
 	const char *node = req->params[0];
@@ -173,6 +192,15 @@ void api_agent_sync(struct request *req)
 	if (reports && !json_is_array(reports)) {
 		reply_error(req, API_INVALID_ARGUMENT, "Field: replicas Error: must be an array");
 		return;
+	}
+	size_t ri;
+	json_t *rep;
+	json_array_foreach(reports, ri, rep) {
+		if (!metrics_ok(json_object_get(rep, "metrics"))) {
+			reply_error(req, API_INVALID_ARGUMENT, "Field: replicas[%zu].metrics Error: must be "
+				    "an array of at most 100 {\"step\": integer, \"value\": number}", ri);
+			return;
+		}
 	}
 	/* A poll held past the lease would outlive it: the agent fences when
 	 * its lease passes, counted from when it sent this request. */

@@ -17,7 +17,8 @@
 	"   WHEN 'warning' THEN 'WARNING' ELSE 'INFO' END, " \
 	" 'textPayload', l.text, 'insertId', l.id::text, " \
 	" 'labels', jsonb_build_object('ml.googleapis.com/task_name', l.task, " \
-	"   'ml.googleapis.com/attempt', l.attempt::text), " \
+	"   'ml.googleapis.com/attempt', l.attempt::text) || CASE WHEN l.trial IS NULL THEN '{}' " \
+	"   ELSE jsonb_build_object('ml.googleapis.com/trial_id', l.trial::text) END, " \
 	" '_pos', jsonb_build_array((extract(epoch FROM l.time) * 1000000)::int8, l.id))"
 
 enum store_rc store_log_list(struct store *st, const char *project, bool desc, int64_t after_us,

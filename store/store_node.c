@@ -164,7 +164,7 @@ static const struct store_stmt stmt_sync_apply = {
 	12, "node_sync_apply",
 	"WITH r AS (SELECT * FROM jsonb_to_recordset($2::jsonb) AS x(replica text, attempt int, "
 	"   seq bigint, state text, \"exitCode\" int, message text, \"startTime\" timestamptz, "
-	"   \"endTime\" timestamptz, logs jsonb)), "
+	"   \"endTime\" timestamptz, logs jsonb, metrics jsonb)), "
 	/* What the replicas were before: their lines say what changed. */
 	"was AS MATERIALIZED (SELECT p.id, p.state, p.desired FROM replicas p "
 	"  WHERE p.node = $1 AND p.uid IN (SELECT replica FROM r)), "
@@ -172,6 +172,8 @@ static const struct store_stmt stmt_sync_apply = {
 	 * node (an orderly stop); a replica still wanted restarts elsewhere
 	 * (sched_restart), one being stopped is done. */
 	"upd AS (UPDATE replicas p SET state = r.state, exit_code = r.\"exitCode\", "
+	/* a trial's measurements (schema/017), as the agent last read them */
+	"   metrics = coalesce(r.metrics, p.metrics), "
 	"   message = coalesce(r.message, ''), seq = r.seq, "
 	"   start_time = coalesce(p.start_time, r.\"startTime\", "
 	"     CASE WHEN r.state = 'RUNNING' THEN now() END), "
@@ -188,8 +190,8 @@ static const struct store_stmt stmt_sync_apply = {
 	"   AND r.state IN ('STARTING', 'RUNNING', 'EXITED', 'FAILED_TO_START', 'LOST') "
 	" RETURNING p.id, p.job, p.uid, p.role, p.idx, p.attempt, p.state, p.exit_code, p.message), "
 	/* The service's line for each replica whose state changed (schema/016). */
-	"svc AS (INSERT INTO log_entries (job, task, attempt, stream, time, text) "
-	" SELECT upd.job, 'service', upd.attempt, "
+	"svc AS (INSERT INTO log_entries (job, task, attempt, stream, time, text, trial) "
+	" SELECT coalesce(j.parent, upd.job), 'service', upd.attempt, "
 	"   CASE WHEN upd.state = 'RUNNING' OR was.desired <> 'RUN' "
 	"     OR (upd.state = 'EXITED' AND upd.exit_code = 0) THEN 'system' "
 	"     WHEN upd.state = 'LOST' THEN 'warning' ELSE 'error' END, clock_timestamp(), "
@@ -207,11 +209,13 @@ static const struct store_stmt stmt_sync_apply = {
 	"     ELSE format('The replica %s was stopped with its node %s: %s', "
 	"       tp_replica_label(j.api, upd.role, upd.idx), $1, "
 	"       coalesce(nullif(upd.message, ''), 'the node stopped it')) END "
+	"   , j.trial "
 	" FROM upd JOIN was ON was.id = upd.id JOIN jobs j ON j.id = upd.job "
 	" WHERE upd.state IS DISTINCT FROM was.state AND upd.state <> 'STARTING'), "
-	"logs AS (INSERT INTO log_entries (job, task, attempt, stream, time, text) "
-	" SELECT upd.job, tp_task_name(j.api, upd.role, upd.idx), upd.attempt, "
-	"   coalesce(l.stream, 'stdout'), coalesce(l.time, now()), coalesce(l.text, '') "
+	/* A tuning trial's lines go to its study's log, with the trial (schema/017). */
+	"logs AS (INSERT INTO log_entries (job, task, attempt, stream, time, text, trial) "
+	" SELECT coalesce(j.parent, upd.job), tp_task_name(j.api, upd.role, upd.idx), upd.attempt, "
+	"   coalesce(l.stream, 'stdout'), coalesce(l.time, now()), coalesce(l.text, ''), j.trial "
 	" FROM upd JOIN jobs j ON j.id = upd.job JOIN r ON r.replica = upd.uid, "
 	"   jsonb_to_recordset(coalesce(r.logs, '[]'::jsonb)) AS l(stream text, time timestamptz, text text) "
 	" RETURNING 1) "

@@ -19,6 +19,7 @@ struct study_view {
 	const char **categories;	/* every CATEGORICAL list, likewise */
 	int64_t max_trials, max_parallel, max_failed;
 	const char *tag;
+	bool early_stopping;	/* enableTrialEarlyStopping */
 };
 
 static void view_release(struct study_view *v)
@@ -81,6 +82,8 @@ static int view_load(const json_t *study, struct study_view *v, char *err, size_
 		hp->max_parallel_trials : 1;
 	v->max_failed = hp->has_max_failed_trials ? hp->max_failed_trials : 0;
 	v->tag = hp->metric_tag;
+	v->early_stopping = json_is_true(json_object_get(json_object_get(json_object_get(study, "spec"),
+		"hyperparameters"), "enableTrialEarlyStopping"));
 	return tuning_study_check(&v->study, err, errlen);
 }
 
@@ -90,8 +93,12 @@ static bool active(const char *state)
 	       !strcmp(state, "RUNNING") || !strcmp(state, "CANCELLING");
 }
 
-/* The trials as the optimizer sees them (values into vals[n * nparams]). */
-static struct tuning_trial *trials_of(const struct study_view *v, const json_t *list, double *vals)
+/*
+ * The trials as the optimizer sees them (values into vals[n * nparams],
+ * intermediate measurements into meas, one array per trial).
+ */
+static struct tuning_trial *trials_of(const struct study_view *v, const json_t *list, double *vals,
+				      struct tuning_measurement **meas)
 {
 	size_t n = json_array_size(list), np = v->study.nparams;
 	struct tuning_trial *t = xcalloc(n + 1, sizeof(*t));
@@ -112,7 +119,18 @@ static struct tuning_trial *trials_of(const struct study_view *v, const json_t *
 		}
 		t[i].objective = nm ? json_number_value(json_object_get(json_array_get(m, nm - 1),
 									"value")) : NAN;
-		if (active(state))
+		meas[i] = xcalloc(nm + 1, sizeof(**meas));
+		for (size_t k = 0; k < nm; k++) {
+			const json_t *pt = json_array_get(m, k);
+			meas[i][k].step = json_integer_value(json_object_get(pt, "step"));
+			meas[i][k].value = json_number_value(json_object_get(pt, "value"));
+		}
+		t[i].measurements = meas[i];
+		t[i].nmeasurements = nm;
+		if (json_is_true(json_object_get(tr, "stoppedEarly")))
+			/* stopped by the median rule: done, its last value its final one */
+			t[i].state = active(state) ? TUNING_TRIAL_ACTIVE : TUNING_TRIAL_STOPPED;
+		else if (active(state))
 			t[i].state = TUNING_TRIAL_ACTIVE;
 		else if (!strcmp(state, "SUCCEEDED"))
 			/* no measurement: it counts as done, and tells the optimizer nothing */
@@ -151,14 +169,18 @@ static json_t *trial_output(const struct study_view *v, const json_t *tr)
 		json_object_set_new(o, "startTime", json_string(start));
 	if (end)
 		json_object_set_new(o, "endTime", json_string(end));
-	json_object_set(o, "state", json_object_get(tr, "state"));
-	json_object_set_new(o, "isTrialStoppedEarly", json_false());
+	/* A trial stopped early ended well, on its last measurement (a choice:
+	 * docs/tuning.md): SUCCEEDED once its job has stopped. */
+	bool early = json_is_true(json_object_get(tr, "stoppedEarly"));
+	const char *st = json_string_value(json_object_get(tr, "state"));
+	json_object_set_new(o, "state", json_string(early && st && !active(st) ? "SUCCEEDED" : st ? st : ""));
+	json_object_set_new(o, "isTrialStoppedEarly", json_boolean(early));
 	(void)v;
 	return o;
 }
 
-void study_decide(const json_t *study, json_t **add, json_t **output, const char **to_state,
-		  const char **cause, char **message)
+void study_decide(const json_t *study, json_t **add, json_t **stop, json_t **output,
+		  const char **to_state, const char **cause, char **message)
 {
 	const json_t *list = json_object_get(study, "trials");
 	const char *state = json_string_value(json_object_get(study, "state")) ?: "";
@@ -167,6 +189,7 @@ void study_decide(const json_t *study, json_t **add, json_t **output, const char
 	char err[256];
 
 	*add = json_array();
+	*stop = json_array();
 	*output = json_object();
 	*to_state = *cause = NULL;
 	*message = NULL;
@@ -180,7 +203,8 @@ void study_decide(const json_t *study, json_t **add, json_t **output, const char
 	}
 	size_t np = v.study.nparams;
 	double *vals = xcalloc(n * np + 1, sizeof(*vals));
-	struct tuning_trial *trials = trials_of(&v, list, vals);
+	struct tuning_measurement **meas = xcalloc(n + 1, sizeof(*meas));
+	struct tuning_trial *trials = trials_of(&v, list, vals, meas);
 	size_t nactive = 0, nsucceeded = 0, nfinal = 0;
 	bool running = false, placed = false;
 	double units = 0;
@@ -188,7 +212,7 @@ void study_decide(const json_t *study, json_t **add, json_t **output, const char
 		const json_t *tr = json_array_get(list, i);
 		const char *ts = json_string_value(json_object_get(tr, "state")) ?: "";
 		nactive += trials[i].state == TUNING_TRIAL_ACTIVE;
-		nsucceeded += !strcmp(ts, "SUCCEEDED");
+		nsucceeded += !strcmp(ts, "SUCCEEDED") || trials[i].state == TUNING_TRIAL_STOPPED;
 		nfinal += trials[i].state != TUNING_TRIAL_ACTIVE;
 		running |= !strcmp(ts, "RUNNING") || !active(ts);
 		placed |= strcmp(ts, "QUEUED") != 0;
@@ -203,7 +227,8 @@ void study_decide(const json_t *study, json_t **add, json_t **output, const char
 		json_array_append_new(out_trials, trial_output(&v, json_array_get(list, order[i])));
 	json_t *to = json_pack("{s:b, s:o, s:f}", "isHyperparameterTuningJob", 1,
 			       "trials", out_trials, "consumedMLUnits", round(units * 100) / 100);
-	json_object_set_new(to, "completedTrialCount", json_sprintf("%zu", nfinal));
+	/* "trials that completed successfully" (Google's word for the field) */
+	json_object_set_new(to, "completedTrialCount", json_sprintf("%zu", nsucceeded));
 	if (v.tag)
 		json_object_set_new(to, "hyperparameterMetricTag", json_string(v.tag));
 	json_object_update(*output, to);
@@ -221,6 +246,17 @@ void study_decide(const json_t *study, json_t **add, json_t **output, const char
 		*to_state = "FAILED";
 		*cause = "fail";
 		goto out;
+	}
+	/* enableTrialEarlyStopping: running trials worse than the median of
+	 * the completed ones at the same step stop (tuning_should_stop()). */
+	if (v.early_stopping) {
+		for (size_t i = 0; i < n; i++) {
+			const json_t *tr = json_array_get(list, i);
+			const char *ts = json_string_value(json_object_get(tr, "state")) ?: "";
+			if (!strcmp(ts, "RUNNING") && !json_is_true(json_object_get(tr, "stoppedEarly")) &&
+			    tuning_should_stop(&v.study, &trials[i], trials, n))
+				json_array_append(*stop, json_object_get(tr, "row"));
+		}
 	}
 	/* More trials: as many as may run at once, up to maxTrials. */
 	int64_t room = v.max_parallel - (int64_t)nactive;
@@ -275,6 +311,9 @@ void study_decide(const json_t *study, json_t **add, json_t **output, const char
 		*cause = "run";
 	}
 out:
+	for (size_t i = 0; i < n; i++)
+		free(meas[i]);
+	free(meas);
 	/* QUEUED has no edge to an end: a study ends from PREPARING, a pass later. */
 	if (!strcmp(state, "QUEUED") && *to_state && strcmp(*to_state, "PREPARING")) {
 		*to_state = "PREPARING";
@@ -297,12 +336,20 @@ enum store_rc study_pass(struct store_conn *c)
 	if (rc != STORE_OK)
 		return rc;
 	json_array_foreach(studies, i, s) {
-		json_t *add, *output;
+		json_t *add, *stop, *output, *row;
 		const char *to_state, *cause;
 		char *message;
 		int64_t id = json_integer_value(json_object_get(s, "id"));
 		int added = 0;
-		study_decide(s, &add, &output, &to_state, &cause, &message);
+		size_t k;
+		study_decide(s, &add, &stop, &output, &to_state, &cause, &message);
+		json_array_foreach(stop, k, row) {
+			if (rc == STORE_OK)
+				rc = store_study_stop_trial(c, id, json_integer_value(row));
+		}
+		if (json_array_size(stop))
+			log_info("study %s: %zu trial(s) stopped early (the median stopping rule)",
+				 json_string_value(json_object_get(s, "jobId")), json_array_size(stop));
 		if (json_array_size(add)) {
 			rc = store_study_add_trials(c, id, add, &added);
 			if (rc == STORE_CONFLICT)
@@ -314,6 +361,7 @@ enum store_rc study_pass(struct store_conn *c)
 			log_info("study %s: %d trial(s) added%s%s", json_string_value(json_object_get(
 				s, "jobId")), added, to_state ? ", now " : "", to_state ? to_state : "");
 		json_decref(add);
+		json_decref(stop);
 		json_decref(output);
 		free(message);
 		if (rc != STORE_OK)

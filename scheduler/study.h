@@ -14,6 +14,9 @@
  *     trial is left to run or suggest and one succeeded (FAILED when none
  *     did). A study that ends or is cancelled cancels its running trials
  *     (schema/017's trigger);
+ *   - with enableTrialEarlyStopping, stops running trials by the median
+ *     stopping rule (tuning_should_stop()): they end CANCELLED, marked
+ *     stopped_early, and count as done on their last measurement;
  *   - writes its trainingOutput: isHyperparameterTuningJob,
  *     hyperparameterMetricTag, completedTrialCount, trials best first by
  *     the goal, consumedMLUnits over every trial.
@@ -33,10 +36,11 @@ enum store_rc study_pass(struct store_conn *c);
 /*
  * One study's decisions, without the database (tests): study as
  * store_study_active() lists it. *add: the trials to add ([{trial,
- * params}], new, maybe empty); *output: its trainingOutput (new);
+ * params}], new, maybe empty); *stop: the rows of running trials to stop
+ * early (new, maybe empty); *output: its trainingOutput (new);
  * *to_state, *cause, *message: its move (NULL: none; message owned).
  */
-void study_decide(const json_t *study, json_t **add, json_t **output, const char **to_state,
-		  const char **cause, char **message);
+void study_decide(const json_t *study, json_t **add, json_t **stop, json_t **output,
+		  const char **to_state, const char **cause, char **message);
 
 #endif

@@ -7,7 +7,10 @@
 --
 --   parent        the study a trial belongs to (NULL: a job, or a study)
 --   trial         the trial's number in its study: 1, 2, ...
---   trial_params  the trial's values, {name: value as Google writes it}
+--   trial_params  the trial's values, [[name, value as Google writes it], ...]
+--   stopped_early the study stopped the trial by the median stopping rule
+--                 (enableTrialEarlyStopping): cancelled, its last measurement
+--                 its final one
 --   study         a job that is a study: ml v1 with
 --                 trainingInput.hyperparameters (an ml job's spec is its
 --                 TrainingInput); it runs no replica itself
@@ -16,6 +19,7 @@
 ALTER TABLE jobs ADD COLUMN parent bigint REFERENCES jobs (id) ON DELETE CASCADE,
                  ADD COLUMN trial integer,
                  ADD COLUMN trial_params jsonb,
+                 ADD COLUMN stopped_early boolean NOT NULL DEFAULT false,
                  ADD COLUMN study boolean GENERATED ALWAYS AS
                      (api = 'ml' AND parent IS NULL AND spec ? 'hyperparameters') STORED;
 CREATE INDEX jobs_parent ON jobs (parent, trial) WHERE parent IS NOT NULL;

@@ -19,7 +19,7 @@
 struct store_stmt {
 	/* unique, < STORE_MAX_STMTS: bit in the prepared mask. Taken: 0 store.c,
 	 * 1-4, 7 and 59-63 store_job, 5-6 store_iam, 10-18, 28-29, 46 and 49 store_node,
-	 * 30-42, 47-48 and 52 store_sched, 53-56 store_study, 50-51 store_log, 57 store_metrics, 19-27 and 43-45
+	 * 30-42, 47-48 and 52 store_sched, 8-9 and 53-56 store_study, 50-51 store_log, 57 store_metrics, 19-27 and 43-45
 	 * store_storage. Two statements with one id
 	 * abort the server at first use. */
 	unsigned id;

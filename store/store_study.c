@@ -6,7 +6,7 @@
 
 #include "store_pg.h"
 
-/* Statement ids 53-56 belong to this file. */
+/* Statement ids 8-9 and 53-56 belong to this file. */
 
 #define TIME_TEXT(x) "to_char(" x " AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')"
 
@@ -14,7 +14,8 @@ static const struct store_stmt stmt_active = {
 	53, "study_active",
 	"SELECT coalesce(jsonb_agg(jsonb_build_object('id', s.id, 'jobId', s.job_id, "
 	"  'state', s.state, 'spec', s.spec, 'output', s.output, "
-	"  'trials', (SELECT coalesce(jsonb_agg(jsonb_build_object('trial', c.trial, "
+	"  'trials', (SELECT coalesce(jsonb_agg(jsonb_build_object('row', c.id, 'trial', c.trial, "
+	"      'stoppedEarly', c.stopped_early, "
 	"      'params', c.trial_params, 'state', c.state, 'error', c.error_message, "
 	"      'startTime', " TIME_TEXT("c.start_time") ", 'endTime', " TIME_TEXT("c.end_time") ", "
 	"      'units', coalesce((c.output->>'consumedMLUnits')::float8, tp_job_ml_units(c.id)), "
@@ -65,6 +66,47 @@ enum store_rc store_study_add_trials(struct store_conn *c, int64_t study, const 
 	*added = rc == STORE_OK ? atoi(PQgetvalue(res, 0, 0)) : 0;
 	PQclear(res);
 	free(text);
+	return rc;
+}
+
+/* A trial stopped early: marked, then cancelled (its study's row first). */
+static const struct store_stmt stmt_stop_early = {
+	8, "study_stop_early",
+	"WITH s AS MATERIALIZED (SELECT id FROM jobs WHERE id = $1::int8 FOR UPDATE), "
+	"t AS MATERIALIZED (SELECT c.id FROM jobs c, s WHERE c.parent = s.id AND c.id = $2::int8 "
+	"  AND c.state IN ('PREPARING', 'RUNNING') FOR UPDATE), "
+	"m AS (UPDATE jobs SET stopped_early = true WHERE id IN (SELECT id FROM t) RETURNING id) "
+	"SELECT count(*) FROM m",
+	false,
+};
+
+static const struct store_stmt stmt_cancel_trial = {
+	9, "study_cancel_trial",
+	"SELECT count(*) FROM tp_job_transition(ARRAY(SELECT id FROM jobs WHERE id = $1::int8 "
+	"  AND stopped_early), NULL, 'cancel')",
+	false,
+};
+
+enum store_rc store_study_stop_trial(struct store_conn *c, int64_t study, int64_t trial_row)
+{
+	char s[24], t[24];
+	const char *p[] = { s, t };
+	enum store_rc rc;
+
+	snprintf(s, sizeof(s), "%lld", (long long)study);
+	snprintf(t, sizeof(t), "%lld", (long long)trial_row);
+	for (int attempt = 0;; attempt++) {
+		if ((rc = store_begin(c)) == STORE_OK) {
+			PQclear(store_exec(c, &stmt_stop_early, 2, p, &rc));
+			if (rc == STORE_OK)
+				PQclear(store_exec(c, &stmt_cancel_trial, 1, p + 1, &rc));
+			if (rc == STORE_OK)
+				rc = store_commit(c);
+			store_rollback(c);
+		}
+		if (!store_retry(rc, attempt, "a trial's early stop"))
+			break;
+	}
 	return rc;
 }
 

@@ -33,6 +33,13 @@ enum store_rc store_study_add_trials(struct store_conn *c, int64_t study, const 
 				     int *added) MUST_CHECK;
 
 /*
+ * Stops a running trial (its job's row trial_row) of study early, by the
+ * median stopping rule: marked stopped_early, then cancelled.
+ */
+enum store_rc store_study_stop_trial(struct store_conn *c, int64_t study,
+				     int64_t trial_row) MUST_CHECK;
+
+/*
  * Writes the study's trainingOutput (output: the object merged into its
  * output) and, when to_state is not NULL, moves it by cause with message
  * (NULL: none) through the state machine's entry point.

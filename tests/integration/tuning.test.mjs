@@ -137,9 +137,32 @@ describe('ml v1 tuning jobs', () => {
     assert.equal(j.trainingOutput.trials.length, 2);
   });
 
+  it('enableTrialEarlyStopping: a trial worse than the median at its step is stopped, and counted done', async () => {
+    // Trials 1-3 report 10 at steps 1 and 2 and end; trial 4 (x=4) reports 1
+    // at step 1, then runs until it is stopped.
+    const script = `: ${MARK}-early; x=0; for a in "$@"; do case "$a" in --x=*) x=\${a#--x=};; esac; done; ` +
+      'f="$CLOUD_ML_HP_METRIC_FILE"; t="$CLOUD_ML_TRIAL_ID"; ' +
+      'if [ "$x" = 4 ]; then printf \'{"global_step": "1", "score": "1", "trial": "%s"}\\n\' "$t" > "$f"; ' +
+      'while :; do sleep 0.2; done; fi; ' +
+      'printf \'{"global_step": "1", "score": "10", "trial": "%s"}\\n{"global_step": "2", "score": "10", "trial": "%s"}\\n\' "$t" "$t" > "$f"';
+    const spec = study({ algorithm: 'GRID_SEARCH', maxTrials: 4, maxParallelTrials: 1,
+      enableTrialEarlyStopping: true, params: [{ parameterName: 'x', type: 'INTEGER', minValue: 1, maxValue: 4 }] });
+    spec.masterConfig.containerCommand = ['sh', '-c', script, 'trainer'];
+    await createJob(server.base, 'demo', 'early_1', spec);
+    const done = await waitJobState(server.base, 'demo', 'early_1', ['SUCCEEDED', 'FAILED'], 120_000,
+      () => agent.stderr().slice(-3000));
+    assert.equal(done.state, 'SUCCEEDED', JSON.stringify(done));
+    const t4 = done.trainingOutput.trials.find((t) => t.trialId === '4');
+    assert.equal(t4.isTrialStoppedEarly, true, JSON.stringify(done.trainingOutput));
+    assert.deepEqual(t4.finalMetric, { trainingStep: '1', objectiveValue: 1 });
+    assert.equal(done.trainingOutput.trials.at(-1).trialId, '4', 'the worst, last');
+    assert.equal(done.trainingOutput.completedTrialCount, '4');
+    await waitFor(() => pgrep(`${MARK}-early`).length === 0, 30_000, 'the stopped trial is gone');
+  });
+
   it('a study\'s trials are not jobs of the list', async () => {
     const res = await fetch(`${server.base}/v1/projects/demo/jobs?pageSize=100&prettyPrint=false`);
     const ids = (await res.json()).jobs.map((j) => j.jobId).sort();
-    assert.deepEqual(ids, ['bayes_1', 'cancel_1', 'fail_1', 'grid_1', 'random_1']);
+    assert.deepEqual(ids, ['bayes_1', 'cancel_1', 'early_1', 'fail_1', 'grid_1', 'random_1']);
   });
 });

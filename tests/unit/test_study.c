@@ -42,6 +42,14 @@ enum store_rc __wrap_store_study_update(struct store_conn *c, int64_t s, const j
 	return STORE_ERROR;
 }
 
+enum store_rc __wrap_store_study_stop_trial(struct store_conn *c, int64_t s, int64_t t);
+enum store_rc __wrap_store_study_stop_trial(struct store_conn *c, int64_t s, int64_t t)
+{
+	(void)c, (void)s, (void)t;
+	fail_msg("store_study_stop_trial called");
+	return STORE_ERROR;
+}
+
 /* A grid study over x in 1..2 and opt in {a, b} (4 points). */
 static json_t *grid_study(const char *state, int max_trials, int max_parallel, int max_failed)
 {
@@ -71,10 +79,13 @@ static void add_trial(json_t *s, int n, const char *x, const char *opt, const ch
 	json_array_append_new(json_object_get(s, "trials"), t);
 }
 
+static json_t *last_stop;	/* the last decision's trials to stop early */
+
 static void decide(json_t *s, json_t **add, json_t **out, const char **to, const char **cause,
 		   char **msg)
 {
-	study_decide(s, add, out, to, cause, msg);
+	json_decref(last_stop);
+	study_decide(s, add, &last_stop, out, to, cause, msg);
 }
 
 static void a_new_study_suggests_as_many_as_may_run(void **state)
@@ -170,6 +181,64 @@ static void failed_trials_fail_the_study_with_the_first_ones_reason(void **state
 	json_decref(s);
 }
 
+/* A trial's measurements, one a step, from step 1. */
+static void measure(json_t *s, int trial, const double *v, size_t n)
+{
+	json_t *t = json_array_get(json_object_get(s, "trials"), (size_t)trial - 1);
+	json_t *m = json_array();
+	for (size_t i = 0; i < n; i++)
+		json_array_append_new(m, json_pack("{s:i, s:f}", "step", (int)i + 1, "value", v[i]));
+	json_object_set_new(t, "metrics", m);
+	json_object_set_new(t, "row", json_integer(100 + trial));
+}
+
+static void early_stopping_stops_a_trial_below_the_median_and_counts_it_done(void **state)
+{
+	json_t *s = grid_study("RUNNING", 10, 2, 0), *add, *out;
+	const char *to, *cause;
+	char *msg;
+	(void)state;
+	json_object_set_new(json_object_get(json_object_get(s, "spec"), "hyperparameters"),
+			    "enableTrialEarlyStopping", json_true());
+	add_trial(s, 1, "1", "a", "SUCCEEDED", NAN, NULL);
+	add_trial(s, 2, "1", "b", "SUCCEEDED", NAN, NULL);
+	add_trial(s, 3, "2", "a", "SUCCEEDED", NAN, NULL);
+	add_trial(s, 4, "2", "b", "RUNNING", NAN, NULL);
+	const double good[] = { 5, 6, 7 }, bad[] = { 1, 1 };
+	for (int t = 1; t <= 3; t++)
+		measure(s, t, good, 3);
+	measure(s, 4, bad, 2);
+	decide(s, &add, &out, &to, &cause, &msg);
+	assert_int_equal(json_array_size(last_stop), 1);
+	assert_int_equal(json_integer_value(json_array_get(last_stop, 0)), 104);
+	json_decref(add);
+	json_decref(out);
+
+	/* A trial as good as the others runs on. */
+	measure(s, 4, good, 2);
+	decide(s, &add, &out, &to, &cause, &msg);
+	assert_int_equal(json_array_size(last_stop), 0);
+	json_decref(add);
+	json_decref(out);
+
+	/* Stopped early and ended: done on its last value, SUCCEEDED in the output. */
+	measure(s, 4, bad, 2);
+	json_t *t4 = json_array_get(json_object_get(s, "trials"), 3);
+	json_object_set_new(t4, "stoppedEarly", json_true());
+	json_object_set_new(t4, "state", json_string("CANCELLED"));
+	decide(s, &add, &out, &to, &cause, &msg);
+	assert_string_equal(to, "SUCCEEDED");	/* the grid's 4 points are done */
+	json_t *trials = json_object_get(out, "trials");
+	json_t *last = json_array_get(trials, 3);	/* the worst: 1 */
+	assert_string_equal(json_string_value(json_object_get(last, "trialId")), "4");
+	assert_true(json_is_true(json_object_get(last, "isTrialStoppedEarly")));
+	assert_string_equal(json_string_value(json_object_get(last, "state")), "SUCCEEDED");
+	assert_string_equal(json_string_value(json_object_get(out, "completedTrialCount")), "4");
+	json_decref(add);
+	json_decref(out);
+	json_decref(s);
+}
+
 static void a_queued_study_is_preparing_once_a_trial_is_placed(void **state)
 {
 	json_t *s = grid_study("QUEUED", 2, 2, 0), *add, *out;
@@ -195,6 +264,9 @@ int main(void)
 		cmocka_unit_test(an_exhausted_grid_ends_the_study),
 		cmocka_unit_test(failed_trials_fail_the_study_with_the_first_ones_reason),
 		cmocka_unit_test(a_queued_study_is_preparing_once_a_trial_is_placed),
+		cmocka_unit_test(early_stopping_stops_a_trial_below_the_median_and_counts_it_done),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	int rc = cmocka_run_group_tests(tests, NULL, NULL);
+	json_decref(last_stop);
+	return rc;
 }

@@ -182,7 +182,14 @@ static json_t *trial_output(const struct study_view *v, const json_t *tr)
 void study_decide(const json_t *study, json_t **add, json_t **stop, json_t **output,
 		  const char **to_state, const char **cause, char **message)
 {
-	const json_t *list = json_object_get(study, "trials");
+	/* resumePreviousJobId: the earlier study's trials first, ended; then its own. */
+	json_t *prev = json_object_get(study, "previous"), *own = json_object_get(study, "trials");
+	json_t *list = json_array();
+	if (json_is_array(prev))
+		json_array_extend(list, prev);
+	if (json_is_array(own))
+		json_array_extend(list, own);
+	size_t nprev = json_array_size(prev);
 	const char *state = json_string_value(json_object_get(study, "state")) ?: "";
 	size_t n = json_array_size(list);
 	struct study_view v;
@@ -199,6 +206,7 @@ void study_decide(const json_t *study, json_t **add, json_t **stop, json_t **out
 		*cause = queued ? "place" : "fail";
 		*message = queued ? NULL : xasprintf("The study cannot be run: %s.", err);
 		view_release(&v);
+		json_decref(list);
 		return;
 	}
 	size_t np = v.study.nparams;
@@ -214,9 +222,10 @@ void study_decide(const json_t *study, json_t **add, json_t **stop, json_t **out
 		nactive += trials[i].state == TUNING_TRIAL_ACTIVE;
 		nsucceeded += !strcmp(ts, "SUCCEEDED") || trials[i].state == TUNING_TRIAL_STOPPED;
 		nfinal += trials[i].state != TUNING_TRIAL_ACTIVE;
-		running |= !strcmp(ts, "RUNNING") || !active(ts);
-		placed |= strcmp(ts, "QUEUED") != 0;
-		units += json_number_value(json_object_get(tr, "units"));
+		running |= i >= nprev && (!strcmp(ts, "RUNNING") || !active(ts));
+		placed |= i >= nprev && strcmp(ts, "QUEUED") != 0;
+		if (i >= nprev)	/* what this job consumed */
+			units += json_number_value(json_object_get(tr, "units"));
 	}
 
 	/* The output: every trial, best first by the goal. */
@@ -235,8 +244,9 @@ void study_decide(const json_t *study, json_t **add, json_t **stop, json_t **out
 	json_decref(to);
 
 	/* Failed too often: the study fails, naming its first failed trial. */
-	if (tuning_study_failed(trials, n, v.max_trials, v.max_failed)) {
-		for (size_t i = 0; i < n && !*message; i++) {
+	/* Its own failures fail a study, not the earlier study's. */
+	if (tuning_study_failed(trials + nprev, n - nprev, v.max_trials, v.max_failed)) {
+		for (size_t i = nprev; i < n && !*message; i++) {
 			const json_t *tr = json_array_get(list, i);
 			if (trials[i].state == TUNING_TRIAL_FAILED)
 				*message = xasprintf("Trial %lld failed: %s",
@@ -260,7 +270,11 @@ void study_decide(const json_t *study, json_t **add, json_t **stop, json_t **out
 	}
 	/* More trials: as many as may run at once, up to maxTrials. */
 	int64_t room = v.max_parallel - (int64_t)nactive;
-	int64_t left = v.max_trials - (int64_t)n;
+	int64_t left = v.max_trials - (int64_t)(n - nprev);	/* maxTrials: its own */
+	int64_t next = 0;	/* trial numbers go on after the earlier study's */
+	for (size_t i = 0; i < n; i++)
+		if (trials[i].id > next)
+			next = trials[i].id;
 	int64_t want = room < left ? room : left;
 	ssize_t got = 0;
 	if (want > 0) {
@@ -284,7 +298,7 @@ void study_decide(const json_t *study, json_t **add, json_t **stop, json_t **out
 									text));
 			}
 			json_array_append_new(*add, json_pack("{s:I, s:o}", "trial",
-							      (json_int_t)(n + (size_t)k + 1),
+							      (json_int_t)(next + k + 1),
 							      "params", params));
 		}
 		free(pts);
@@ -324,6 +338,7 @@ out:
 	free(order);
 	free(trials);
 	free(vals);
+	json_decref(list);
 	view_release(&v);
 }
 

@@ -10,19 +10,27 @@
 
 #define TIME_TEXT(x) "to_char(" x " AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')"
 
+/* The trials of the study row `study`, as store_study_active() lists them. */
+#define TRIALS_OF(study) \
+	"(SELECT coalesce(jsonb_agg(jsonb_build_object('row', c.id, 'trial', c.trial, " \
+	"    'stoppedEarly', c.stopped_early, " \
+	"    'params', c.trial_params, 'state', c.state, 'error', c.error_message, " \
+	"    'startTime', " TIME_TEXT("c.start_time") ", 'endTime', " TIME_TEXT("c.end_time") ", " \
+	"    'units', coalesce((c.output->>'consumedMLUnits')::float8, tp_job_ml_units(c.id)), " \
+	"    'metrics', coalesce((SELECT p.metrics FROM replicas p WHERE p.job = c.id " \
+	"      ORDER BY (p.role NOT IN ('master', 'chief', 'pool0')), p.idx, p.id LIMIT 1), " \
+	"      '[]'::jsonb)) ORDER BY c.trial), '[]'::jsonb) " \
+	"  FROM jobs c WHERE c.parent = " study ")"
+
 static const struct store_stmt stmt_active = {
 	53, "study_active",
 	"SELECT coalesce(jsonb_agg(jsonb_build_object('id', s.id, 'jobId', s.job_id, "
 	"  'state', s.state, 'spec', s.spec, 'output', s.output, "
-	"  'trials', (SELECT coalesce(jsonb_agg(jsonb_build_object('row', c.id, 'trial', c.trial, "
-	"      'stoppedEarly', c.stopped_early, "
-	"      'params', c.trial_params, 'state', c.state, 'error', c.error_message, "
-	"      'startTime', " TIME_TEXT("c.start_time") ", 'endTime', " TIME_TEXT("c.end_time") ", "
-	"      'units', coalesce((c.output->>'consumedMLUnits')::float8, tp_job_ml_units(c.id)), "
-	"      'metrics', coalesce((SELECT p.metrics FROM replicas p WHERE p.job = c.id "
-	"        ORDER BY (p.role NOT IN ('master', 'chief', 'pool0')), p.idx, p.id LIMIT 1), "
-	"        '[]'::jsonb)) ORDER BY c.trial), '[]'::jsonb) "
-	"    FROM jobs c WHERE c.parent = s.id)) ORDER BY s.id), '[]'::jsonb)::text "
+	"  'trials', " TRIALS_OF("s.id") ", "
+	/* resumePreviousJobId: the earlier study's trials, of the same project */
+	"  'previous', (SELECT " TRIALS_OF("ps.id") " FROM jobs ps WHERE ps.api = 'ml' "
+	"    AND ps.project = s.project AND ps.job_id = s.spec #>> '{hyperparameters,resumePreviousJobId}' "
+	"    AND ps.study)) ORDER BY s.id), '[]'::jsonb)::text "
 	"FROM jobs s WHERE s.study AND s.state IN ('QUEUED', 'PREPARING', 'RUNNING')",
 	true,
 };

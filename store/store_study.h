@@ -19,7 +19,9 @@
  *    "trials": [{"trial", "params": [[name, value], ...], "state", "error",
  *                "startTime", "endTime", "units", "metrics": [{step, value}]}]}
  * with its trials in trial order and a trial's metrics those of its primary
- * replica (new array).
+ * replica, and "previous": the trials of the study its
+ * hyperparameters.resumePreviousJobId names (of the same project; null
+ * when none) (new array).
  */
 enum store_rc store_study_active(struct store_conn *c, json_t **out) MUST_CHECK;
 

@@ -160,9 +160,22 @@ describe('ml v1 tuning jobs', () => {
     await waitFor(() => pgrep(`${MARK}-early`).length === 0, 30_000, 'the stopped trial is gone');
   });
 
+  it('resumePreviousJobId: the earlier study\'s trials count and are listed; the new ones go on after them', async () => {
+    const LR = { parameterName: 'lr', type: 'DOUBLE', minValue: 0.0001, maxValue: 0.1, scaleType: 'UNIT_LOG_SCALE' };
+    await createJob(server.base, 'demo', 'resume_1', study({ algorithm: 'RANDOM_SEARCH', maxTrials: 2,
+      maxParallelTrials: 2, resumePreviousJobId: 'random_1', params: [LR] }));
+    const done = await waitJobState(server.base, 'demo', 'resume_1', ['SUCCEEDED', 'FAILED'], 120_000);
+    assert.equal(done.state, 'SUCCEEDED', JSON.stringify(done));
+    const earlier = (await getJob(server.base, 'demo', 'random_1')).trainingOutput.trials;
+    const ids = done.trainingOutput.trials.map((t) => t.trialId).sort((a, b) => a - b);
+    assert.deepEqual(ids, ['1', '2', '3', '4', '5', '6']);
+    for (const t of earlier)
+      assert.deepEqual(done.trainingOutput.trials.find((x) => x.trialId === t.trialId).hyperparameters, t.hyperparameters);
+  });
+
   it('a study\'s trials are not jobs of the list', async () => {
     const res = await fetch(`${server.base}/v1/projects/demo/jobs?pageSize=100&prettyPrint=false`);
     const ids = (await res.json()).jobs.map((j) => j.jobId).sort();
-    assert.deepEqual(ids, ['bayes_1', 'cancel_1', 'early_1', 'fail_1', 'grid_1', 'random_1']);
+    assert.deepEqual(ids, ['bayes_1', 'cancel_1', 'early_1', 'fail_1', 'grid_1', 'random_1', 'resume_1']);
   });
 });

@@ -239,6 +239,34 @@ static void early_stopping_stops_a_trial_below_the_median_and_counts_it_done(voi
 	json_decref(s);
 }
 
+/* resumePreviousJobId: the earlier study's trials count and are listed; numbers go on. */
+static void a_resumed_study_goes_on_from_the_earlier_ones_trials(void **state)
+{
+	json_t *s = grid_study("QUEUED", 2, 2, 1), *add, *out;
+	const char *to, *cause;
+	char *msg;
+	(void)state;
+	json_t *own = json_object_get(s, "trials");
+	add_trial(s, 1, "1", "a", "SUCCEEDED", 4, NULL);
+	add_trial(s, 2, "1", "b", "FAILED", NAN, "boom");
+	json_object_set(s, "previous", own);	/* those two were the earlier study's */
+	json_object_set_new(s, "trials", json_array());
+	decide(s, &add, &out, &to, &cause, &msg);
+	assert_null(msg);	/* the earlier failure does not fail this study (maxFailedTrials 1) */
+	assert_int_equal(json_array_size(add), 2);
+	json_t *a0 = json_array_get(add, 0), *a1 = json_array_get(add, 1);
+	assert_int_equal(json_integer_value(json_object_get(a0, "trial")), 3);
+	assert_int_equal(json_integer_value(json_object_get(a1, "trial")), 4);
+	/* the grid goes on where the earlier study left it: x = 2 */
+	assert_string_equal(json_string_value(json_array_get(json_array_get(json_object_get(a0, "params"), 0), 1)), "2");
+	assert_string_equal(json_string_value(json_array_get(json_array_get(json_object_get(a1, "params"), 0), 1)), "2");
+	assert_int_equal(json_array_size(json_object_get(out, "trials")), 2);
+	assert_null(to);	/* none of its own placed yet */
+	json_decref(add);
+	json_decref(out);
+	json_decref(s);
+}
+
 static void a_queued_study_is_preparing_once_a_trial_is_placed(void **state)
 {
 	json_t *s = grid_study("QUEUED", 2, 2, 0), *add, *out;
@@ -265,6 +293,7 @@ int main(void)
 		cmocka_unit_test(failed_trials_fail_the_study_with_the_first_ones_reason),
 		cmocka_unit_test(a_queued_study_is_preparing_once_a_trial_is_placed),
 		cmocka_unit_test(early_stopping_stops_a_trial_below_the_median_and_counts_it_done),
+		cmocka_unit_test(a_resumed_study_goes_on_from_the_earlier_ones_trials),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	json_decref(last_stop);

@@ -571,6 +571,11 @@ static bool trial_metrics_read(struct replica *r)
 
 	char *path = replica_path(r, "hypertune/output.metrics"), err[256];
 	struct metric_series s = { 0 };
+	struct stat st;
+	if (!lstat(path, &st)) {	/* what trial_metrics_changed() compares with */
+		r->metrics_size = st.st_size;
+		r->metrics_mtime_ns = st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec;
+	}
 	if (metric_file_read(path, r->metric_tag, r->trial_id, &s, err, sizeof(err))) {
 		log_warn("replica %s.%d: its metric file: %s", r->id, r->attempt, err);
 		free(path);
@@ -826,6 +831,24 @@ static void request_done(struct agent *a, long status)
 	}
 }
 
+/*
+ * Whether a trial's metric file changed since it was last read (its size
+ * or time): a new measurement goes out within a second, not at the end of
+ * the long-poll (early stopping decides on them).
+ */
+static bool trial_metrics_changed(const struct replica *r)
+{
+	struct stat st;
+	if (!r->trial_id)
+		return false;
+	char *path = replica_path(r, "hypertune/output.metrics");
+	bool changed = !lstat(path, &st) && S_ISREG(st.st_mode) &&
+		       (st.st_size != r->metrics_size ||
+			st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec != r->metrics_mtime_ns);
+	free(path);
+	return changed;
+}
+
 /* Whether to drop an idle long-poll and sync again now. */
 static bool resync_now(struct agent *a)
 {
@@ -837,7 +860,7 @@ static bool resync_now(struct agent *a)
 	if (age < 1000000)
 		return false;
 	for (struct replica *r = a->replicas; r; r = r->next)
-		if (!r->batch && replica_logs_pending(r) > 0)
+		if ((!r->batch && replica_logs_pending(r) > 0) || trial_metrics_changed(r))
 			return true;
 	return false;
 }

@@ -121,6 +121,7 @@ struct replica {
 	json_t *metrics;
 	int64_t metrics_read_usec;	/* mono_usec() of the last read */
 	bool metrics_final_read;	/* read once more since it ended */
+	int64_t metrics_size, metrics_mtime_ns;	/* the file as last read */
 
 	/* Stopping: SIGTERM sent at stop_usec, SIGKILL due at kill_usec. */
 	bool stopping;

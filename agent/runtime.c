@@ -40,8 +40,7 @@ static void save(struct replica *r)
 			 r->attempt);
 }
 
-/* The value of NAME=... in a NULL-terminated env list, or NULL. */
-static const char *env_value(char **env, const char *name)
+const char *runtime_env_value(char **env, const char *name)
 {
 	size_t n = strlen(name);
 	for (size_t i = 0; env && env[i]; i++)
@@ -58,8 +57,8 @@ static const char *env_value(char **env, const char *name)
  */
 static void trial_setup(struct replica *r, const struct desired_replica *d)
 {
-	const char *trial = env_value(d->env, "CLOUD_ML_TRIAL_ID");
-	const char *tag = env_value(d->env, "CLOUD_ML_HP_METRIC_TAG");
+	const char *trial = runtime_env_value(d->env, "CLOUD_ML_TRIAL_ID");
+	const char *tag = runtime_env_value(d->env, "CLOUD_ML_HP_METRIC_TAG");
 
 	if (!trial || !*trial || strlen(trial) > 20 || strspn(trial, "0123456789") != strlen(trial))
 		return;

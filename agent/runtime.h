@@ -45,6 +45,9 @@ extern const struct runtime_ops runtime_container_ops;	/* podman and docker */
 extern const struct runtime_ops runtime_simulate_ops;
 const struct runtime_ops *runtime_ops_for(enum agent_runtime rt);
 
+/* The value of NAME=... in a NULL-terminated "K=V" list (a replica's env), or NULL. */
+const char *runtime_env_value(char **env, const char *name);
+
 /*
  * Creates r's directory, saves its status and starts it with its runtime.
  * Returns true when r's state or anything reportable changed (always here).

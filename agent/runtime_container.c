@@ -82,15 +82,6 @@ static void engine_argv(const struct agent_config *cfg, struct strvec *sv)
 	strvec_push(sv, engine);
 }
 
-static const char *env_value(char **env, const char *name)
-{
-	size_t n = strlen(name);
-	for (size_t i = 0; env && env[i]; i++)
-		if (!strncmp(env[i], name, n) && env[i][n] == '=')
-			return env[i] + n + 1;
-	return NULL;
-}
-
 /* The last non-empty line of s, trimmed, into a new string. */
 static char *last_line(const char *s)
 {
@@ -210,9 +201,9 @@ static void container_start(const struct agent_config *cfg, struct replica *r,
 			strvec_pushf(&sv, "--gpus=\"device=%s\"", sb_str(&gpus));
 	} else {
 		strvec_push(&sv, "--env=NVIDIA_VISIBLE_DEVICES=void");
-		if (env_value(d->env, "CUDA_VISIBLE_DEVICES"))
+		if (runtime_env_value(d->env, "CUDA_VISIBLE_DEVICES"))
 			strvec_pushf(&sv, "--env=CUDA_VISIBLE_DEVICES=%s",
-				     env_value(d->env, "CUDA_VISIBLE_DEVICES"));
+				     runtime_env_value(d->env, "CUDA_VISIBLE_DEVICES"));
 	}
 	if (cfg->storage_root && *cfg->storage_root)
 		strvec_pushf(&sv, "--volume=%s:/gcs", cfg->storage_root);
@@ -220,7 +211,7 @@ static void container_start(const struct agent_config *cfg, struct replica *r,
 	 * default: its replica's own folder (runtime.c, trial_setup). */
 	if (r->trial_id) {
 		strvec_pushf(&sv, "--volume=%s/hypertune:/tmp/hypertune", r->dir);
-		if (!env_value(d->env, "CLOUD_ML_HP_METRIC_FILE"))
+		if (!runtime_env_value(d->env, "CLOUD_ML_HP_METRIC_FILE"))
 			strvec_push(&sv, "--env=CLOUD_ML_HP_METRIC_FILE=/tmp/hypertune/output.metrics");
 	}
 	strvec_split(&sv, cfg->container_extra_args);

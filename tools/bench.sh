@@ -198,6 +198,41 @@ printf '%s\n' "${lat[@]}" | sort -n | awk '{ a[NR] = $1 } END {
 	printf "  submit->RUNNING (real agent, 2 replicas): p50 %.1f ms, p99 %.1f ms over %d jobs (goal p99 < 100 ms)\n",
 		a[int(NR * 0.5 + 0.5)], a[int(NR * 0.99 + 0.5)], NR }'
 
+# --- tuning: trial turnover ----------------------------------------------------
+# A study of BENCH_TUNING_TRIALS one-second trials (the simulate runtime),
+# 50 at a time, on two simulate-runtime agents with room for all 50: wall
+# time from create to SUCCEEDED against the ideal (trials / 50 seconds).
+ttrials=${BENCH_TUNING_TRIALS:-1000}
+for n in 1 2; do
+	TRAINPLANE_AGENT_SERVER="http://127.0.0.1:$port/" TRAINPLANE_AGENT_NODE=bench-sim-$n \
+	TRAINPLANE_AGENT_REGION=us-west1 TRAINPLANE_AGENT_ZONE=us-west1-b TRAINPLANE_AGENT_VCPUS=128 \
+	TRAINPLANE_AGENT_MEMORY_MB=1048576 TRAINPLANE_AGENT_RUNTIME=simulate \
+	TRAINPLANE_AGENT_WORK_DIR="$state/sim-$n" TRAINPLANE_AGENT_LOG_LEVEL=warn \
+		"$dir/trainplane-agent" --stop-replicas-on-exit 2>"$state/sim-$n.log" &
+	pids+=($!)
+done
+sleep 1
+t0=$(date +%s%N)
+curl -sf -X POST "http://127.0.0.1:$port/v1/projects/tune/jobs?prettyPrint=false" -H 'Content-Type: application/json' \
+	-d "{\"jobId\": \"turnover\", \"labels\": {\"trainplane-simulate\": \"run-1s-exit-0\"},
+	     \"trainingInput\": {\"scaleTier\": \"CUSTOM\", \"region\": \"us-west1\", \"masterType\": \"n1-standard-4\",
+	     \"masterConfig\": {\"imageUri\": \"x\"},
+	     \"hyperparameters\": {\"goal\": \"MAXIMIZE\", \"algorithm\": \"RANDOM_SEARCH\", \"maxTrials\": $ttrials,
+	       \"maxParallelTrials\": 50, \"params\": [{\"parameterName\": \"lr\", \"type\": \"DOUBLE\",
+	       \"minValue\": 0.0001, \"maxValue\": 0.1, \"scaleType\": \"UNIT_LOG_SCALE\"}]}}}" >/dev/null
+state_now=
+for _ in $(seq 1 3000); do
+	state_now=$(psql_run -c "SELECT state FROM jobs WHERE project = 'tune' AND job_id = 'turnover'")
+	case "$state_now" in SUCCEEDED|FAILED|CANCELLED) break ;; esac
+	sleep 0.1
+done
+ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+done_trials=$(psql_run -c "SELECT count(*) FROM jobs WHERE project = 'tune' AND parent IS NOT NULL AND state = 'SUCCEEDED'")
+printf '  tuning: %s one-second trials, 50 at a time: %s in %.1f s, %.2f x the ideal %.0f s (goal < 1.2 x); %s trials succeeded\n' \
+	"$ttrials" "$state_now" "$(awk -v m="$ms" 'BEGIN { print m / 1000 }')" \
+	"$(awk -v m="$ms" -v t="$ttrials" 'BEGIN { print m / 1000 / (t / 50) }')" "$(awk -v t="$ttrials" 'BEGIN { print t / 50 }')" \
+	"$done_trials"
+
 # --- 1,000 simulated agents long-polling every 10 s ---------------------------
 spid=${pids[0]}
 ticks() { awk '{ print $14 + $15 }' "/proc/$spid/stat"; }

@@ -199,6 +199,15 @@ static void gp_factor(struct gp *g)
 	solve_upper_t(g->l, n, g->alpha, g->alpha);
 }
 
+/* target_clones makes an ifunc, whose resolver the dynamic loader runs
+ * before ThreadSanitizer's runtime is up: an instrumented resolver crashes
+ * the program at load (make test-tsan's server did). Without clones there. */
+#if defined(__SANITIZE_THREAD__)
+#define SOLVE_CLONES
+#else
+#define SOLVE_CLONES __attribute__((target_clones("avx2", "default")))
+#endif
+
 /*
  * Solves L V = V in place for a block of BLOCK right-hand sides (v: n x
  * BLOCK, the points innermost): each row takes the rows above it four at
@@ -206,7 +215,7 @@ static void gp_factor(struct gp *g)
  * operations in any lane, so the result does not depend on the CPU; the
  * AVX2 clone is only faster).
  */
-__attribute__((target_clones("avx2", "default")))
+SOLVE_CLONES
 static void solve_block(const double *l, size_t n, double *restrict v)
 {
 	for (size_t i = 0; i < n; i++) {

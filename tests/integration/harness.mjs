@@ -338,6 +338,10 @@ export async function startServer({ pg, env = {}, args = [], ready = true, cwd =
     TRAINPLANE_DB_POOL_SIZE: '4',
     TRAINPLANE_HTTP_THREADS: '4',
     ...(pg ? { TRAINPLANE_DATABASE_URL: pg.url } : {}),
+    // A state directory of its own (the storage root, gcs/, is in it): the
+    // default, the checkout's ./var, is make run's, and buckets a test made
+    // there were left in it (replica_identity_fresh checks it is left alone).
+    TRAINPLANE_STATE_DIR: makeTempDir('tp-state-'),
     ...env,
   };
   const child = spawn(bin, args, { cwd, env: fullEnv, stdio: ['ignore', 'pipe', 'pipe'] });

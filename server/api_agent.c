@@ -217,9 +217,6 @@ void api_agent_sync(struct request *req)
 		reply_error(req, API_INVALID_ARGUMENT, "Field: stopping Error: must be true or false");
 		return;
 	}
-	if (json_is_true(stopping) && !req->resumed)
-		log_info("node %s is stopping (its agent is leaving in an orderly way): it takes no "
-			 "new replica, and those it stops restart elsewhere", node);
 	/* After a wake-up the reports were applied already: just read. Nor is
 	 * the lease renewed: the agent was alive when the request arrived (the
 	 * lease was renewed then), not necessarily now; a dead agent's parked
@@ -243,6 +240,10 @@ void api_agent_sync(struct request *req)
 		reply_store_error(req, rc);
 		return;
 	}
+	/* (after the sync: the node is a registered one, its name checked then) */
+	if (json_is_true(stopping) && !req->resumed)
+		log_info("node %s is stopping (its agent is leaving in an orderly way): it takes no "
+			 "new replica, and those it stops restart elsewhere", node);
 	if (changed)
 		sched_wake(req->srv->sched);	/* replicas ended: capacity freed */
 	char v[24];

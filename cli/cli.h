@@ -116,6 +116,9 @@ void cli_typed(json_t *v, const struct schema_message *m);
  * with 404/409 special forms (reference §3.4) and details as YAML.
  * url_path is the request path (e.g. "/v1/projects/p/jobs/j").
  */
+/* "create_time" -> "createTime" (new string): gcloud finds a field by either spelling. */
+char *cli_camel(const char *s);
+
 void cli_render_error(struct strbuf *out, const char *command, long http_status,
 		      const char *url_path, const char *body);
 

@@ -132,21 +132,6 @@ static int parse_key(const char **p, struct key *k, char **err)
 	return 0;
 }
 
-/* "create_time" -> "createTime": gcloud finds a field by either spelling. */
-static char *camel(const char *s)
-{
-	char *out = xstrdup(s), *o = out;
-	for (; *s; s++) {
-		if (*s == '_' && s[1]) {
-			*o++ = (char)toupper((unsigned char)*++s);
-			continue;
-		}
-		*o++ = *s;
-	}
-	*o = '\0';
-	return out;
-}
-
 static json_t *get_at(const json_t *v, const struct key_seg *s, size_t n)
 {
 	if (!v)
@@ -170,7 +155,7 @@ static json_t *get_at(const json_t *v, const struct key_seg *s, size_t n)
 			return NULL;
 		json_t *c = json_object_get(v, s->name);
 		if (!c) {
-			char *cc = camel(s->name);
+			char *cc = cli_camel(s->name);
 			c = json_object_get(v, cc);
 			free(cc);
 		}

@@ -101,8 +101,7 @@ struct sort_item {
 	size_t index;	/* the tie-break that makes the sort stable */
 };
 
-/* "create_time" -> "createTime": gcloud accepts either spelling of a field. */
-static char *camel(const char *s)
+char *cli_camel(const char *s)
 {
 	char *out = xstrdup(s), *o = out;
 	for (; *s; s++) {
@@ -122,7 +121,7 @@ static json_t *lookup(json_t *v, const char *path)
 	for (char *seg = strtok_r(copy, ".", &save); seg && v; seg = strtok_r(NULL, ".", &save)) {
 		json_t *next = json_object_get(v, seg);
 		if (!next) {
-			char *c = camel(seg);
+			char *c = cli_camel(seg);
 			next = json_object_get(v, c);
 			free(c);
 		}

@@ -76,6 +76,19 @@ describe('agent protocol', () => {
       assert.ok(e.message.includes(`Field: ${f} `), `${f} named in: ${e.message}`);
   });
 
+  it('a report whose trial measurements are not [{step, value}] (at most 100) is 400, naming it', async () => {
+    assert.equal((await node('nm', 'inc-m')).status, 200);
+    for (const metrics of ['x', [{ step: 1 }], [{ step: 'a', value: 1 }], Array(101).fill({ step: 1, value: 1 })]) {
+      const res = await sync('nm', { incarnation: 'inc-m', replicas: [
+        { replica: 'r', attempt: 1, seq: 1, state: 'RUNNING', metrics }] });
+      assertError(res, 400, 'INVALID_ARGUMENT', /^Field: replicas\[0\]\.metrics Error: /);
+    }
+    const ok = await sync('nm', { incarnation: 'inc-m', waitSeconds: 0, replicas: [
+      { replica: 'r', attempt: 1, seq: 1, state: 'RUNNING', metrics: [{ step: 3, value: 0.5 }] }] });
+    assert.equal(ok.status, 200, ok.text);
+    assert.equal((await drain('nm')).status, 200);
+  });
+
   it('404 for an unknown node, 409 ABORTED for another incarnation', async () => {
     assertError(await sync('nobody', { incarnation: 'i', replicas: [] }), 404, 'NOT_FOUND');
     assert.equal((await node('n1', 'inc-a')).status, 200);

@@ -20,6 +20,7 @@
 #include "store_log.h"
 #include "store_sched.h"
 #include "strbuf.h"
+#include "vertex_types.h"
 
 #define MAX_QUEUED_PER_PASS 2000
 
@@ -204,9 +205,13 @@ static void trial_env_of(const json_t *trial, const json_t *job_spec, struct tri
 	if (!json_is_integer(trial))
 		return;
 	snprintf(t->id, sizeof(t->id), "%lld", (long long)json_integer_value(trial));
-	/* (an ml job's stored spec is its TrainingInput) */
+	/* (an ml job's stored spec is its TrainingInput; a Vertex trial's
+	 * CustomJob has its study's metric under VERTEX_TRIAL_KEY) */
 	t->tag = json_string_value(json_object_get(json_object_get(job_spec, "hyperparameters"),
 						   "hyperparameterMetricTag"));
+	if (!t->tag)
+		t->tag = json_string_value(json_object_get(json_object_get(job_spec,
+			VERTEX_TRIAL_KEY), "metricTag"));
 }
 
 static json_t *replica_spec(const json_t *run, const struct ml_cluster *cl, size_t self,
@@ -559,11 +564,16 @@ static enum store_rc sched_tick(struct sched *s, bool full)
 		const json_t *params = json_object_get(q, "trial_params");
 		size_t nflags = json_array_size(params);
 		char **flags = xcalloc(nflags + 1, sizeof(*flags));
+		size_t kept_flags = 0;
 		for (size_t k = 0; k < nflags; k++) {
 			const json_t *pair = json_array_get(params, k);
-			flags[k] = xasprintf("--%s=%s", json_string_value(json_array_get(pair, 0)) ?: "",
-					     json_string_value(json_array_get(pair, 1)) ?: "");
+			if (json_is_false(json_array_get(pair, 2)))
+				continue;	/* a conditional parameter left out */
+			flags[kept_flags++] = xasprintf("--%s=%s",
+				json_string_value(json_array_get(pair, 0)) ?: "",
+				json_string_value(json_array_get(pair, 1)) ?: "");
 		}
+		nflags = kept_flags;
 		struct plan_trial trial = { (const char *const *)flags, nflags };
 		int planned = spec_plan_replicas(cat, &spec, json_object_get(q, "labels"),
 						 nflags ? &trial : NULL, &plans[kept], err, sizeof(err));

@@ -9,6 +9,8 @@
 #include "store_study.h"
 #include "training_spec.h"
 #include "tuning.h"
+#include "vertex_types.h"
+#include "wire.h"
 
 /* A study as the optimizer sees it, built from the stored spec. */
 struct study_view {
@@ -19,7 +21,10 @@ struct study_view {
 	const char **categories;	/* every CATEGORICAL list, likewise */
 	int64_t max_trials, max_parallel, max_failed;
 	const char *tag;
-	bool early_stopping;	/* enableTrialEarlyStopping */
+	bool early_stopping;	/* enableTrialEarlyStopping; Vertex: an automated stopping spec */
+	bool best;		/* Vertex BEST_MEASUREMENT: a trial's best measurement is final */
+	bool vertex;		/* a Vertex HyperparameterTuningJob */
+	const json_t *stored;	/* the study's stored spec */
 };
 
 static void view_release(struct study_view *v)
@@ -82,8 +87,10 @@ static int view_load(const json_t *study, struct study_view *v, char *err, size_
 		hp->max_parallel_trials : 1;
 	v->max_failed = hp->has_max_failed_trials ? hp->max_failed_trials : 0;
 	v->tag = hp->metric_tag;
-	v->early_stopping = json_is_true(json_object_get(json_object_get(json_object_get(study, "spec"),
-		"hyperparameters"), "enableTrialEarlyStopping"));
+	v->early_stopping = hp->early_stopping;
+	v->best = hp->best_measurement;
+	v->stored = json_object_get(study, "spec");
+	v->vertex = spec_stored_is_vertex(v->stored);
 	return tuning_study_check(&v->study, err, errlen);
 }
 
@@ -91,6 +98,27 @@ static bool active(const char *state)
 {
 	return !strcmp(state, "QUEUED") || !strcmp(state, "PREPARING") ||
 	       !strcmp(state, "RUNNING") || !strcmp(state, "CANCELLING");
+}
+
+/*
+ * Which of a trial's measurements (non-empty) is its final one: the last
+ * reported (ml v1; Vertex LAST_MEASUREMENT, its default), or the best by
+ * the goal (Vertex BEST_MEASUREMENT), the earliest of equals.
+ */
+static size_t final_index(const struct study_view *v, const json_t *m)
+{
+	size_t n = json_array_size(m), best = n - 1;
+
+	if (!v->best)
+		return best;
+	best = 0;
+	for (size_t k = 1; k < n; k++) {
+		double a = json_number_value(json_object_get(json_array_get(m, k), "value"));
+		double b = json_number_value(json_object_get(json_array_get(m, best), "value"));
+		if (v->study.goal == TUNING_MINIMIZE ? a < b : a > b)
+			best = k;
+	}
+	return best;
 }
 
 /*
@@ -117,8 +145,8 @@ static struct tuning_trial *trials_of(const struct study_view *v, const json_t *
 			if (!text || tuning_parse_value(&v->params[k], text, &vals[i * np + k]))
 				vals[i * np + k] = NAN;
 		}
-		t[i].objective = nm ? json_number_value(json_object_get(json_array_get(m, nm - 1),
-									"value")) : NAN;
+		t[i].objective = nm ? json_number_value(json_object_get(json_array_get(m,
+			final_index(v, m)), "value")) : NAN;
 		meas[i] = xcalloc(nm + 1, sizeof(**meas));
 		for (size_t k = 0; k < nm; k++) {
 			const json_t *pt = json_array_get(m, k);
@@ -179,6 +207,142 @@ static json_t *trial_output(const struct study_view *v, const json_t *tr)
 	return o;
 }
 
+/* --- Vertex ----------------------------------------------------------------- */
+
+/*
+ * Whether parameter j is active at the point pt: a parameter with no
+ * parent always is; a conditional one when its parent is active and has
+ * one of the condition's values (Vertex's conditionalParameterSpecs).
+ */
+static bool param_active(const struct study_view *v, const double *pt, size_t j)
+{
+	const struct spec_param *sp = &v->spec.hyperparameters.params[j];
+	size_t k;
+	const json_t *x;
+
+	if (sp->parent < 0)
+		return true;
+	size_t up = (size_t)sp->parent;
+	if (!param_active(v, pt, up))
+		return false;
+	const struct tuning_param *parent = &v->params[up];
+	json_array_foreach(sp->parent_values, k, x) {
+		double d;
+		if (parent->type == TUNING_CATEGORICAL) {
+			size_t c = (size_t)pt[up];
+			if (c < parent->ncategories && json_is_string(x) &&
+			    !strcmp(parent->categories[c], json_string_value(x)))
+				return true;
+		} else if (!wire_double_get(x, &d) && fabs(d - pt[up]) <= 1e-10) {
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * A Vertex trial's CustomJob: the study's trialJobSpec, its
+ * baseOutputDirectory the study's "/<trial>" ("a subdirectory of name id
+ * under its parent HyperparameterTuningJob's baseOutputDirectory"), and
+ * what the scheduler needs of the study under VERTEX_TRIAL_KEY (never
+ * rendered).
+ */
+static json_t *vertex_trial_spec(const struct study_view *v, const json_t *study, int64_t trial)
+{
+	const json_t *st = v->stored;
+	json_t *js = json_deep_copy(json_object_get(st, "trialJobSpec"));
+	const char *base = json_string_value(json_object_get(json_object_get(js,
+		"baseOutputDirectory"), "outputUriPrefix"));
+	const char *display = json_string_value(json_object_get(st, "displayName")) ?: "";
+
+	if (!js)
+		js = json_object();
+	if (base && *base) {
+		size_t n = strlen(base);
+		while (n > 1 && base[n - 1] == '/')
+			n--;
+		json_object_set_new(json_object_get(js, "baseOutputDirectory"), "outputUriPrefix",
+				    json_sprintf("%.*s/%lld", (int)n, base, (long long)trial));
+	}
+	json_t *spec = json_object();
+	json_object_set_new(spec, "displayName", json_sprintf("%s trial %lld", display,
+							      (long long)trial));
+	json_object_set_new(spec, "jobSpec", js);
+	if (json_object_get(st, "encryptionSpec"))
+		json_object_set(spec, "encryptionSpec", json_object_get(st, "encryptionSpec"));
+	json_object_set_new(spec, VERTEX_TRIAL_KEY, json_pack("{s:s?, s:O, s:I}", "metricTag",
+		v->tag, "study", json_object_get(study, "jobId"), "trial", (json_int_t)trial));
+	return spec;
+}
+
+/* A Trial.Parameter's value: a number, or a CATEGORICAL's string. */
+static json_t *vertex_value(const struct tuning_param *p, const char *text)
+{
+	double d;
+
+	if (p->type == TUNING_CATEGORICAL || tuning_parse_value(p, text, &d))
+		return json_string(text);
+	return p->type == TUNING_INTEGER ? json_integer((json_int_t)d) : json_real(d);
+}
+
+/*
+ * A Trial of HyperparameterTuningJob.trials: ACTIVE while its CustomJob
+ * runs, STOPPING while it is being cancelled, SUCCEEDED with a final
+ * measurement (a trial stopped early too, on its last one), INFEASIBLE
+ * when it ended without one ("done but missing the final_measurement")
+ * or failed, with the reason.
+ */
+static json_t *vertex_trial_output(const struct study_view *v, const json_t *study,
+				   const json_t *tr)
+{
+	json_t *o = json_object(), *params = json_array();
+	const json_t *m = json_object_get(tr, "metrics"), *pair;
+	const char *st = json_string_value(json_object_get(tr, "state")) ?: "";
+	size_t nm = json_array_size(m), k;
+	bool early = json_is_true(json_object_get(tr, "stoppedEarly"));
+
+	json_object_set_new(o, "id", json_sprintf("%lld", (long long)json_integer_value(
+		json_object_get(tr, "trial"))));
+	const char *state = !strcmp(st, "CANCELLING") ? "STOPPING"
+			    : active(st) ? "ACTIVE"
+			    : nm && (!strcmp(st, "SUCCEEDED") || early) ? "SUCCEEDED" : "INFEASIBLE";
+	json_object_set_new(o, "state", json_string(state));
+	json_array_foreach(json_object_get(tr, "params"), k, pair) {
+		if (k >= v->study.nparams || json_is_false(json_array_get(pair, 2)))
+			continue;	/* a conditional parameter the trial did not get */
+		json_array_append_new(params, json_pack("{s:O, s:o}", "parameterId",
+			json_array_get(pair, 0), "value", vertex_value(&v->params[k],
+				json_string_value(json_array_get(pair, 1)) ?: "")));
+	}
+	json_object_set_new(o, "parameters", params);
+	if (nm) {
+		const json_t *fin = json_array_get(m, final_index(v, m));
+		json_t *metric = json_pack("{s:s, s:O}", "metricId", v->tag ? v->tag : "", "value",
+					   json_object_get(fin, "value"));
+		json_object_set_new(o, "finalMeasurement", json_pack("{s:o, s:[o]}", "stepCount",
+			json_sprintf("%lld", (long long)json_integer_value(json_object_get(fin, "step"))),
+			"metrics", metric));
+	}
+	const char *start = json_string_value(json_object_get(tr, "startTime"));
+	const char *end = json_string_value(json_object_get(tr, "endTime"));
+	if (start)
+		json_object_set_new(o, "startTime", json_string(start));
+	if (end && !active(st))
+		json_object_set_new(o, "endTime", json_string(end));
+	if (!strcmp(state, "INFEASIBLE")) {
+		const char *err = json_string_value(json_object_get(tr, "error"));
+		json_object_set_new(o, "infeasibleReason",
+			err && *err ? json_string(err)
+				    : json_sprintf("The trial ended without reporting its metric "
+						   "\"%s\".", v->tag ? v->tag : ""));
+	}
+	json_object_set_new(o, "customJob", json_sprintf("projects/%s/locations/%s/customJobs/%s",
+		json_string_value(json_object_get(study, "project")) ?: "",
+		json_string_value(json_object_get(study, "region")) ?: "",
+		json_string_value(json_object_get(tr, "jobId")) ?: ""));
+	return o;
+}
+
 void study_decide(const json_t *study, json_t **add, json_t **stop, json_t **output,
 		  const char **to_state, const char **cause, char **message)
 {
@@ -228,18 +392,24 @@ void study_decide(const json_t *study, json_t **add, json_t **stop, json_t **out
 			units += json_number_value(json_object_get(tr, "units"));
 	}
 
-	/* The output: every trial, best first by the goal. */
+	/* The output: ml v1's trainingOutput, every trial best first by the
+	 * goal; Vertex's trials[], in trial order (as Vizier lists them). */
 	size_t *order = xcalloc(n + 1, sizeof(*order));
 	tuning_order(&v.study, trials, n, order);
 	json_t *out_trials = json_array();
 	for (size_t i = 0; i < n; i++)
-		json_array_append_new(out_trials, trial_output(&v, json_array_get(list, order[i])));
-	json_t *to = json_pack("{s:b, s:o, s:f}", "isHyperparameterTuningJob", 1,
-			       "trials", out_trials, "consumedMLUnits", round(units * 100) / 100);
-	/* "trials that completed successfully" (Google's word for the field) */
-	json_object_set_new(to, "completedTrialCount", json_sprintf("%zu", nsucceeded));
-	if (v.tag)
-		json_object_set_new(to, "hyperparameterMetricTag", json_string(v.tag));
+		json_array_append_new(out_trials, v.vertex
+			? vertex_trial_output(&v, study, json_array_get(list, i))
+			: trial_output(&v, json_array_get(list, order[i])));
+	json_t *to = json_pack("{s:o}", "trials", out_trials);
+	if (!v.vertex) {
+		json_object_set_new(to, "isHyperparameterTuningJob", json_true());
+		json_object_set_new(to, "consumedMLUnits", json_real(round(units * 100) / 100));
+		/* "trials that completed successfully" (Google's word for the field) */
+		json_object_set_new(to, "completedTrialCount", json_sprintf("%zu", nsucceeded));
+		if (v.tag)
+			json_object_set_new(to, "hyperparameterMetricTag", json_string(v.tag));
+	}
 	json_object_update(*output, to);
 	json_decref(to);
 
@@ -289,17 +459,22 @@ void study_decide(const json_t *study, json_t **add, json_t **stop, json_t **out
 		}
 		for (ssize_t k = 0; k < got; k++) {
 			json_t *params = json_array();
+			const double *pt = pts + (size_t)k * np;
+			int64_t number = next + k + 1;
 			for (size_t j = 0; j < np; j++) {
 				char text[64];
-				if (tuning_format_value(&v.params[j], pts[(size_t)k * np + j], text,
-							sizeof(text)) < 0)
+				if (tuning_format_value(&v.params[j], pt[j], text, sizeof(text)) < 0)
 					snprintf(text, sizeof(text), "?");
-				json_array_append_new(params, json_pack("[s, s]", v.params[j].name,
-									text));
+				/* [name, value], or [name, value, false]: a conditional
+				 * parameter its parent's value leaves out (no flag) */
+				json_array_append_new(params, param_active(&v, pt, j)
+					? json_pack("[s, s]", v.params[j].name, text)
+					: json_pack("[s, s, b]", v.params[j].name, text, 0));
 			}
-			json_array_append_new(*add, json_pack("{s:I, s:o}", "trial",
-							      (json_int_t)(next + k + 1),
-							      "params", params));
+			json_t *t = json_pack("{s:I, s:o}", "trial", (json_int_t)number, "params", params);
+			if (v.vertex)
+				json_object_set_new(t, "spec", vertex_trial_spec(&v, study, number));
+			json_array_append_new(*add, t);
 		}
 		free(pts);
 	}

@@ -38,14 +38,15 @@ static json_t *stored(const char *text)
 	return json_loads(text, JSON_DECODE_INT_AS_REAL, NULL);
 }
 
-static json_t *job_json(const struct job *j)
+/* A job as its collection shows it (customJobs, hyperparameterTuningJobs). */
+static json_t *job_json_in(const struct job *j, const char *collection)
 {
 	json_t *o = json_object();
 	json_t *spec = stored(j->spec_json);
 	char name[512];
 
-	snprintf(name, sizeof(name), "projects/%s/locations/%s/customJobs/%s", j->project,
-		 j->region, j->job_id);
+	snprintf(name, sizeof(name), "projects/%s/locations/%s/%s/%s", j->project, j->region,
+		 collection, j->job_id);
 	json_object_set_new(o, "name", json_string(name));
 	if (spec)
 		json_object_update(o, spec);
@@ -75,6 +76,28 @@ static json_t *job_json(const struct job *j)
 		if (labels)
 			json_object_set_new(o, "labels", labels);
 	}
+	return o;
+}
+
+static json_t *job_json(const struct job *j)
+{
+	return job_json_in(j, "customJobs");
+}
+
+/*
+ * A HyperparameterTuningJob: its stored body, state, times, error and
+ * labels as a CustomJob's, and its trials as the study pass last wrote
+ * them (scheduler/study.c).
+ */
+static json_t *tuning_job_json(const struct job *j)
+{
+	json_t *o = job_json_in(j, "hyperparameterTuningJobs");
+	json_t *out = stored(j->output_json);
+	json_t *trials = json_object_get(out, "trials");
+
+	if (json_array_size(trials))
+		json_object_set(o, "trials", trials);
+	json_decref(out);
 	return o;
 }
 
@@ -108,14 +131,22 @@ static json_t *pipeline_json(const struct job *j)
 	return o;
 }
 
-/* What a handler serves: custom jobs, or the pipelines stored as them. */
+/* What a handler serves: custom jobs, the pipelines stored as them, or tuning jobs. */
 struct kind {
-	const char *noun;	/* in messages: CustomJob, TrainingPipeline */
-	const char *collection;	/* in names: customJobs, trainingPipelines */
+	const char *noun;	/* in messages: CustomJob, TrainingPipeline, ... */
+	const char *collection;	/* in names: customJobs, trainingPipelines, ... */
 	bool pipeline;
+	bool tuning;		/* hyperparameterTuningJobs */
+	const struct schema_message *message;
+	enum store_job_list_of list;
 };
-static const struct kind CUSTOM_JOBS = { "CustomJob", "customJobs", false };
-static const struct kind PIPELINES = { "TrainingPipeline", "trainingPipelines", true };
+static const struct kind CUSTOM_JOBS = { "CustomJob", "customJobs", false, false,
+					 &vertex_custom_job_message, STORE_LIST_CUSTOM_JOBS };
+static const struct kind PIPELINES = { "TrainingPipeline", "trainingPipelines", true, false,
+				       &vertex_training_pipeline_message, STORE_LIST_PIPELINES };
+static const struct kind TUNING_JOBS = { "HyperparameterTuningJob", "hyperparameterTuningJobs",
+					 false, true, &vertex_hyperparameter_tuning_job_message,
+					 STORE_LIST_TUNING_JOBS };
 
 /* JOB_STATE_RUNNING, or PIPELINE_STATE_RUNNING for a pipeline. */
 static const char *state_name(const struct kind *k, enum job_state state)
@@ -127,10 +158,9 @@ static const char *state_name(const struct kind *k, enum job_state state)
  * (spec/vertex_types.c): the same bytes from create, get and list. */
 static void render(struct strbuf *sb, const struct kind *k, const struct job *j)
 {
-	json_t *o = k->pipeline ? pipeline_json(j) : job_json(j);
+	json_t *o = k->pipeline ? pipeline_json(j) : k->tuning ? tuning_job_json(j) : job_json(j);
 
-	schema_render(sb, k->pipeline ? &vertex_training_pipeline_message
-				      : &vertex_custom_job_message, o);
+	schema_render(sb, k->message, o);
 	json_decref(o);
 }
 
@@ -161,12 +191,22 @@ static void reply_vertex_violations(struct request *req, const struct violations
 	sb_release(&msg);
 }
 
-static bool is_pipeline(const struct job *j)
+/* Whether a stored spec has a member: a pipeline's record, a tuning job's
+ * studySpec, a trial's record. */
+static bool spec_has(const struct job *j, const char *key)
 {
 	json_t *spec = stored(j->spec_json);
-	bool yes = json_object_get(spec, VERTEX_PIPELINE_KEY) != NULL;
+	bool yes = json_object_get(spec, key) != NULL;
 	json_decref(spec);
 	return yes;
+}
+
+/* Whether the job is one the kind serves: a CustomJob is no tuning job. */
+static bool of_kind(const struct kind *k, const struct job *j)
+{
+	if (k->pipeline)
+		return spec_has(j, VERTEX_PIPELINE_KEY);
+	return spec_has(j, "studySpec") == k->tuning;
 }
 
 /* Looks the job up; replies 404 (or a store error) and returns NULL when absent. */
@@ -178,7 +218,7 @@ static struct job_rows *load_job(struct request *req, const struct kind *k, stru
 
 	if (rc == STORE_OK) {
 		job_rows_get(rows, 0, j);
-		if (!strcmp(j->region, req->params[1]) && (!k->pipeline || is_pipeline(j)))
+		if (!strcmp(j->region, req->params[1]) && of_kind(k, j))
 			return rows;
 		rc = STORE_NOT_FOUND;
 	}
@@ -357,8 +397,9 @@ void api_vertex_custom_jobs_get(struct request *req)
  * One page of the location's jobs (custom jobs, or the pipelines among
  * them when pipelines): filter, page token, rendering.
  */
-static void list_jobs(struct request *req, bool pipelines)
+static void list_jobs(struct request *req, const struct kind *k)
 {
+	bool pipelines = k->pipeline;
 	static const struct list_wording wording = {
 		"Invalid page size: must be non-negative.",
 		"Invalid page token: it is malformed or doesn't match arguments from the request.",
@@ -370,10 +411,8 @@ static void list_jobs(struct request *req, bool pipelines)
 	if (list_query_read(req, pipelines ? &list_filter_pipelines : &list_filter_custom_jobs,
 			    &wording, &q))
 		return;
-	enum store_rc rc = store_job_list(req->srv->store,
-					  pipelines ? STORE_LIST_PIPELINES : STORE_LIST_CUSTOM_JOBS,
-					  req->params[0], req->params[1], q.pos, q.size + 1, q.tree,
-					  &rows);
+	enum store_rc rc = store_job_list(req->srv->store, k->list, req->params[0],
+					  req->params[1], q.pos, q.size + 1, q.tree, &rows);
 	if (rc != STORE_OK) {
 		list_query_release(&q);
 		reply_store_error(req, rc);
@@ -386,8 +425,11 @@ static void list_jobs(struct request *req, bool pipelines)
 	sb_addch(&sb, '{');
 	for (size_t i = 0; i < shown; i++) {
 		job_rows_get(rows, i, &j);
-		sb_addstr(&sb, i ? "," : pipelines ? "\"trainingPipelines\":[" : "\"customJobs\":[");
-		render(&sb, pipelines ? &PIPELINES : &CUSTOM_JOBS, &j);
+		if (!i)
+			sb_addf(&sb, "\"%s\":[", k->collection);
+		else
+			sb_addch(&sb, ',');
+		render(&sb, k, &j);
 	}
 	if (shown)
 		sb_addch(&sb, ']');
@@ -407,10 +449,31 @@ static void list_jobs(struct request *req, bool pipelines)
 
 void api_vertex_custom_jobs_list(struct request *req)
 {
-	list_jobs(req, false);
+	list_jobs(req, &CUSTOM_JOBS);
 }
 
 /* --- customJobs.cancel ---------------------------------------------------- */
+
+/*
+ * A tuning job's trial is its tuning job's to cancel and delete (a choice:
+ * docs/tuning.md): true, having replied, when j is one.
+ */
+static bool refuse_trial(struct request *req, const struct job *j, const char *verb)
+{
+	json_t *spec = stored(j->spec_json);
+	const json_t *t = json_object_get(spec, VERTEX_TRIAL_KEY);
+
+	if (t)
+		reply_error(req, API_FAILED_PRECONDITION,
+			    "The CustomJob \"projects/%s/locations/%s/customJobs/%s\" runs trial "
+			    "%lld of the HyperparameterTuningJob \"projects/%s/locations/%s/"
+			    "hyperparameterTuningJobs/%s\" and cannot be %s by itself: cancel or "
+			    "delete the HyperparameterTuningJob.", j->project, j->region, j->job_id,
+			    (long long)json_number_value(json_object_get(t, "trial")), j->project,
+			    j->region, json_string_value(json_object_get(t, "study")) ?: "", verb);
+	json_decref(spec);
+	return t != NULL;
+}
 
 static void cancel_job(struct request *req, const struct kind *k)
 {
@@ -422,6 +485,10 @@ static void cancel_job(struct request *req, const struct kind *k)
 	rows = load_job(req, k, &j);
 	if (!rows)
 		return;
+	if (refuse_trial(req, &j, "canceled")) {
+		job_rows_free(rows);
+		return;
+	}
 	job_rows_free(rows);
 	rows = NULL;
 	enum store_rc rc = store_job_cancel(req->srv->store, &key, CANCEL_MESSAGE, &changed, &rows);
@@ -480,6 +547,10 @@ static void delete_job(struct request *req, const struct kind *k)
 
 	if (!rows)
 		return;
+	if (refuse_trial(req, &j, "deleted")) {
+		job_rows_free(rows);
+		return;
+	}
 	const char *state = state_name(k, j.state);
 	job_rows_free(rows);
 	snprintf(target, sizeof(target), "projects/%s/locations/%s/%s/%s", key.project,
@@ -701,7 +772,7 @@ void api_vertex_training_pipelines_get(struct request *req)
 
 void api_vertex_training_pipelines_list(struct request *req)
 {
-	list_jobs(req, true);
+	list_jobs(req, &PIPELINES);
 }
 
 void api_vertex_training_pipelines_cancel(struct request *req)
@@ -712,4 +783,81 @@ void api_vertex_training_pipelines_cancel(struct request *req)
 void api_vertex_training_pipelines_delete(struct request *req)
 {
 	delete_job(req, &PIPELINES);
+}
+
+/* --- hyperparameterTuningJobs -------------------------------------------- */
+/*
+ * A tuning job is stored as a Vertex job whose spec is the
+ * HyperparameterTuningJob's body (its studySpec tells it from a CustomJob);
+ * the scheduler's study pass runs its trials as CustomJobs of their own
+ * and writes its trials[] (scheduler/study.c, docs/tuning.md).
+ */
+
+/* The shared CustomJobSpec rules' job_spec.* paths, as trial_job_spec.* of a tuning job. */
+static void trial_spec_violations(struct violations *from, struct violations *to)
+{
+	for (size_t i = 0; i < from->n; i++) {
+		const char *f = from->v[i].field;
+		char *field = !strncmp(f, "job_spec", 8)
+				      ? xasprintf("hyperparameter_tuning_job.trial_job_spec%s", f + 8)
+				      : xstrdup(f);
+		violations_add(to, field, "%s", from->v[i].description);
+		free(field);
+	}
+}
+
+void api_vertex_tuning_jobs_create(struct request *req)
+{
+	struct violations vs = VIOLATIONS_INIT, spec_vs = VIOLATIONS_INIT;
+	json_t *job = schema_normalize(&vertex_hyperparameter_tuning_job_message, req->json,
+				       "hyperparameter_tuning_job", &vs);
+	struct training_spec spec;
+
+	if (!job) {
+		reply_schema_violations(req, &vs);
+		goto out;
+	}
+	check_display_name(json_string_value(json_object_get(job, "displayName")),
+			   "hyperparameter_tuning_job.display_name", &vs);
+	/* One parse: the study and its trials' CustomJobSpec; the spec rules
+	 * of a CustomJob, then the study's. */
+	(void)spec_vertex_study_parse(job, req->params[1], &spec, &spec_vs);
+	if (!json_object_get(job, "trialJobSpec"))
+		violations_add(&vs, "hyperparameter_tuning_job.trial_job_spec",
+			       "Required field is not set.");
+	else
+		(void)spec_validate_vertex(req->catalog, &spec, &spec_vs);
+	trial_spec_violations(&spec_vs, &vs);
+	(void)spec_validate_vertex_study(&spec, &vs);
+	spec_release(&spec);
+	spec_validate_labels(json_object_get(job, "labels"), "hyperparameter_tuning_job.labels",
+			     &vs);
+	if (vs.n)
+		reply_vertex_violations(req, &vs);
+	else
+		create_job(req, &TUNING_JOBS, job);
+out:
+	json_decref(job);
+	violations_release(&spec_vs);
+	violations_release(&vs);
+}
+
+void api_vertex_tuning_jobs_get(struct request *req)
+{
+	get_job(req, &TUNING_JOBS);
+}
+
+void api_vertex_tuning_jobs_list(struct request *req)
+{
+	list_jobs(req, &TUNING_JOBS);
+}
+
+void api_vertex_tuning_jobs_cancel(struct request *req)
+{
+	cancel_job(req, &TUNING_JOBS);
+}
+
+void api_vertex_tuning_jobs_delete(struct request *req)
+{
+	delete_job(req, &TUNING_JOBS);
 }

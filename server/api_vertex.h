@@ -28,5 +28,10 @@ void api_vertex_training_pipelines_get(struct request *req);
 void api_vertex_training_pipelines_list(struct request *req);
 void api_vertex_training_pipelines_cancel(struct request *req);
 void api_vertex_training_pipelines_delete(struct request *req);
+void api_vertex_tuning_jobs_create(struct request *req);
+void api_vertex_tuning_jobs_get(struct request *req);
+void api_vertex_tuning_jobs_list(struct request *req);
+void api_vertex_tuning_jobs_cancel(struct request *req);
+void api_vertex_tuning_jobs_delete(struct request *req);
 
 #endif

@@ -34,6 +34,8 @@ static void health_ready(struct request *req)
 #define CUSTOM_JOB CUSTOM_JOBS "/{customJobsId}"
 #define PIPELINES LOCATION "/trainingPipelines"
 #define PIPELINE PIPELINES "/{trainingPipelinesId}"
+#define TUNING_JOBS LOCATION "/hyperparameterTuningJobs"
+#define TUNING_JOB TUNING_JOBS "/{hyperparameterTuningJobsId}"
 #define BUCKETS "/storage/v1/b"
 #define BUCKET BUCKETS "/{bucket}"
 #define OBJECTS BUCKET "/o"
@@ -84,6 +86,16 @@ const struct route routes[] = {
 	  "aiplatform.projects.locations.trainingPipelines.delete", false },
 	{ "POST", PIPELINE ":cancel", api_vertex_training_pipelines_cancel,
 	  "aiplatform.projects.locations.trainingPipelines.cancel", true },
+	{ "POST", TUNING_JOBS, api_vertex_tuning_jobs_create,
+	  "aiplatform.projects.locations.hyperparameterTuningJobs.create", true },
+	{ "GET", TUNING_JOBS, api_vertex_tuning_jobs_list,
+	  "aiplatform.projects.locations.hyperparameterTuningJobs.list", false },
+	{ "GET", TUNING_JOB, api_vertex_tuning_jobs_get,
+	  "aiplatform.projects.locations.hyperparameterTuningJobs.get", false },
+	{ "DELETE", TUNING_JOB, api_vertex_tuning_jobs_delete,
+	  "aiplatform.projects.locations.hyperparameterTuningJobs.delete", false },
+	{ "POST", TUNING_JOB ":cancel", api_vertex_tuning_jobs_cancel,
+	  "aiplatform.projects.locations.hyperparameterTuningJobs.cancel", true },
 	{ "GET", LOCATION "/operations", api_vertex_operations_list,
 	  "aiplatform.projects.locations.operations.list", false },
 	{ "GET", LOCATION "/operations/{operationsId}", api_vertex_operations_get,

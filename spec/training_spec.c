@@ -38,7 +38,7 @@ struct parse {
 
 static void report(struct parse *p, const char *base, const char *sfx, const char *description)
 {
-	char field[FIELD_MAX];
+	char field[2 * FIELD_MAX];
 
 	p->added++;
 	if (!p->out)
@@ -284,6 +284,7 @@ static void ml_param(struct parse *p, const json_t *pj, size_t i, struct spec_pa
 	get_double(p, pj, "maxValue", base, ".max_value", &out->max_value, &out->has_max);
 	out->categorical_values = get_arr(p, pj, "categoricalValues", base, ".categorical_values");
 	out->discrete_values = get_arr(p, pj, "discreteValues", base, ".discrete_values");
+	out->parent = -1;
 }
 
 #define HP "training_input.hyperparameters"
@@ -311,6 +312,8 @@ static void ml_hyperparameters(struct parse *p, const json_t *ti, struct spec_hy
 	hp->params = xcalloc(hp->nparams, sizeof(*hp->params));
 	for (size_t i = 0; i < hp->nparams; i++)
 		ml_param(p, json_array_get(params, i), i, &hp->params[i]);
+	hp->early_stopping = get_bool(p, h, "enableTrialEarlyStopping", HP,
+				      ".enable_trial_early_stopping");
 }
 
 #define TI "training_input"
@@ -462,15 +465,157 @@ size_t spec_vertex_parse(const json_t *job_spec, const char *location, struct tr
 }
 
 /* ------------------------------------------------------------------------- */
+/* Vertex: HyperparameterTuningJob                                            */
+
+#define HT "hyperparameter_tuning_job"
+
+/* The value spec of a parameter: its type, range or list. */
+static void vx_value_spec(struct parse *p, const json_t *pj, struct spec_param *out)
+{
+	static const struct {
+		const char *key, *sfx, *type;
+	} specs[] = {
+		{ "doubleValueSpec", ".double_value_spec", "DOUBLE" },
+		{ "integerValueSpec", ".integer_value_spec", "INTEGER" },
+		{ "categoricalValueSpec", ".categorical_value_spec", "CATEGORICAL" },
+		{ "discreteValueSpec", ".discrete_value_spec", "DISCRETE" },
+	};
+	for (size_t k = 0; k < ARRAY_SIZE(specs); k++) {
+		const json_t *vs = get_obj(p, pj, specs[k].key, out->path, specs[k].sfx);
+		char base[FIELD_MAX];
+		int64_t i;
+		bool set;
+		if (!vs)
+			continue;
+		out->value_specs++;
+		if (out->type)
+			continue;	/* the first one given; the validator names the rest */
+		out->type = specs[k].type;
+		snprintf(base, sizeof(base), "%s%s", out->path, specs[k].sfx);
+		out->has_default = member(vs, "defaultValue") != NULL;
+		if (k == 0) {
+			get_double(p, vs, "minValue", base, ".min_value", &out->min_value, &set);
+			get_double(p, vs, "maxValue", base, ".max_value", &out->max_value, &set);
+		} else if (k == 1) {
+			get_int(p, vs, "minValue", base, ".min_value", &i, NULL, NULL);
+			out->min_value = (double)i;
+			get_int(p, vs, "maxValue", base, ".max_value", &i, NULL, NULL);
+			out->max_value = (double)i;
+		} else if (k == 2) {
+			out->categorical_values = get_arr(p, vs, "values", base, ".values");
+		} else {
+			out->discrete_values = get_arr(p, vs, "values", base, ".values");
+		}
+		/* proto3: an unset bound is 0 */
+		out->has_min = out->has_max = k < 2;
+	}
+}
+
+/* One parameter, then its conditional parameters after it (depth first). */
+static void vx_param(struct parse *p, const json_t *pj, const char *path, int parent,
+		     const char *kind, const json_t *values, int depth,
+		     struct spec_hyperparameters *hp, size_t *cap)
+{
+	if (hp->nparams == *cap) {
+		*cap = *cap ? *cap * 2 : 8;
+		hp->params = xrealloc(hp->params, *cap * sizeof(*hp->params));
+	}
+	size_t self = hp->nparams++;
+	struct spec_param *out = &hp->params[self];
+	memset(out, 0, sizeof(*out));
+	out->path = xstrdup(path);
+	out->parent = parent;
+	out->parent_kind = kind;
+	out->parent_values = values;
+	if (!json_is_object(pj)) {
+		report(p, path, "", "Invalid value: expected an object.");
+		return;
+	}
+	out->is_object = true;
+	out->name = get_str(p, pj, "parameterId", path, ".parameter_id");
+	out->scale_type = get_enum(p, pj, "scaleType", path, ".scale_type");
+	vx_value_spec(p, pj, out);
+
+	const json_t *conds = get_arr(p, pj, "conditionalParameterSpecs", path,
+				      ".conditional_parameter_specs");
+	if (conds && depth >= SPEC_CONDITION_DEPTH) {
+		hp->conditions_too_deep = true;
+		return;
+	}
+	for (size_t k = 0; k < json_array_size(conds); k++) {
+		static const struct {
+			const char *key, *kind;
+		} parents[] = {
+			{ "parentDiscreteValues", "DISCRETE" },
+			{ "parentIntValues", "INTEGER" },
+			{ "parentCategoricalValues", "CATEGORICAL" },
+		};
+		const json_t *c = json_array_get(conds, k), *v = NULL;
+		const char *ckind = NULL;
+		char sub[FIELD_MAX];
+		for (size_t j = 0; j < ARRAY_SIZE(parents) && !ckind; j++) {
+			const json_t *pc = member(c, parents[j].key);
+			if (pc) {
+				ckind = parents[j].kind;
+				v = member(pc, "values");
+			}
+		}
+		snprintf(sub, sizeof(sub), "%s.conditional_parameter_specs[%zu].parameter_spec", path, k);
+		vx_param(p, member(c, "parameterSpec"), sub, (int)self, ckind, v, depth + 1, hp, cap);
+	}
+}
+
+size_t spec_vertex_study_parse(const json_t *job, const char *location, struct training_spec *out,
+			       struct violations *vs)
+{
+	struct parse p = { vs, 0 };
+	size_t added = spec_vertex_parse(member(job, "trialJobSpec"), location, out, vs);
+	struct spec_hyperparameters *hp = &out->hyperparameters;
+	const json_t *ss = get_obj(&p, job, "studySpec", HT, ".study_spec"), *params;
+	size_t cap = 0;
+
+	hp->set = true;
+	get_int(&p, job, "maxTrialCount", HT, ".max_trial_count", &hp->max_trials,
+		&hp->has_max_trials, NULL);
+	get_int(&p, job, "parallelTrialCount", HT, ".parallel_trial_count",
+		&hp->max_parallel_trials, &hp->has_max_parallel_trials, NULL);
+	get_int(&p, job, "maxFailedTrialCount", HT, ".max_failed_trial_count",
+		&hp->max_failed_trials, &hp->has_max_failed_trials, NULL);
+	if (!ss)
+		return added + p.added;
+	hp->metrics = get_arr(&p, ss, "metrics", HT, ".study_spec.metrics");
+	const json_t *m0 = json_array_get(hp->metrics, 0);
+	hp->metric_tag = get_str(&p, m0, "metricId", HT, ".study_spec.metrics[0].metric_id");
+	hp->goal = get_enum(&p, m0, "goal", HT, ".study_spec.metrics[0].goal");
+	hp->algorithm = get_enum(&p, ss, "algorithm", HT, ".study_spec.algorithm");
+	const char *sel = get_enum(&p, ss, "measurementSelectionType", HT,
+				   ".study_spec.measurement_selection_type");
+	hp->best_measurement = sel && !strcmp(sel, "BEST_MEASUREMENT");
+	hp->early_stopping = member(ss, "medianAutomatedStoppingSpec") ||
+			     member(ss, "decayCurveStoppingSpec") ||
+			     member(ss, "convexAutomatedStoppingSpec");
+	params = get_arr(&p, ss, "parameters", HT, ".study_spec.parameters");
+	for (size_t i = 0; i < json_array_size(params); i++) {
+		char path[FIELD_MAX];
+		snprintf(path, sizeof(path), HT ".study_spec.parameters[%zu]", i);
+		vx_param(&p, json_array_get(params, i), path, -1, NULL, NULL, 0, hp, &cap);
+	}
+	return added + p.added;
+}
+
+/* ------------------------------------------------------------------------- */
 
 bool spec_stored_is_vertex(const json_t *stored)
 {
-	return json_object_get(stored, "jobSpec") != NULL;
+	return json_object_get(stored, "jobSpec") != NULL ||
+	       json_object_get(stored, "trialJobSpec") != NULL;
 }
 
 void spec_parse_stored(const json_t *stored, const char *region, struct training_spec *out)
 {
-	if (spec_stored_is_vertex(stored)) {
+	if (json_object_get(stored, "studySpec")) {
+		(void)spec_vertex_study_parse(stored, region, out, NULL);
+	} else if (spec_stored_is_vertex(stored)) {
 		(void)spec_vertex_parse(json_object_get(stored, "jobSpec"), region, out, NULL);
 	} else {
 		(void)spec_ml_parse(stored, out, NULL);
@@ -501,6 +646,8 @@ void spec_release(struct training_spec *spec)
 		free(spec->pools[i].python_env.vars);
 	}
 	free(spec->pools);
+	for (size_t i = 0; i < spec->hyperparameters.nparams; i++)
+		free(spec->hyperparameters.params[i].path);
 	free(spec->hyperparameters.params);
 	memset(spec, 0, sizeof(*spec));
 }

@@ -88,7 +88,13 @@ struct spec_pool {
 	bool disk_size_bad;
 };
 
-/* One hyperparameter to tune (ml v1 ParameterSpec). */
+/*
+ * One hyperparameter to tune: ml v1 ParameterSpec, or Vertex
+ * StudySpec.ParameterSpec (its value spec's type, range and lists read
+ * into the same fields). Vertex's conditional parameters come flattened,
+ * each right after its parent, with the parent's values that make it
+ * active: a trial passes it only then (docs/tuning.md).
+ */
 struct spec_param {
 	bool is_object;			/* false: not a ParameterSpec at all (reported) */
 	const char *name;
@@ -97,6 +103,13 @@ struct spec_param {
 	double min_value, max_value;
 	bool has_min, has_max;
 	const json_t *categorical_values, *discrete_values;	/* lists as given */
+	/* Vertex */
+	char *path;			/* "hyperparameter_tuning_job.study_spec.parameters[0]" (owned) */
+	int value_specs;		/* how many of the oneof's value specs were given */
+	bool has_default;		/* a defaultValue (Vizier only) */
+	int parent;			/* a conditional parameter's parent (index); -1 none */
+	const char *parent_kind;	/* the condition: DISCRETE, INTEGER or CATEGORICAL */
+	const json_t *parent_values;	/* the parent's values that make it active */
 };
 
 struct spec_hyperparameters {
@@ -106,6 +119,10 @@ struct spec_hyperparameters {
 	bool has_max_trials, has_max_parallel_trials, has_max_failed_trials;
 	struct spec_param *params;	/* owned by the spec */
 	size_t nparams;
+	bool early_stopping;		/* ml enableTrialEarlyStopping; Vertex an automated stopping spec */
+	bool best_measurement;		/* Vertex BEST_MEASUREMENT: the best one is final, not the last */
+	const json_t *metrics;		/* Vertex studySpec.metrics as given (the first is the goal) */
+	bool conditions_too_deep;	/* Vertex: conditional parameters nested past the limit */
 };
 
 /* ml v1 Scheduling, Vertex Scheduling. */
@@ -151,9 +168,20 @@ size_t spec_ml_parse(const json_t *training_input, struct training_spec *out,
 size_t spec_vertex_parse(const json_t *job_spec, const char *location, struct training_spec *out,
 			 struct violations *vs);
 /*
- * A stored spec: an ml job's TrainingInput, or a Vertex job's
- * {"displayName", "jobSpec", ...} (told apart by "jobSpec"). region is the
- * job's. Stored specs passed validation: nothing is reported.
+ * A Vertex HyperparameterTuningJob (borrowed, normalised): its
+ * trialJobSpec as spec_vertex_parse() reads a CustomJobSpec (paths
+ * job_spec.*), its studySpec and trial counts into hyperparameters (paths
+ * hyperparameter_tuning_job.*).
+ */
+size_t spec_vertex_study_parse(const json_t *job, const char *location, struct training_spec *out,
+			       struct violations *vs);
+/* How deep Vertex's conditional parameters may nest. */
+#define SPEC_CONDITION_DEPTH 4
+/*
+ * A stored spec: an ml job's TrainingInput, a Vertex job's
+ * {"displayName", "jobSpec", ...} (told apart by "jobSpec"), or a Vertex
+ * tuning job's {"displayName", "studySpec", "trialJobSpec", ...}. region
+ * is the job's. Stored specs passed validation: nothing is reported.
  */
 void spec_parse_stored(const json_t *stored, const char *region, struct training_spec *out);
 /* Whether a stored spec is a Vertex job's. */

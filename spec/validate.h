@@ -36,6 +36,14 @@ size_t spec_validate_ml(const struct catalog *cat, const struct training_spec *s
 size_t spec_validate_vertex(const struct catalog *cat, const struct training_spec *spec,
 			    struct violations *out);
 
+/*
+ * Vertex: the study of a parsed HyperparameterTuningJob
+ * (spec_vertex_study_parse): studySpec and the trial counts, paths
+ * "hyperparameter_tuning_job.*". Its trialJobSpec is a CustomJobSpec for
+ * spec_validate_vertex().
+ */
+size_t spec_validate_vertex_study(const struct training_spec *spec, struct violations *out);
+
 /* A labels map (borrowed, may be NULL), blamed on field ("job.labels"). */
 size_t spec_validate_labels(const json_t *labels, const char *field, struct violations *out);
 

@@ -172,3 +172,197 @@ static const struct schema_field training_pipeline_fields[] = {
 	{ "modelId", "model_id", SK_STRING, .number = 22 },
 };
 MESSAGE(vertex_training_pipeline_message, AI "TrainingPipeline", training_pipeline_fields);
+
+/* --- HyperparameterTuningJob (hyperparameter_tuning_job.proto, study.proto) --- */
+
+ENUM(goal_type, AI "StudySpec.MetricSpec.GoalType", NUMBERS(0, 1, 2), "GOAL_TYPE_UNSPECIFIED",
+     "MAXIMIZE", "MINIMIZE");
+ENUM(scale_type, AI "StudySpec.ParameterSpec.ScaleType", NUMBERS(0, 1, 2, 3),
+     "SCALE_TYPE_UNSPECIFIED", "UNIT_LINEAR_SCALE", "UNIT_LOG_SCALE", "UNIT_REVERSE_LOG_SCALE");
+ENUM(algorithm, AI "StudySpec.Algorithm", NUMBERS(0, 2, 3), "ALGORITHM_UNSPECIFIED",
+     "GRID_SEARCH", "RANDOM_SEARCH");
+ENUM(observation_noise, AI "StudySpec.ObservationNoise", NUMBERS(0, 1, 2),
+     "OBSERVATION_NOISE_UNSPECIFIED", "LOW", "HIGH");
+ENUM(measurement_selection, AI "StudySpec.MeasurementSelectionType", NUMBERS(0, 1, 2),
+     "MEASUREMENT_SELECTION_TYPE_UNSPECIFIED", "LAST_MEASUREMENT", "BEST_MEASUREMENT");
+ENUM(trial_state, AI "Trial.State", NUMBERS(0, 1, 2, 3, 4, 5), "STATE_UNSPECIFIED", "REQUESTED",
+     "ACTIVE", "STOPPING", "SUCCEEDED", "INFEASIBLE");
+
+static const struct schema_field metric_spec_fields[] = {
+	{ "metricId", "metric_id", SK_STRING, .number = 1 },
+	{ "goal", "goal", SK_ENUM, .number = 2, .enumeration = &goal_type },
+	{ "safetyConfig", "safety_config", SK_STRUCT, .number = 3 },
+};
+static MESSAGE(metric_spec, AI "StudySpec.MetricSpec", metric_spec_fields);
+
+/* defaultValue is Vizier's only ("Not supported by HyperparameterTuningJob"):
+ * the validator refuses it. */
+static const struct schema_field double_value_spec_fields[] = {
+	{ "minValue", "min_value", SK_DOUBLE, .number = 1 },
+	{ "maxValue", "max_value", SK_DOUBLE, .number = 2 },
+	{ "defaultValue", "default_value", SK_DOUBLE, .number = 4, .presence = 1 },
+};
+static MESSAGE(double_value_spec, AI "StudySpec.ParameterSpec.DoubleValueSpec",
+	       double_value_spec_fields);
+
+static const struct schema_field integer_value_spec_fields[] = {
+	{ "minValue", "min_value", SK_INT64, .number = 1 },
+	{ "maxValue", "max_value", SK_INT64, .number = 2 },
+	{ "defaultValue", "default_value", SK_INT64, .number = 4, .presence = 1 },
+};
+static MESSAGE(integer_value_spec, AI "StudySpec.ParameterSpec.IntegerValueSpec",
+	       integer_value_spec_fields);
+
+static const struct schema_field categorical_value_spec_fields[] = {
+	{ "values", "values", SK_STRING, .number = 1, .repeated = 1 },
+	{ "defaultValue", "default_value", SK_STRING, .number = 3, .presence = 1 },
+};
+static MESSAGE(categorical_value_spec, AI "StudySpec.ParameterSpec.CategoricalValueSpec",
+	       categorical_value_spec_fields);
+
+static const struct schema_field discrete_value_spec_fields[] = {
+	{ "values", "values", SK_DOUBLE, .number = 1, .repeated = 1 },
+	{ "defaultValue", "default_value", SK_DOUBLE, .number = 3, .presence = 1 },
+};
+static MESSAGE(discrete_value_spec, AI "StudySpec.ParameterSpec.DiscreteValueSpec",
+	       discrete_value_spec_fields);
+
+static const struct schema_field discrete_condition_fields[] = {
+	{ "values", "values", SK_DOUBLE, .number = 1, .repeated = 1 },
+};
+static MESSAGE(discrete_condition,
+	       AI "StudySpec.ParameterSpec.ConditionalParameterSpec.DiscreteValueCondition",
+	       discrete_condition_fields);
+static const struct schema_field int_condition_fields[] = {
+	{ "values", "values", SK_INT64, .number = 1, .repeated = 1 },
+};
+static MESSAGE(int_condition, AI "StudySpec.ParameterSpec.ConditionalParameterSpec.IntValueCondition",
+	       int_condition_fields);
+static const struct schema_field categorical_condition_fields[] = {
+	{ "values", "values", SK_STRING, .number = 1, .repeated = 1 },
+};
+static MESSAGE(categorical_condition,
+	       AI "StudySpec.ParameterSpec.ConditionalParameterSpec.CategoricalValueCondition",
+	       categorical_condition_fields);
+
+/* A ParameterSpec nests through its conditional specs: declared ahead. */
+extern const struct schema_message vertex_parameter_spec_message;
+
+static const struct schema_field conditional_parameter_spec_fields[] = {
+	{ "parameterSpec", "parameter_spec", SK_MESSAGE, .number = 1,
+	  .message = &vertex_parameter_spec_message },
+	{ "parentDiscreteValues", "parent_discrete_values", SK_MESSAGE, .number = 2,
+	  .message = &discrete_condition },
+	{ "parentIntValues", "parent_int_values", SK_MESSAGE, .number = 3,
+	  .message = &int_condition },
+	{ "parentCategoricalValues", "parent_categorical_values", SK_MESSAGE, .number = 4,
+	  .message = &categorical_condition },
+};
+static MESSAGE(conditional_parameter_spec, AI "StudySpec.ParameterSpec.ConditionalParameterSpec",
+	       conditional_parameter_spec_fields);
+
+static const struct schema_field parameter_spec_fields[] = {
+	{ "parameterId", "parameter_id", SK_STRING, .number = 1 },
+	{ "doubleValueSpec", "double_value_spec", SK_MESSAGE, .number = 2,
+	  .message = &double_value_spec },
+	{ "integerValueSpec", "integer_value_spec", SK_MESSAGE, .number = 3,
+	  .message = &integer_value_spec },
+	{ "categoricalValueSpec", "categorical_value_spec", SK_MESSAGE, .number = 4,
+	  .message = &categorical_value_spec },
+	{ "discreteValueSpec", "discrete_value_spec", SK_MESSAGE, .number = 5,
+	  .message = &discrete_value_spec },
+	{ "scaleType", "scale_type", SK_ENUM, .number = 6, .enumeration = &scale_type },
+	{ "conditionalParameterSpecs", "conditional_parameter_specs", SK_MESSAGE, .number = 10,
+	  .repeated = 1, .message = &conditional_parameter_spec },
+};
+MESSAGE(vertex_parameter_spec_message, AI "StudySpec.ParameterSpec", parameter_spec_fields);
+
+static const struct schema_field stopping_spec_fields[] = {
+	{ "useElapsedDuration", "use_elapsed_duration", SK_BOOL, .number = 1 },
+};
+static MESSAGE(decay_curve_stopping_spec, AI "StudySpec.DecayCurveAutomatedStoppingSpec",
+	       stopping_spec_fields);
+static MESSAGE(median_stopping_spec, AI "StudySpec.MedianAutomatedStoppingSpec",
+	       stopping_spec_fields);
+
+static const struct schema_field study_spec_fields[] = {
+	{ "metrics", "metrics", SK_MESSAGE, .number = 1, .repeated = 1, .message = &metric_spec },
+	{ "parameters", "parameters", SK_MESSAGE, .number = 2, .repeated = 1,
+	  .message = &vertex_parameter_spec_message },
+	{ "algorithm", "algorithm", SK_ENUM, .number = 3, .enumeration = &algorithm },
+	{ "decayCurveStoppingSpec", "decay_curve_stopping_spec", SK_MESSAGE, .number = 4,
+	  .message = &decay_curve_stopping_spec },
+	{ "medianAutomatedStoppingSpec", "median_automated_stopping_spec", SK_MESSAGE, .number = 5,
+	  .message = &median_stopping_spec },
+	{ "observationNoise", "observation_noise", SK_ENUM, .number = 6,
+	  .enumeration = &observation_noise },
+	{ "measurementSelectionType", "measurement_selection_type", SK_ENUM, .number = 7,
+	  .enumeration = &measurement_selection },
+	{ "convexAutomatedStoppingSpec", "convex_automated_stopping_spec", SK_STRUCT, .number = 9 },
+	{ "studyStoppingConfig", "study_stopping_config", SK_STRUCT, .number = 11 },
+};
+static MESSAGE(study_spec, AI "StudySpec", study_spec_fields);
+
+static const struct schema_field trial_parameter_fields[] = {
+	{ "parameterId", "parameter_id", SK_STRING, .number = 1, .output_only = 1 },
+	{ "value", "value", SK_STRUCT, .number = 2, .output_only = 1 },
+};
+static MESSAGE(trial_parameter, AI "Trial.Parameter", trial_parameter_fields);
+
+static const struct schema_field measurement_metric_fields[] = {
+	{ "metricId", "metric_id", SK_STRING, .number = 1, .output_only = 1 },
+	{ "value", "value", SK_DOUBLE, .number = 2, .output_only = 1 },
+};
+static MESSAGE(measurement_metric, AI "Measurement.Metric", measurement_metric_fields);
+
+static const struct schema_field measurement_fields[] = {
+	{ "elapsedDuration", "elapsed_duration", SK_DURATION, .number = 1, .output_only = 1 },
+	{ "stepCount", "step_count", SK_INT64, .number = 2, .output_only = 1 },
+	{ "metrics", "metrics", SK_MESSAGE, .number = 3, .repeated = 1, .output_only = 1,
+	  .message = &measurement_metric },
+};
+static MESSAGE(measurement, AI "Measurement", measurement_fields);
+
+static const struct schema_field trial_fields[] = {
+	{ "name", "name", SK_STRING, .number = 1, .output_only = 1 },
+	{ "id", "id", SK_STRING, .number = 2, .output_only = 1 },
+	{ "state", "state", SK_ENUM, .number = 3, .output_only = 1, .enumeration = &trial_state },
+	{ "parameters", "parameters", SK_MESSAGE, .number = 4, .repeated = 1, .output_only = 1,
+	  .message = &trial_parameter },
+	{ "finalMeasurement", "final_measurement", SK_MESSAGE, .number = 5, .output_only = 1,
+	  .message = &measurement },
+	{ "measurements", "measurements", SK_MESSAGE, .number = 6, .repeated = 1,
+	  .output_only = 1, .message = &measurement },
+	{ "startTime", "start_time", SK_TIMESTAMP, .number = 7, .output_only = 1 },
+	{ "endTime", "end_time", SK_TIMESTAMP, .number = 8, .output_only = 1 },
+	{ "clientId", "client_id", SK_STRING, .number = 9, .output_only = 1 },
+	{ "infeasibleReason", "infeasible_reason", SK_STRING, .number = 10, .output_only = 1 },
+	{ "customJob", "custom_job", SK_STRING, .number = 11, .output_only = 1 },
+	{ "webAccessUris", "web_access_uris", SK_STRING, .number = 12, .map = 1,
+	  .output_only = 1 },
+};
+static MESSAGE(trial, AI "Trial", trial_fields);
+
+static const struct schema_field hyperparameter_tuning_job_fields[] = {
+	{ "name", "name", SK_STRING, .number = 1, .output_only = 1 },
+	{ "displayName", "display_name", SK_STRING, .number = 2 },
+	{ "studySpec", "study_spec", SK_MESSAGE, .number = 4, .message = &study_spec },
+	{ "maxTrialCount", "max_trial_count", SK_INT32, .number = 5 },
+	{ "parallelTrialCount", "parallel_trial_count", SK_INT32, .number = 6 },
+	{ "maxFailedTrialCount", "max_failed_trial_count", SK_INT32, .number = 7 },
+	{ "trialJobSpec", "trial_job_spec", SK_MESSAGE, .number = 8, .message = &custom_job_spec },
+	{ "trials", "trials", SK_MESSAGE, .number = 9, .repeated = 1, .output_only = 1,
+	  .message = &trial },
+	{ "state", "state", SK_ENUM, .number = 10, .output_only = 1, .enumeration = &job_state },
+	{ "createTime", "create_time", SK_TIMESTAMP, .number = 11, .output_only = 1 },
+	{ "startTime", "start_time", SK_TIMESTAMP, .number = 12, .output_only = 1 },
+	{ "endTime", "end_time", SK_TIMESTAMP, .number = 13, .output_only = 1 },
+	{ "updateTime", "update_time", SK_TIMESTAMP, .number = 14, .output_only = 1 },
+	{ "error", "error", SK_STRUCT, .number = 15, .output_only = 1 },
+	{ "labels", "labels", SK_STRING, .number = 16, .map = 1 },
+	{ "encryptionSpec", "encryption_spec", SK_MESSAGE, .number = 17, .message = &encryption_spec },
+	{ "satisfiesPzs", "satisfies_pzs", SK_BOOL, .number = 19, .output_only = 1 },
+	{ "satisfiesPzi", "satisfies_pzi", SK_BOOL, .number = 20, .output_only = 1 },
+};
+MESSAGE(vertex_hyperparameter_tuning_job_message, AI "HyperparameterTuningJob",
+	hyperparameter_tuning_job_fields);

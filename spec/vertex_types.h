@@ -17,8 +17,19 @@
  */
 #define VERTEX_PIPELINE_KEY "_pipeline"
 
+/*
+ * A HyperparameterTuningJob's trial is a CustomJob whose stored spec has,
+ * under this key (never rendered), {"metricTag", "study": the tuning job's
+ * id, "trial": n}: what the scheduler tells the trial's replicas
+ * (CLOUD_ML_HP_METRIC_TAG) and what names its tuning job in messages.
+ */
+#define VERTEX_TRIAL_KEY "_trial"
+
 extern const struct schema_message vertex_custom_job_message;	/* CustomJob */
 extern const struct schema_message *const vertex_custom_job_spec_message;	/* CustomJobSpec */
 extern const struct schema_message vertex_training_pipeline_message;	/* TrainingPipeline */
+/* HyperparameterTuningJob (studySpec, trialJobSpec, trials) */
+extern const struct schema_message vertex_hyperparameter_tuning_job_message;
+extern const struct schema_message vertex_parameter_spec_message;	/* StudySpec.ParameterSpec */
 
 #endif

@@ -37,8 +37,11 @@ static const struct store_stmt stmt_insert = {
 	"RETURNING id, version, (extract(epoch from create_time) * 1000000)::int8",
 	false,
 };
+/* A Vertex tuning job's trial is a CustomJob with an id of its own
+ * (schema/018): get finds it, as Trial.customJob names it. */
 static const struct store_stmt stmt_get = {
-	2, "job_get", "SELECT " JOB_COLS " FROM jobs WHERE " KEY_MATCH, true,
+	2, "job_get", "SELECT " JOB_COLS " FROM jobs WHERE api = $1 AND project = $2 "
+	"AND job_id = $3 AND (parent IS NULL OR api = 'vertex')", true,
 };
 /*
  * Transitions by key, through the state machine's entry point (schema/013):
@@ -264,6 +267,7 @@ enum store_rc store_job_list(struct store *st, enum store_job_list_of of, const 
 		[STORE_LIST_ML_JOBS] = &store_filter_ml_jobs,
 		[STORE_LIST_CUSTOM_JOBS] = &store_filter_custom_jobs,
 		[STORE_LIST_PIPELINES] = &store_filter_pipelines,
+		[STORE_LIST_TUNING_JOBS] = &store_filter_custom_jobs,
 	};
 	struct strbuf sql = STRBUF_INIT, cond = STRBUF_INIT, fsql = STRBUF_INIT;
 	struct store_params params = STORE_PARAMS_INIT;
@@ -279,8 +283,14 @@ enum store_rc store_job_list(struct store *st, enum store_job_list_of of, const 
 	/* Vertex lists one location; a pipeline is a job with the pipeline's record. */
 	if (of != STORE_LIST_ML_JOBS)
 		sb_addf(&cond, "region = $%d", store_params_add(&params, location));
+	/* A tuning job is no CustomJob; its trials are, and are left out
+	 * (docs/tuning.md), as every child job is. */
 	if (of == STORE_LIST_PIPELINES)
 		sb_addstr(&cond, " AND spec ? '" VERTEX_PIPELINE_KEY "'");
+	else if (of == STORE_LIST_TUNING_JOBS)
+		sb_addstr(&cond, " AND spec ? 'studySpec'");
+	else if (of == STORE_LIST_CUSTOM_JOBS)
+		sb_addstr(&cond, " AND NOT spec ? 'studySpec'");
 	if (store_filter_compile(filter, collections[of], &fsql, &params))
 		goto out;
 	if (fsql.len)

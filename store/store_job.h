@@ -93,6 +93,8 @@ enum store_job_list_of {
 				 * pipelines' jobs among them (list_filter_custom_jobs) */
 	STORE_LIST_PIPELINES,	/* a project's Vertex TrainingPipelines in one location
 				 * (list_filter_pipelines) */
+	STORE_LIST_TUNING_JOBS,	/* a project's Vertex HyperparameterTuningJobs in one
+				 * location (list_filter_custom_jobs: the same fields) */
 };
 
 /*

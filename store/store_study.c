@@ -13,6 +13,7 @@
 /* The trials of the study row `study`, as store_study_active() lists them. */
 #define TRIALS_OF(study) \
 	"(SELECT coalesce(jsonb_agg(jsonb_build_object('row', c.id, 'trial', c.trial, " \
+	"    'jobId', c.job_id, " \
 	"    'stoppedEarly', c.stopped_early, " \
 	"    'params', c.trial_params, 'state', c.state, 'error', c.error_message, " \
 	"    'startTime', " TIME_TEXT("c.start_time") ", 'endTime', " TIME_TEXT("c.end_time") ", " \
@@ -25,6 +26,7 @@
 static const struct store_stmt stmt_active = {
 	53, "study_active",
 	"SELECT coalesce(jsonb_agg(jsonb_build_object('id', s.id, 'jobId', s.job_id, "
+	"  'project', s.project, 'region', s.region, "
 	"  'state', s.state, 'spec', s.spec, 'output', s.output, "
 	"  'trials', " TRIALS_OF("s.id") ", "
 	/* resumePreviousJobId: the earlier study's trials, of the same project */
@@ -47,16 +49,25 @@ enum store_rc store_study_active(struct store_conn *c, json_t **out)
 	return rc;
 }
 
-/* The study's row first (the lock order, schema/015), then its new trials. */
+/*
+ * The study's row first (the lock order, schema/015), then its new trials:
+ * an ml trial's job_id is "<study>/trials/<n>", which no API names; a
+ * Vertex trial is a CustomJob with a numeric id, its row's (schema/018),
+ * and a spec of its own (the study pass's).
+ */
 static const struct store_stmt stmt_add_trials = {
 	54, "study_add_trials",
 	"WITH s AS MATERIALIZED (SELECT * FROM jobs WHERE id = $1::int8 "
 	"  AND state IN ('QUEUED', 'PREPARING', 'RUNNING') FOR UPDATE), "
-	"ins AS (INSERT INTO jobs (api, project, job_id, region, spec, labels, state, priority, "
+	"x AS MATERIALIZED (SELECT x.*, nextval(pg_get_serial_sequence('jobs', 'id')) AS nid "
+	"  FROM s, jsonb_to_recordset($2::jsonb) AS x(trial int, params jsonb, spec jsonb) "
+	"  ORDER BY x.trial), "
+	"ins AS (INSERT INTO jobs (id, api, project, job_id, region, spec, labels, state, priority, "
 	"  parent, trial, trial_params) "
-	" SELECT s.api, s.project, s.job_id || '/trials/' || x.trial, s.region, s.spec, s.labels, "
-	"  'QUEUED', s.priority, s.id, x.trial, x.params "
-	" FROM s, jsonb_to_recordset($2::jsonb) AS x(trial int, params jsonb) ORDER BY x.trial "
+	" SELECT x.nid, s.api, s.project, "
+	"  CASE WHEN s.api = 'vertex' THEN x.nid::text ELSE s.job_id || '/trials/' || x.trial END, "
+	"  s.region, coalesce(x.spec, s.spec), s.labels, 'QUEUED', s.priority, s.id, x.trial, x.params "
+	" FROM s, x ORDER BY x.trial "
 	" RETURNING 1) "
 	"SELECT count(*) FROM ins",
 	false,

@@ -15,8 +15,9 @@
 
 /*
  * The studies still running (QUEUED, PREPARING, RUNNING), each
- *   {"id", "jobId", "state", "spec", "output",
- *    "trials": [{"trial", "params": [[name, value], ...], "state", "error",
+ *   {"id", "jobId", "project", "region", "state", "spec", "output",
+ *    "trials": [{"row", "trial", "jobId", "params": [[name, value], ...],
+ *                "stoppedEarly", "state", "error",
  *                "startTime", "endTime", "units", "metrics": [{step, value}]}]}
  * with its trials in trial order and a trial's metrics those of its primary
  * replica, and "previous": the trials of the study its
@@ -27,8 +28,11 @@ enum store_rc store_study_active(struct store_conn *c, json_t **out) MUST_CHECK;
 
 /*
  * Adds trials to study (still QUEUED, PREPARING or RUNNING: else none is
- * added): [{"trial": n, "params": [[name, value], ...]}], each a QUEUED job
- * "<study job_id>/trials/<n>" with the study's spec, labels and priority.
+ * added): [{"trial": n, "params": [[name, value(, false)], ...], "spec"?}],
+ * each a QUEUED job with the study's labels and priority, and its "spec"
+ * (the study's when absent): an ml trial's job_id is "<study
+ * job_id>/trials/<n>", a Vertex trial's its row id (a CustomJob's numeric
+ * id). A param [name, value, false] is one the trial does not get.
  * STORE_CONFLICT when a trial of that number exists (another leader's).
  */
 enum store_rc store_study_add_trials(struct store_conn *c, int64_t study, const json_t *trials,

@@ -337,19 +337,28 @@ static void job_lists_send_their_statement(void **state)
 	expect_params(5, (const char *[]){ "ml", "p", "42", "census%", "FAILED" });
 	list_filter_free(f);
 
-	/* Vertex: one location; its filter after it. */
+	/* Vertex: one location, no tuning job; its filter after it. */
 	assert_int_equal(store_job_list(ST, STORE_LIST_CUSTOM_JOBS, "p", "us-central1", 0, 21, NULL, &rows),
 			 STORE_UNAVAILABLE);
 	assert_string_equal(jobs_where(), " FROM jobs WHERE api = $1 AND project = $2 AND id < $3 "
-					  "AND id > 0 AND parent IS NULL AND (region = $4) ORDER BY id DESC LIMIT 21");
+					  "AND id > 0 AND parent IS NULL AND (region = $4 AND NOT spec ? 'studySpec') "
+					  "ORDER BY id DESC LIMIT 21");
 	expect_params(4, (const char *[]){ "vertex", "p", "9223372036854775807", "us-central1" });
 
 	f = parse("labels.kind=list AND state=\"JOB_STATE_CANCELLED\"", &list_filter_custom_jobs);
 	assert_int_equal(store_job_list(ST, STORE_LIST_CUSTOM_JOBS, "p", "l", 7, 2, f, &rows),
 			 STORE_UNAVAILABLE);
 	assert_string_equal(jobs_where(), " FROM jobs WHERE api = $1 AND project = $2 AND id < $3 "
-					  "AND id > 0 AND parent IS NULL AND (region = $4 AND ((labels->>$5) = $6 AND state = $7)) "
-					  "ORDER BY id DESC LIMIT 2");
+					  "AND id > 0 AND parent IS NULL AND (region = $4 AND NOT spec ? 'studySpec' AND "
+					  "((labels->>$5) = $6 AND state = $7)) ORDER BY id DESC LIMIT 2");
+	expect_params(7, (const char *[]){ "vertex", "p", "7", "l", "kind", "list", "CANCELLED" });
+
+	/* Tuning jobs: the jobs with a study, filtered as custom jobs are. */
+	assert_int_equal(store_job_list(ST, STORE_LIST_TUNING_JOBS, "p", "l", 7, 2, f, &rows),
+			 STORE_UNAVAILABLE);
+	assert_string_equal(jobs_where(), " FROM jobs WHERE api = $1 AND project = $2 AND id < $3 "
+					  "AND id > 0 AND parent IS NULL AND (region = $4 AND spec ? 'studySpec' AND "
+					  "((labels->>$5) = $6 AND state = $7)) ORDER BY id DESC LIMIT 2");
 	expect_params(7, (const char *[]){ "vertex", "p", "7", "l", "kind", "list", "CANCELLED" });
 	list_filter_free(f);
 

@@ -57,6 +57,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	spec = json_object_get(root, "jobSpec");
 	loc = json_string_value(json_object_get(root, "location"));
 	n += spec_check_vertex(cat, loc ? loc : "us-central1", spec ? spec : root, &vs);
+	/* A HyperparameterTuningJob: its study (conditional parameters nested
+	 * any way) and its trialJobSpec. */
+	struct training_spec st;
+	n += spec_vertex_study_parse(root, "us-central1", &st, &vs);
+	n += spec_validate_vertex_study(&st, &vs);
+	n += spec_validate_vertex(cat, &st, &vs);
+	spec_release(&st);
 	if (n != vs.n)
 		abort();
 	/* Every violation is a complete pair of strings. */

@@ -284,6 +284,112 @@ static void a_queued_study_is_preparing_once_a_trial_is_placed(void **state)
 	json_decref(s);
 }
 
+/*
+ * A Vertex tuning job (as stored: the normalised body): opt in {a, b}, and
+ * lr, a child of opt that only opt = b gets; MINIMIZE, BEST_MEASUREMENT.
+ */
+static json_t *vertex_study(const char *state)
+{
+	json_t *s = json_pack("{s:I, s:s, s:s, s:s, s:s, s:{}, s:[]}", "id", (json_int_t)9,
+			      "jobId", "9", "project", "p", "region", "us-central1", "state", state,
+			      "output", "trials");
+	json_t *spec = json_loads(
+		"{\"displayName\": \"t\", \"maxTrialCount\": 4, \"parallelTrialCount\": 4,"
+		" \"studySpec\": {\"metrics\": [{\"metricId\": \"loss\", \"goal\": \"MINIMIZE\"}],"
+		"  \"algorithm\": \"RANDOM_SEARCH\", \"measurementSelectionType\": \"BEST_MEASUREMENT\","
+		"  \"parameters\": [{\"parameterId\": \"opt\", \"categoricalValueSpec\": {\"values\": [\"a\", \"b\"]},"
+		"   \"conditionalParameterSpecs\": [{\"parentCategoricalValues\": {\"values\": [\"b\"]},"
+		"    \"parameterSpec\": {\"parameterId\": \"lr\", \"doubleValueSpec\": {\"minValue\": 0.1, \"maxValue\": 0.5}}}]}]},"
+		" \"trialJobSpec\": {\"workerPoolSpecs\": [{\"machineSpec\": {\"machineType\": \"n1-standard-4\"},"
+		"  \"replicaCount\": \"1\", \"containerSpec\": {\"imageUri\": \"x\"}}],"
+		"  \"baseOutputDirectory\": {\"outputUriPrefix\": \"gs://b/out/\"}}}", 0, NULL);
+	assert_non_null(spec);
+	json_object_set_new(s, "spec", spec);
+	return s;
+}
+
+static void a_vertex_trial_is_a_custom_job_with_its_own_output_directory(void **state)
+{
+	json_t *s = vertex_study("QUEUED"), *add, *out;
+	const char *to, *cause;
+	char *msg;
+	(void)state;
+	decide(s, &add, &out, &to, &cause, &msg);
+	assert_int_equal(json_array_size(add), 4);
+	for (size_t i = 0; i < 4; i++) {
+		const json_t *t = json_array_get(add, i), *params = json_object_get(t, "params");
+		const json_t *spec = json_object_get(t, "spec");
+		char want[64];
+		/* every parameter is kept (the optimizer's point); lr marked when left out */
+		assert_int_equal(json_array_size(params), 2);
+		const char *opt = json_string_value(json_array_get(json_array_get(params, 0), 1));
+		bool lr_off = json_is_false(json_array_get(json_array_get(params, 1), 2));
+		assert_true(!strcmp(opt, "b") ? !lr_off : lr_off);
+		snprintf(want, sizeof(want), "gs://b/out/%zu", i + 1);
+		assert_string_equal(json_string_value(json_object_get(json_object_get(json_object_get(
+			spec, "jobSpec"), "baseOutputDirectory"), "outputUriPrefix")), want);
+		snprintf(want, sizeof(want), "t trial %zu", i + 1);
+		assert_string_equal(json_string_value(json_object_get(spec, "displayName")), want);
+		const json_t *rec = json_object_get(spec, "_trial");
+		assert_string_equal(json_string_value(json_object_get(rec, "metricTag")), "loss");
+		assert_string_equal(json_string_value(json_object_get(rec, "study")), "9");
+		assert_int_equal(json_integer_value(json_object_get(rec, "trial")), (json_int_t)i + 1);
+	}
+	/* Vertex's output is trials[] alone: no ml v1 fields */
+	assert_null(json_object_get(out, "isHyperparameterTuningJob"));
+	assert_null(json_object_get(out, "completedTrialCount"));
+	json_decref(add);
+	json_decref(out);
+	json_decref(s);
+}
+
+static void vertex_trials_show_states_values_and_the_best_measurement(void **state)
+{
+	json_t *s = vertex_study("RUNNING"), *add, *out;
+	const char *to, *cause;
+	char *msg;
+	(void)state;
+	json_t *trials = json_object_get(s, "trials");
+	/* 1: opt=b, lr=0.25, measured 0.9 then 0.3 then 0.5 (MINIMIZE, BEST: 0.3 at step 2) */
+	json_array_append_new(trials, json_pack("{s:i, s:s, s:[[s,s],[s,s]], s:s, s:b, s:s,"
+		" s:[{s:i, s:f}, {s:i, s:f}, {s:i, s:f}]}", "trial", 1, "jobId", "11", "params",
+		"opt", "b", "lr", "0.25", "state", "SUCCEEDED", "stoppedEarly", 0, "startTime",
+		"2026-01-01T00:00:00Z", "metrics", "step", 1, "value", 0.9, "step", 2, "value", 0.3,
+		"step", 3, "value", 0.5));
+	/* 2: opt=a (lr not passed), failed */
+	json_array_append_new(trials, json_pack("{s:i, s:s, s:[[s,s],[s,s,b]], s:s, s:s, s:[]}",
+		"trial", 2, "jobId", "12", "params", "opt", "a", "lr", "0.4", 0, "state", "FAILED",
+		"error", "The replica workerpool0-0 exited with a non-zero status of 1.", "metrics"));
+	/* 3: running, 4: being cancelled, 5: succeeded without a measurement */
+	json_array_append_new(trials, json_pack("{s:i, s:s, s:[[s,s],[s,s,b]], s:s, s:[]}", "trial", 3,
+		"jobId", "13", "params", "opt", "a", "lr", "0.1", 0, "state", "RUNNING", "metrics"));
+	json_array_append_new(trials, json_pack("{s:i, s:s, s:[[s,s],[s,s,b]], s:s, s:[]}", "trial", 4,
+		"jobId", "14", "params", "opt", "a", "lr", "0.1", 0, "state", "CANCELLING", "metrics"));
+	decide(s, &add, &out, &to, &cause, &msg);
+	const json_t *o = json_object_get(out, "trials");
+	assert_int_equal(json_array_size(o), 4);
+	const json_t *t1 = json_array_get(o, 0), *t2 = json_array_get(o, 1);
+	char *text = json_dumps(t1, JSON_COMPACT | JSON_SORT_KEYS | JSON_REAL_PRECISION(6));
+	assert_string_equal(text, "{\"customJob\":\"projects/p/locations/us-central1/customJobs/11\","
+		"\"finalMeasurement\":{\"metrics\":[{\"metricId\":\"loss\",\"value\":0.3}],\"stepCount\":\"2\"},"
+		"\"id\":\"1\",\"parameters\":[{\"parameterId\":\"opt\",\"value\":\"b\"},"
+		"{\"parameterId\":\"lr\",\"value\":0.25}],\"startTime\":\"2026-01-01T00:00:00Z\","
+		"\"state\":\"SUCCEEDED\"}");
+	free(text);
+	assert_string_equal(json_string_value(json_object_get(t2, "state")), "INFEASIBLE");
+	assert_int_equal(json_array_size(json_object_get(t2, "parameters")), 1);
+	assert_string_equal(json_string_value(json_object_get(t2, "infeasibleReason")),
+			    "The replica workerpool0-0 exited with a non-zero status of 1.");
+	assert_string_equal(json_string_value(json_object_get(json_array_get(o, 2), "state")), "ACTIVE");
+	assert_string_equal(json_string_value(json_object_get(json_array_get(o, 3), "state")), "STOPPING");
+	/* 4 trials exist (maxTrialCount 4): nothing more to add */
+	assert_int_equal(json_array_size(add), 0);
+	json_decref(add);
+	json_decref(out);
+	free(msg);
+	json_decref(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -294,6 +400,8 @@ int main(void)
 		cmocka_unit_test(a_queued_study_is_preparing_once_a_trial_is_placed),
 		cmocka_unit_test(early_stopping_stops_a_trial_below_the_median_and_counts_it_done),
 		cmocka_unit_test(a_resumed_study_goes_on_from_the_earlier_ones_trials),
+		cmocka_unit_test(a_vertex_trial_is_a_custom_job_with_its_own_output_directory),
+		cmocka_unit_test(vertex_trials_show_states_values_and_the_best_measurement),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	json_decref(last_stop);

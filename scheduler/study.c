@@ -366,6 +366,13 @@ void study_decide(const json_t *study, json_t **add, json_t **stop, json_t **out
 	*message = NULL;
 	if (view_load(study, &v, err, sizeof(err))) {
 		bool queued = !strcmp(state, "QUEUED");
+		if (!strcmp(state, "CANCELLING")) {
+			*to_state = "CANCELLED";
+			*cause = "cancelled";
+			view_release(&v);
+			json_decref(list);
+			return;
+		}
 		*to_state = queued ? "PREPARING" : "FAILED";
 		*cause = queued ? "place" : "fail";
 		*message = queued ? NULL : xasprintf("The study cannot be run: %s.", err);
@@ -413,6 +420,15 @@ void study_decide(const json_t *study, json_t **add, json_t **stop, json_t **out
 	json_object_update(*output, to);
 	json_decref(to);
 
+	/* Cancelled: no new trial; CANCELLED once every trial has stopped
+	 * (their last states in the output written with the move). */
+	if (!strcmp(state, "CANCELLING")) {
+		if (nactive == 0) {
+			*to_state = "CANCELLED";
+			*cause = "cancelled";
+		}
+		goto out;
+	}
 	/* Failed too often: the study fails, naming its first failed trial. */
 	/* Its own failures fail a study, not the earlier study's. */
 	if (tuning_study_failed(trials + nprev, n - nprev, v.max_trials, v.max_failed)) {

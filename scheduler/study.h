@@ -13,7 +13,8 @@
  *     rule of tuning_study_failed()), naming the trial; SUCCEEDED when no
  *     trial is left to run or suggest and one succeeded (FAILED when none
  *     did). A study that ends or is cancelled cancels its running trials
- *     (schema/017's trigger);
+ *     (schema/017's trigger); a cancelled study stays CANCELLING until
+ *     they have stopped, then this pass ends it CANCELLED (schema/020);
  *   - with enableTrialEarlyStopping, stops running trials by the median
  *     stopping rule (tuning_should_stop()): they end CANCELLED, marked
  *     stopped_early, and count as done on their last measurement;

@@ -233,7 +233,7 @@ static const struct store_stmt stmt_sync_apply = {
 static const struct store_stmt stmt_reconcile = {
 	13, "job_reconcile",
 	"WITH cur AS MATERIALIZED (SELECT state, create_time FROM jobs WHERE id = $1::int8 "
-	"  FOR UPDATE) "
+	"  FOR NO KEY UPDATE) "
 	"SELECT cur.state, tp_reconcile_job($1::int8), "
 	"  extract(epoch FROM now() - cur.create_time) FROM cur",
 	false,

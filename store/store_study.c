@@ -33,7 +33,7 @@ static const struct store_stmt stmt_active = {
 	"  'previous', (SELECT " TRIALS_OF("ps.id") " FROM jobs ps WHERE ps.api = 'ml' "
 	"    AND ps.project = s.project AND ps.job_id = s.spec #>> '{hyperparameters,resumePreviousJobId}' "
 	"    AND ps.study)) ORDER BY s.id), '[]'::jsonb)::text "
-	"FROM jobs s WHERE s.study AND s.state IN ('QUEUED', 'PREPARING', 'RUNNING')",
+	"FROM jobs s WHERE s.study AND s.state IN ('QUEUED', 'PREPARING', 'RUNNING', 'CANCELLING')",
 	true,
 };
 
@@ -58,7 +58,7 @@ enum store_rc store_study_active(struct store_conn *c, json_t **out)
 static const struct store_stmt stmt_add_trials = {
 	54, "study_add_trials",
 	"WITH s AS MATERIALIZED (SELECT * FROM jobs WHERE id = $1::int8 "
-	"  AND state IN ('QUEUED', 'PREPARING', 'RUNNING') FOR UPDATE), "
+	"  AND state IN ('QUEUED', 'PREPARING', 'RUNNING') FOR NO KEY UPDATE), "
 	"x AS MATERIALIZED (SELECT x.*, nextval(pg_get_serial_sequence('jobs', 'id')) AS nid "
 	"  FROM s, jsonb_to_recordset($2::jsonb) AS x(trial int, params jsonb, spec jsonb) "
 	"  ORDER BY x.trial), "
@@ -91,9 +91,9 @@ enum store_rc store_study_add_trials(struct store_conn *c, int64_t study, const 
 /* A trial stopped early: marked, then cancelled (its study's row first). */
 static const struct store_stmt stmt_stop_early = {
 	8, "study_stop_early",
-	"WITH s AS MATERIALIZED (SELECT id FROM jobs WHERE id = $1::int8 FOR UPDATE), "
+	"WITH s AS MATERIALIZED (SELECT id FROM jobs WHERE id = $1::int8 FOR NO KEY UPDATE), "
 	"t AS MATERIALIZED (SELECT c.id FROM jobs c, s WHERE c.parent = s.id AND c.id = $2::int8 "
-	"  AND c.state IN ('PREPARING', 'RUNNING') FOR UPDATE), "
+	"  AND c.state IN ('PREPARING', 'RUNNING') FOR NO KEY UPDATE), "
 	"m AS (UPDATE jobs SET stopped_early = true WHERE id IN (SELECT id FROM t) RETURNING id) "
 	"SELECT count(*) FROM m",
 	false,

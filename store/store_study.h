@@ -14,7 +14,8 @@
 #include "store.h"
 
 /*
- * The studies still running (QUEUED, PREPARING, RUNNING), each
+ * The studies still running (QUEUED, PREPARING, RUNNING) or being
+ * cancelled (CANCELLING: their trials are stopping), each
  *   {"id", "jobId", "project", "region", "state", "spec", "output",
  *    "trials": [{"row", "trial", "jobId", "params": [[name, value], ...],
  *                "stoppedEarly", "state", "error",

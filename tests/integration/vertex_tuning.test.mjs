@@ -146,6 +146,12 @@ describe('Vertex hyperparameterTuningJobs', () => {
       assert.match(e.textPayload, new RegExp(` model=gs://bucket/out/${n}/model/ tag=score$`));
     }
 
+    // The trials' own transitions too, in the tuning job's log.
+    const service = await readJobLog(server.base, 'vx', id, 'resource.labels.task_name="service"', { service: true });
+    const done3 = service.find((e) => e.textPayload === 'Trial 3: Job completed successfully.');
+    assert.ok(done3, JSON.stringify(service.map((e) => e.textPayload)));
+    assert.equal(done3.labels['ml.googleapis.com/trial_id'], '3');
+
     // Deleted: a long-running operation, and its trials go with it.
     const { data: op } = await api.projects.locations.hyperparameterTuningJobs.delete({ name: created.name });
     assert.equal(op.done, true);
@@ -191,17 +197,23 @@ describe('Vertex hyperparameterTuningJobs', () => {
       assert.match(t.infeasibleReason, /exited with a non-zero status of 3/);
     }
 
+    // Trials that take their stop grace (they ignore SIGTERM): the job is
+    // CANCELLING until they are gone, and only then CANCELLED.
     const sleeping = tuningJob({ algorithm: 'GRID_SEARCH', parameters: [X] },
-      { maxTrialCount: 5, parallelTrialCount: 2, command: ['sh', '-c', `: ${MARK}-cancel; sleep 600`] });
+      { maxTrialCount: 5, parallelTrialCount: 2,
+        command: ['sh', '-c', `: ${MARK}-cancel; trap '' TERM; while :; do sleep 0.2; done`] });
     const s = await c.post(`/v1/${PARENT}/hyperparameterTuningJobs`, sleeping);
     await waitFor(() => pgrep(`${MARK}-cancel`).length >= 2, 60_000, 'two trials running');
     const running = await waitTuningJob(s.json.name, ['JOB_STATE_RUNNING']);
     assert.deepEqual(running.trials.map((t) => t.state), ['ACTIVE', 'ACTIVE']);
     const cancel = await c.post(`/v1/${s.json.name}:cancel`, {});
     assert.equal(cancel.status, 200, cancel.text);
+    const cancelling = (await api.projects.locations.hyperparameterTuningJobs.get({ name: s.json.name })).data;
+    assert.equal(cancelling.state, 'JOB_STATE_CANCELLING', 'its trials are still in their stop grace');
     const cancelled = await waitTuningJob(s.json.name, ['JOB_STATE_CANCELLED'], 60_000);
     assert.deepEqual(cancelled.error, { code: 1, message: 'CANCELED' });
-    await waitFor(() => pgrep(`${MARK}-cancel`).length === 0, 30_000, 'every trial stopped');
+    assert.deepEqual(pgrep(`${MARK}-cancel`), [], 'no trial runs once the job is CANCELLED');
+    assert.deepEqual(cancelled.trials.map((t) => t.state), ['INFEASIBLE', 'INFEASIBLE']);
   });
 
   it('a bad tuning job gets every problem at once, in Vertex\'s wording', async () => {

@@ -106,8 +106,10 @@ describe('ml v1 tuning jobs', () => {
         assert.ok(lr >= 0.0001 && lr <= 0.1, `lr ${t.hyperparameters.lr} in range`);
         // A DOUBLE at full precision, as Google writes it: 15 significant
         // digits when they read back exactly, else 17 ("0.072136064767837529").
-        const digits = t.hyperparameters.lr.replace(/^0\.0*|e.*$/g, '').replace('.', '').length;
-        assert.ok(digits === 17 || Number(lr.toPrecision(15)) === lr, `${t.hyperparameters.lr}: full precision`);
+        // (%.17g drops trailing zeros: 0.08808815904380933 is 17 digits' worth.)
+        const g = (p) => lr.toPrecision(p).replace(/(\.\d*?)0+$/, '$1').replace(/\.$/, '');
+        assert.ok(t.hyperparameters.lr === (Number(g(15)) === lr ? g(15) : g(17)),
+          `${t.hyperparameters.lr}: full precision (${g(15)}, ${g(17)})`);
       }
       const values = trials.map((t) => t.finalMetric.objectiveValue);
       assert.deepEqual(values, [...values].sort((a, b) => b - a), 'best first');

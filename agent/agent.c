@@ -569,19 +569,18 @@ static bool trial_metrics_read(struct replica *r)
 	r->metrics_read_usec = now;
 	r->metrics_final_read = ended;
 
-	char *path = replica_path(r, "hypertune/output.metrics"), err[256];
+	char err[256];
 	struct metric_series s = { 0 };
 	struct stat st;
-	if (!lstat(path, &st)) {	/* what trial_metrics_changed() compares with */
-		r->metrics_size = st.st_size;
-		r->metrics_mtime_ns = st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec;
-	}
-	if (metric_file_read(path, r->metric_tag, r->trial_id, &s, err, sizeof(err))) {
+	/* The walk follows no symlink the trainer may have made (metric_file.h). */
+	int rc = metric_file_read(r->dir, r->metric_tag, r->trial_id, &s, &st, err, sizeof(err));
+	/* What trial_metrics_changed() compares with. */
+	r->metrics_size = st.st_size;
+	r->metrics_mtime_ns = st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec;
+	if (rc) {
 		log_warn("replica %s.%d: its metric file: %s", r->id, r->attempt, err);
-		free(path);
 		return false;
 	}
-	free(path);
 	json_t *points = json_array();
 	size_t from = s.n > 100 ? s.n - 100 : 0;
 	for (size_t i = from; i < s.n; i++)
@@ -839,14 +838,15 @@ static void request_done(struct agent *a, long status)
 static bool trial_metrics_changed(const struct replica *r)
 {
 	struct stat st;
+	char err[256];
 	if (!r->trial_id)
 		return false;
-	char *path = replica_path(r, "hypertune/output.metrics");
-	bool changed = !lstat(path, &st) && S_ISREG(st.st_mode) &&
-		       (st.st_size != r->metrics_size ||
-			st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec != r->metrics_mtime_ns);
-	free(path);
-	return changed;
+	int fd = metric_file_open(r->dir, &st, err, sizeof(err));
+	if (fd < 0)
+		return false;	/* not there, or refused: trial_metrics_read() says why */
+	close(fd);
+	return st.st_size != r->metrics_size ||
+	       st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec != r->metrics_mtime_ns;
 }
 
 /* Whether to drop an idle long-poll and sync again now. */

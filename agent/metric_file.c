@@ -191,34 +191,84 @@ void metric_file_parse(const char *buf, size_t len, const char *tag, const char 
 	}
 }
 
-int metric_file_read(const char *path, const char *tag, const char *trial,
-		     struct metric_series *out, char *err, size_t errlen)
+/* Why name, below dfd, could not be opened as what it should be: a symlink is named as one. */
+static const char *open_failure(int dfd, const char *name, int errnum, bool folder)
 {
-	char *buf = NULL;
-	size_t want, got = 0, skip = 0;
 	struct stat st;
-	off_t from;
-	int fd, rc = -1;
 
-	metric_series_release(out);
-	fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-	if (fd < 0) {
-		if (errno == ENOENT)
-			return 0;
-		snprintf(err, errlen, "metric file %s: %s", path,
-			 errno == ELOOP ? "is a symbolic link" : strerror(errno));
+	if ((errnum == ELOOP || errnum == ENOTDIR || errnum == EMLINK) &&
+	    !fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW)) {
+		if (S_ISLNK(st.st_mode))
+			return "is a symbolic link, not followed";
+		if (folder && !S_ISDIR(st.st_mode))
+			return "is not a folder";
+	}
+	return strerror(errnum);
+}
+
+int metric_file_open(const char *dir, struct stat *st, char *err, size_t errlen)
+{
+	int dfd, hfd, fd, e;
+
+	if (errlen)
+		*err = 0;
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0) {
+		e = errno;
+		if (e != ENOENT)
+			snprintf(err, errlen, "metric file %s/%s: %s: %s", dir, METRIC_FILE_REL,
+				 dir, strerror(e));
+		errno = e;
 		return -1;
 	}
-	if (fstat(fd, &st)) {
-		snprintf(err, errlen, "metric file %s: %s", path, strerror(errno));
-		goto out;
+	hfd = openat(dfd, METRIC_DIR_NAME, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (hfd < 0) {
+		e = errno;
+		if (e != ENOENT)
+			snprintf(err, errlen, "metric file %s/%s: %s %s", dir, METRIC_FILE_REL,
+				 METRIC_DIR_NAME, open_failure(dfd, METRIC_DIR_NAME, e, true));
+		close(dfd);
+		errno = e;
+		return -1;
 	}
-	if (!S_ISREG(st.st_mode)) {
-		snprintf(err, errlen, "metric file %s: not a regular file", path);
-		goto out;
+	close(dfd);
+	fd = openat(hfd, METRIC_FILE_NAME, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0) {
+		e = errno;
+		if (e != ENOENT)
+			snprintf(err, errlen, "metric file %s/%s: %s", dir, METRIC_FILE_REL,
+				 open_failure(hfd, METRIC_FILE_NAME, e, false));
+		close(hfd);
+		errno = e;
+		return -1;
 	}
-	from = st.st_size > METRIC_FILE_MAX_BYTES ? st.st_size - METRIC_FILE_MAX_BYTES : 0;
-	want = (size_t)(st.st_size - from);
+	close(hfd);
+	if (fstat(fd, st)) {
+		e = errno;
+		snprintf(err, errlen, "metric file %s/%s: %s", dir, METRIC_FILE_REL, strerror(e));
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	if (!S_ISREG(st->st_mode)) {
+		snprintf(err, errlen, "metric file %s/%s: not a regular file", dir, METRIC_FILE_REL);
+		close(fd);
+		errno = EINVAL;
+		return -1;
+	}
+	return fd;
+}
+
+int metric_file_read_fd(int fd, const struct stat *st, const char *name, const char *tag,
+			const char *trial, struct metric_series *out, char *err, size_t errlen)
+{
+	char *buf;
+	size_t want, got = 0, skip = 0;
+	off_t from;
+
+	metric_series_release(out);
+	from = st->st_size > METRIC_FILE_MAX_BYTES ? st->st_size - METRIC_FILE_MAX_BYTES : 0;
+	want = (size_t)(st->st_size - from);
 	buf = xmalloc(want + 1);
 	/* The trainer may rewrite the file meanwhile: what is there is read. */
 	while (got < want) {
@@ -226,8 +276,9 @@ int metric_file_read(const char *path, const char *tag, const char *trial,
 		if (k < 0 && errno == EINTR)
 			continue;
 		if (k < 0) {
-			snprintf(err, errlen, "metric file %s: %s", path, strerror(errno));
-			goto out;
+			snprintf(err, errlen, "metric file %s: %s", name, strerror(errno));
+			free(buf);
+			return -1;
 		}
 		if (k == 0)
 			break;
@@ -240,9 +291,29 @@ int metric_file_read(const char *path, const char *tag, const char *trial,
 	}
 	metric_file_parse(buf + skip, got - skip, tag, trial, out);
 	out->truncated |= from > 0;
-	rc = 0;
-out:
 	free(buf);
+	return 0;
+}
+
+int metric_file_read(const char *dir, const char *tag, const char *trial,
+		     struct metric_series *out, struct stat *st, char *err, size_t errlen)
+{
+	struct stat own;
+	int fd, rc;
+
+	metric_series_release(out);
+	if (!st)
+		st = &own;
+	memset(st, 0, sizeof(*st));
+	fd = metric_file_open(dir, st, err, errlen);
+	if (fd < 0) {
+		rc = errno == ENOENT ? 0 : -1;
+		memset(st, 0, sizeof(*st));
+		return rc;
+	}
+	char *name = xasprintf("%s/%s", dir, METRIC_FILE_REL);
+	rc = metric_file_read_fd(fd, st, name, tag, trial, out, err, errlen);
+	free(name);
 	close(fd);
 	return rc;
 }

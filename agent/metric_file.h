@@ -32,6 +32,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
 
 #include "common.h"
 
@@ -66,16 +67,47 @@ void metric_file_parse(const char *buf, size_t len, const char *tag, const char 
 		       struct metric_series *out);
 
 /*
- * Reads the metric file at path into out (released first), as
- * metric_file_parse. The last path component is never followed as a symlink
- * and must be a regular file (a trainer could plant a FIFO or a link to a
- * host file); a file longer than METRIC_FILE_MAX_BYTES is read from its
- * last METRIC_FILE_MAX_BYTES, without the line cut there (out->truncated).
- * A missing file is no measurement yet: 0 with out empty. Returns 0, or -1
- * with a message in err and out empty.
+ * A trial replica's metric file: <replica folder>/hypertune/output.metrics
+ * (the agent sets CLOUD_ML_HP_METRIC_FILE to it; a container sees the
+ * folder at /tmp/hypertune).
  */
-int metric_file_read(const char *path, const char *tag, const char *trial,
-		     struct metric_series *out, char *err, size_t errlen) MUST_CHECK;
+#define METRIC_DIR_NAME "hypertune"
+#define METRIC_FILE_NAME "output.metrics"
+#define METRIC_FILE_REL METRIC_DIR_NAME "/" METRIC_FILE_NAME
+
+/*
+ * Opens the metric file of the replica folder dir by an openat() walk from
+ * dir that follows no symlink below it: hypertune O_NOFOLLOW|O_DIRECTORY,
+ * then output.metrics O_NOFOLLOW (and non-blocking), which must be a regular
+ * file (fstat() into *st). Both are the trainer's to write, and a trainer is
+ * untrusted code: either one made a symlink (to a host file or folder), a
+ * FIFO or anything else is refused, whatever it points to. dir itself is
+ * the agent's own. Returns the file's descriptor (O_CLOEXEC); -1 with errno
+ * ENOENT and err "" when either is not there (no measurement yet); or -1
+ * with a message in err ("... hypertune is a symbolic link, not followed").
+ */
+int metric_file_open(const char *dir, struct stat *st, char *err, size_t errlen) MUST_CHECK;
+
+/*
+ * Reads the metric file open on fd (st: its fstat()) into out (released
+ * first), as metric_file_parse. A file longer than METRIC_FILE_MAX_BYTES is
+ * read from its last METRIC_FILE_MAX_BYTES, without the line cut there
+ * (out->truncated). name is for messages. Returns 0, or -1 with a message in
+ * err and out empty.
+ */
+int metric_file_read_fd(int fd, const struct stat *st, const char *name, const char *tag,
+			const char *trial, struct metric_series *out, char *err,
+			size_t errlen) MUST_CHECK;
+
+/*
+ * Both: reads the metric file of the replica folder dir into out. st, when
+ * not NULL, gets the file's fstat() when it was read, zeros otherwise. A
+ * missing file or hypertune folder is no measurement yet: 0 with out empty.
+ * Returns 0, or -1 with a message in err and out empty.
+ */
+int metric_file_read(const char *dir, const char *tag, const char *trial,
+		     struct metric_series *out, struct stat *st, char *err,
+		     size_t errlen) MUST_CHECK;
 
 void metric_series_release(struct metric_series *s);
 

@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <fcntl.h>
 #include <sys/stat.h>
 
 #include "agent.h"
@@ -861,6 +862,98 @@ static void agent__a_folder_not_named_for_its_status_is_not_adopted(void **state
 	free(to);
 }
 
+/* Writes text to path, whole. */
+static void write_text(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	assert_true(fputs(text, f) >= 0);
+	assert_int_equal(fclose(f), 0);
+}
+
+/*
+ * A trial replica's measurements are read from <its folder>/hypertune/
+ * output.metrics, which its trainer (untrusted code) writes. A trainer that
+ * replaced the hypertune folder by a symlink (to a host folder, say) is not
+ * followed, however valid the file it points to: no measurement goes out,
+ * and the agent's log says why.
+ */
+static void agent__a_trial_metric_folder_made_a_symlink_is_not_followed(void **state)
+{
+	struct fx *f = *state;
+	answer(f, "{\"desiredVersion\": \"1\", \"replicas\": ["
+		  "{\"replica\": \"t1\", \"attempt\": 1, \"desired\": \"RUN\", \"simulate\": \"run-100s-exit-0\","
+		  " \"env\": [\"CLOUD_ML_TRIAL_ID=1\", \"CLOUD_ML_HP_METRIC_TAG=score\"]},"
+		  "{\"replica\": \"t2\", \"attempt\": 1, \"desired\": \"RUN\", \"simulate\": \"run-100s-exit-0\","
+		  " \"env\": [\"CLOUD_ML_TRIAL_ID=2\", \"CLOUD_ML_HP_METRIC_TAG=score\"]}]}");
+	struct replica *ok = agent_find(&f->a, "t1", 1), *bad = agent_find(&f->a, "t2", 1);
+	assert_non_null(ok);
+	assert_non_null(bad);
+
+	/* t1 writes into its own folder, as the trainer should. */
+	char *path = replica_path(ok, "hypertune/output.metrics");
+	write_text(path, "{\"global_step\": \"1\", \"score\": \"0.5\", \"trial\": \"1\"}\n");
+	free(path);
+
+	/* t2's hypertune is a symlink to a folder with a valid metric file of its trial. */
+	char *elsewhere = xasprintf("%s/elsewhere", f->dir);
+	assert_int_equal(mkdir(elsewhere, 0700), 0);
+	path = xasprintf("%s/output.metrics", elsewhere);
+	write_text(path, "{\"global_step\": \"1\", \"score\": \"0.25\", \"trial\": \"2\"}\n");
+	free(path);
+	char *folder = replica_path(bad, "hypertune");
+	assert_int_equal(rmdir(folder), 0);
+	assert_int_equal(symlink(elsewhere, folder), 0);
+	free(folder);
+
+	/* The sync body, the agent's warnings caught. */
+	char *log = xasprintf("%s/stderr.log", f->dir);
+	int saved = dup(2), fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	assert_true(saved >= 0 && fd >= 0);
+	fflush(stderr);
+	assert_int_equal(dup2(fd, 2), 2);
+	close(fd);
+	log_set_level(LOG_WARN);
+	json_t *body, *rep1 = NULL, *rep2 = NULL, *rep;
+	char *text = agent_sync_body(&f->a, 10);
+	log_set_level(LOG_ERROR);
+	fflush(stderr);
+	assert_int_equal(dup2(saved, 2), 2);
+	close(saved);
+	body = json_loads(text, 0, NULL);
+	free(text);
+	assert_non_null(body);
+	size_t i;
+	json_array_foreach(json_object_get(body, "replicas"), i, rep) {
+		const char *id = json_string_value(json_object_get(rep, "replica"));
+		if (!strcmp(id, "t1"))
+			rep1 = rep;
+		else if (!strcmp(id, "t2"))
+			rep2 = rep;
+	}
+	assert_non_null(rep1);
+	assert_non_null(rep2);
+	char *m1 = json_dumps(json_object_get(rep1, "metrics"), JSON_COMPACT);
+	assert_non_null(m1);
+	assert_string_equal(m1, "[{\"step\":1,\"value\":0.5}]");
+	free(m1);
+	assert_null(json_object_get(rep2, "metrics"));
+	assert_null(bad->metrics);
+	json_decref(body);
+
+	char said[4096] = "";
+	FILE *in = fopen(log, "r");
+	assert_non_null(in);
+	size_t n = fread(said, 1, sizeof(said) - 1, in);
+	said[n] = 0;
+	fclose(in);
+	assert_non_null(strstr(said, "replica t2.1: its metric file: "));
+	assert_non_null(strstr(said, "hypertune is a symbolic link, not followed"));
+	assert_null(strstr(said, "replica t1.1"));
+	free(log);
+	free(elsewhere);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -886,6 +979,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(agent__a_server_without_cluster_ids_changes_nothing, setup, teardown),
 		cmocka_unit_test_setup_teardown(agent__foreign_replicas_removed_when_configured, setup, teardown),
 		cmocka_unit_test_setup_teardown(agent__a_folder_not_named_for_its_status_is_not_adopted, setup, teardown),
+		cmocka_unit_test_setup_teardown(agent__a_trial_metric_folder_made_a_symlink_is_not_followed, setup, teardown),
 	};
 	log_set_level(LOG_ERROR);
 	return cmocka_run_group_tests(tests, NULL, NULL);

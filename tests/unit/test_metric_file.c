@@ -2,8 +2,9 @@
  * Unit tests: the agent's reader of cloudml-hypertune metric files
  * (agent/metric_file.c): the library's own lines, other tags and trials,
  * Python's str(float) spellings with NaN and Inf, junk and cut lines,
- * huge lines and files, the point limit, and what the file may be (missing,
- * a symlink, a FIFO).
+ * huge lines and files, the point limit, and what the file and its folder
+ * may be (missing, a symlink, a FIFO, a folder where a file should be and a
+ * file where a folder should be).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -213,35 +214,99 @@ static void write_file(const char *path, const char *text, size_t len)
 	assert_int_equal(fclose(f), 0);
 }
 
+/* Removes path, whatever it is (a file, a link, a FIFO, an empty folder). */
+static void clear(const char *path)
+{
+	if (unlink(path))
+		assert_int_equal(rmdir(path), 0);
+}
+
 static void read__files_symlinks_fifos_and_big_files(void **state)
 {
 	struct metric_series s = { 0 };
-	char path[256], link[256], fifo[256], err[256] = "";
+	struct stat st;
+	char folder[256], path[256], other[256], other_file[256], err[256] = "";
 	(void)state;
 
+	/* dir is a replica's folder: its trainer writes hypertune/output.metrics. */
 	assert_non_null(mkdtemp(dir));
-	snprintf(path, sizeof(path), "%s/output.metrics", dir);
-	snprintf(link, sizeof(link), "%s/link.metrics", dir);
-	snprintf(fifo, sizeof(fifo), "%s/fifo.metrics", dir);
+	snprintf(folder, sizeof(folder), "%s/hypertune", dir);
+	snprintf(path, sizeof(path), "%s/hypertune/output.metrics", dir);
+	snprintf(other, sizeof(other), "%s/other", dir);
+	snprintf(other_file, sizeof(other_file), "%s/other/output.metrics", dir);
 
-	/* Not there yet: no measurement, no error. */
-	assert_int_equal(metric_file_read(path, "my_metric_tag", NULL, &s, err, sizeof(err)), 0);
+	/* Neither the folder nor the file there yet: no measurement, no error. */
+	assert_int_equal(metric_file_read(dir, "my_metric_tag", NULL, &s, &st, err, sizeof(err)), 0);
 	assert_int_equal(s.n, 0);
+	assert_int_equal(st.st_size, 0);
+	assert_int_equal(mkdir(folder, 0700), 0);
+	assert_int_equal(metric_file_read(dir, "my_metric_tag", NULL, &s, &st, err, sizeof(err)), 0);
+	assert_int_equal(s.n, 0);
+	assert_int_equal(metric_file_open(dir, &st, err, sizeof(err)), -1);
+	assert_int_equal(errno, ENOENT);
+	assert_string_equal(err, "");
 
 	write_file(path, three_reports, strlen(three_reports));
-	assert_int_equal(metric_file_read(path, "my_metric_tag", "3", &s, err, sizeof(err)), 0);
+	assert_int_equal(metric_file_read(dir, "my_metric_tag", "3", &s, &st, err, sizeof(err)), 0);
 	assert_int_equal(s.n, 3);
 	assert_false(s.truncated);
+	assert_int_equal(st.st_size, strlen(three_reports));
+	assert_true(S_ISREG(st.st_mode));
+	metric_series_release(&s);
+	int fd = metric_file_open(dir, &st, err, sizeof(err));
+	assert_true(fd >= 0);
+	assert_int_equal(metric_file_read_fd(fd, &st, path, "my_metric_tag", "3", &s, err,
+					     sizeof(err)), 0);
+	assert_int_equal(s.n, 3);
+	close(fd);
 
-	/* A symlink (to a host file, say) is refused, so is a FIFO (no hang). */
-	assert_int_equal(symlink(path, link), 0);
-	assert_int_equal(metric_file_read(link, "my_metric_tag", NULL, &s, err, sizeof(err)), -1);
-	assert_non_null(strstr(err, "symbolic link"));
+	/* A valid metric file elsewhere, which the trainer's links point to. */
+	assert_int_equal(mkdir(other, 0700), 0);
+	write_file(other_file, three_reports, strlen(three_reports));
+
+	/* The file a symlink (to a host file, say) is refused, so is a FIFO (no hang) or a folder. */
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(symlink(other_file, path), 0);
+	assert_int_equal(metric_file_read(dir, "my_metric_tag", NULL, &s, &st, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "hypertune/output.metrics: is a symbolic link, not followed"));
 	assert_int_equal(s.n, 0);
-	assert_int_equal(mkfifo(fifo, 0600), 0);
-	assert_int_equal(metric_file_read(fifo, "my_metric_tag", NULL, &s, err, sizeof(err)), -1);
+	assert_int_equal(st.st_size, 0);
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(mkfifo(path, 0600), 0);
+	assert_int_equal(metric_file_read(dir, "my_metric_tag", NULL, &s, &st, err, sizeof(err)), -1);
 	assert_non_null(strstr(err, "not a regular file"));
-	assert_int_equal(metric_file_read(dir, "my_metric_tag", NULL, &s, err, sizeof(err)), -1);
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(mkdir(path, 0700), 0);
+	assert_int_equal(metric_file_read(dir, "my_metric_tag", NULL, &s, &st, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "not a regular file"));
+	assert_int_equal(rmdir(path), 0);
+
+	/* The folder a symlink to a folder holding a valid metric file: not followed either. */
+	assert_int_equal(rmdir(folder), 0);
+	assert_int_equal(symlink(other, folder), 0);
+	assert_int_equal(metric_file_read(dir, "my_metric_tag", NULL, &s, &st, err, sizeof(err)), -1);
+	assert_int_equal(s.n, 0);
+	assert_int_equal(st.st_size, 0);
+	assert_non_null(strstr(err, "hypertune/output.metrics: hypertune is a symbolic link, not followed"));
+	err[0] = 0;
+	assert_int_equal(metric_file_open(dir, &st, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "hypertune is a symbolic link"));
+	/* Even a dangling one, or a link to a file. */
+	clear(folder);
+	assert_int_equal(symlink(path, folder), 0);
+	assert_int_equal(metric_file_read(dir, "my_metric_tag", NULL, &s, &st, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "hypertune is a symbolic link"));
+	clear(folder);
+	assert_int_equal(symlink(other_file, folder), 0);
+	assert_int_equal(metric_file_read(dir, "my_metric_tag", NULL, &s, &st, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "hypertune is a symbolic link"));
+	/* A file where the folder should be. */
+	clear(folder);
+	write_file(folder, three_reports, strlen(three_reports));
+	assert_int_equal(metric_file_read(dir, "my_metric_tag", NULL, &s, &st, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "hypertune is not a folder"));
+	clear(folder);
+	assert_int_equal(mkdir(folder, 0700), 0);
 
 	/* A file over METRIC_FILE_MAX_BYTES: its end is read, the cut line dropped. */
 	size_t len = METRIC_FILE_MAX_BYTES + 4096, n = 0;
@@ -250,7 +315,7 @@ static void read__files_symlinks_fifos_and_big_files(void **state)
 		n += (size_t)sprintf(text + n, "{\"my_metric_tag\": \"%zu\"}\n", n);
 	n += (size_t)sprintf(text + n, "{\"my_metric_tag\": \"0.5\", \"global_step\": \"9\"}\n");
 	write_file(path, text, n);
-	assert_int_equal(metric_file_read(path, "my_metric_tag", NULL, &s, err, sizeof(err)), 0);
+	assert_int_equal(metric_file_read(dir, "my_metric_tag", NULL, &s, NULL, err, sizeof(err)), 0);
 	assert_true(s.truncated);
 	assert_int_equal(s.n, METRIC_MAX_POINTS);
 	assert_int_equal(s.skipped, 0);
@@ -261,15 +326,16 @@ static void read__files_symlinks_fifos_and_big_files(void **state)
 	text = malloc(len);
 	memset(text, 'x', len);
 	write_file(path, text, len);
-	assert_int_equal(metric_file_read(path, "my_metric_tag", NULL, &s, err, sizeof(err)), 0);
+	assert_int_equal(metric_file_read(dir, "my_metric_tag", NULL, &s, NULL, err, sizeof(err)), 0);
 	assert_int_equal(s.n, 0);
 	assert_true(s.truncated);
 	free(text);
 
 	metric_series_release(&s);
-	unlink(fifo);
-	unlink(link);
 	unlink(path);
+	rmdir(folder);
+	unlink(other_file);
+	rmdir(other);
 	rmdir(dir);
 }
 

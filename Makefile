@@ -178,7 +178,7 @@ test_store_filter_WRAP   := store_acquire store_release store_exec_sql
 test_tuning_LINK         := scheduler/tuning.o scheduler/tuning_gp.o
 test_study_LINK          := scheduler/study.o scheduler/tuning.o scheduler/tuning_gp.o spec
 test_study_WRAP          := store_study_active store_study_add_trials store_study_update \
-                            store_study_stop_trial
+                            store_study_stop_trial store_study_trials
 test_validate_LINK       := spec
 
 unit_link = $(foreach x,$($(1)_LINK),$(if $(filter %.o,$(x)),$(BUILD)/$(x),$(BUILD)/lib$(x).a)) \

@@ -6,10 +6,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/inotify.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -244,6 +246,10 @@ int agent_init(struct agent *a, const struct agent_config *cfg, char *err, size_
 	memset(a, 0, sizeof(*a));
 	a->cfg = cfg;
 	a->lock_fd = -1;
+	a->notify_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	if (a->notify_fd < 0)
+		log_warn("inotify: %s: replicas' ends are seen within 100 ms, not at once",
+			 strerror(errno));
 	a->sync_interval = 10;
 	a->lease = 30;
 	char *replicas = xasprintf("%s/replicas", cfg->work_dir);
@@ -315,8 +321,10 @@ void agent_release(struct agent *a)
 		free(a->forgotten[i]);
 	if (a->lock_fd >= 0)
 		close(a->lock_fd);
+	if (a->notify_fd >= 0)
+		close(a->notify_fd);
 	memset(a, 0, sizeof(*a));
-	a->lock_fd = -1;
+	a->lock_fd = a->notify_fd = -1;
 }
 
 struct replica *agent_find(struct agent *a, const char *id, int attempt)
@@ -531,12 +539,58 @@ static void remove_foreign(struct agent *a)
 	}
 }
 
+/*
+ * Watches a running replica's folder, where its supervisor writes its exit
+ * file (renamed in: IN_MOVED_TO): the loop wakes when it ends. The watch
+ * goes with the folder.
+ */
+static void watch_replica(struct agent *a, struct replica *r)
+{
+	if (a->notify_fd < 0 || r->watched || finished(r) || !r->dir)
+		return;
+	r->watched = true;
+	if (inotify_add_watch(a->notify_fd, r->dir, IN_MOVED_TO | IN_ONLYDIR) < 0)
+		log_debug("replica %s.%d: inotify: %s", r->id, r->attempt, strerror(errno));
+}
+
+/* Reads the inotify events away: what changed, agent_tick() looks at. */
+static void drain_notify(struct agent *a)
+{
+	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+
+	if (a->notify_fd < 0)
+		return;
+	while (read(a->notify_fd, buf, sizeof(buf)) > 0)
+		;
+}
+
+/*
+ * How long the loop may wait for the server before it looks at the
+ * replicas again: 100 ms, less when a replica's runtime knows it changes
+ * sooner (a simulated replica's end), 0 when a change waits to be sent.
+ */
+static int loop_wait_ms(const struct agent *a)
+{
+	int64_t wait = 100000, now = now_usec();
+
+	if (a->dirty && a->syncing && !a->inflight_new)
+		return 0;
+	for (const struct replica *r = a->replicas; r; r = r->next) {
+		int64_t next = runtime_next_event(r);
+		if (next && next - now < wait)
+			wait = next - now;
+	}
+	return wait <= 0 ? 0 : (int)((wait + 999) / 1000);
+}
+
 bool agent_tick(struct agent *a)
 {
 	bool changed = false;
 	remove_foreign(a);
-	for (struct replica *r = a->replicas; r; r = r->next)
+	for (struct replica *r = a->replicas; r; r = r->next) {
 		changed |= runtime_poll(a->cfg, r);
+		watch_replica(a, r);
+	}
 	changed |= fence_if_lapsed(a);
 	changed |= agent_reconcile(a);
 	if (changed)
@@ -871,6 +925,19 @@ static void nap(int ms)
 	nanosleep(&ts, NULL);
 }
 
+/* Up to ms, or until a watched replica folder changes. */
+static void wait_events(struct agent *a, int ms)
+{
+	struct pollfd p = { a->notify_fd, POLLIN, 0 };
+
+	if (a->notify_fd < 0) {
+		nap(ms);
+		return;
+	}
+	if (poll(&p, 1, ms) > 0)
+		drain_notify(a);
+}
+
 /*
  * One sync now, blocking, at most timeout_s: true when answered 200. The
  * answer is applied when apply; the last sync of an agent that leaves is
@@ -985,7 +1052,9 @@ int agent_run(struct agent *a, volatile sig_atomic_t *quit)
 		agent_tick(a);
 		if (http_busy(a->http)) {
 			long status;
-			if (http_step(a->http, 100, &status)) {
+			bool done = http_step(a->http, loop_wait_ms(a), a->notify_fd, &status);
+			drain_notify(a);
+			if (done) {
 				request_done(a, status);
 			} else if (mono_usec() - last_log_check >= 250000 || a->dirty) {
 				last_log_check = mono_usec();
@@ -1008,7 +1077,8 @@ int agent_run(struct agent *a, volatile sig_atomic_t *quit)
 		}
 		int64_t wait = a->next_try_usec - mono_usec();
 		if (wait > 0 && !(a->dirty && a->registered && a->backoff_ms == 0)) {
-			nap(wait > 100000 ? 100 : (int)(wait / 1000) + 1);
+			int ms = loop_wait_ms(a);
+			wait_events(a, wait / 1000 + 1 < ms ? (int)(wait / 1000) + 1 : ms);
 			continue;
 		}
 		start_request(a);

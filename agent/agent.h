@@ -85,6 +85,9 @@ struct agent {
 	int backoff_ms;
 	bool dirty;			/* a replica changed since the last sync was built */
 	int lock_fd;
+	/* inotify on the running replicas' folders: a supervisor's exit file
+	 * (or anything else written there) wakes the loop at once; -1 none */
+	int notify_fd;
 
 	char *forgotten[AGENT_FORGOTTEN_MAX];	/* "id.attempt" never to start again */
 	size_t forgotten_next;

@@ -196,8 +196,9 @@ bool http_busy(const struct http_client *c)
 	return c->busy;
 }
 
-bool http_step(struct http_client *c, int wait_ms, long *status)
+bool http_step(struct http_client *c, int wait_ms, int wake_fd, long *status)
 {
+	struct curl_waitfd wake = { wake_fd, CURL_WAIT_POLLIN, 0 };
 	int running = 0, left;
 	CURLMsg *msg;
 
@@ -206,7 +207,8 @@ bool http_step(struct http_client *c, int wait_ms, long *status)
 		return true;
 	curl_multi_perform(c->multi, &running);
 	if (running) {
-		curl_multi_poll(c->multi, NULL, 0, wait_ms, NULL);
+		curl_multi_poll(c->multi, wake_fd >= 0 ? &wake : NULL, wake_fd >= 0 ? 1 : 0,
+				wait_ms, NULL);
 		curl_multi_perform(c->multi, &running);
 	}
 	while ((msg = curl_multi_info_read(c->multi, &left))) {
@@ -254,7 +256,7 @@ long http_post(struct http_client *c, const char *url, const char *body, long ti
 		snprintf(c->error, sizeof(c->error), "cannot start the request");
 		return 0;
 	}
-	while (!http_step(c, 1000, &status))
+	while (!http_step(c, 1000, -1, &status))
 		;
 	return status;
 }

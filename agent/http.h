@@ -34,11 +34,12 @@ int http_post_start(struct http_client *c, const char *url, const char *body,
 /* Whether a request is in flight. */
 bool http_busy(const struct http_client *c);
 /*
- * Drives the request, waiting up to wait_ms for progress. Returns true once
- * it has finished: then *status is the HTTP status, or 0 on a network error
- * with the reason in http_error(); the body is in http_body().
+ * Drives the request, waiting up to wait_ms for progress, or until wake_fd
+ * (-1: none) is readable. Returns true once it has finished: then *status
+ * is the HTTP status, or 0 on a network error with the reason in
+ * http_error(); the body is in http_body().
  */
-bool http_step(struct http_client *c, int wait_ms, long *status);
+bool http_step(struct http_client *c, int wait_ms, int wake_fd, long *status);
 /* Abandons the request in flight. */
 void http_abort(struct http_client *c);
 const char *http_body(const struct http_client *c, size_t *len);

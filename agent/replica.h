@@ -120,6 +120,7 @@ struct replica {
 	char *trial_id, *metric_tag;
 	json_t *metrics;
 	int64_t metrics_read_usec;	/* mono_usec() of the last read */
+	bool watched;			/* its folder is in the agent's inotify set */
 	bool metrics_final_read;	/* read once more since it ended */
 	int64_t metrics_size, metrics_mtime_ns;	/* the file as last read */
 

@@ -109,6 +109,14 @@ static void package_start_check(struct replica *r)
 	free(log);
 }
 
+int64_t runtime_next_event(const struct replica *r)
+{
+	const struct runtime_ops *ops = runtime_ops_for(r->runtime);
+	if (r->state == RS_EXITED || r->state == RS_FAILED_TO_START || !ops->next_event)
+		return 0;
+	return ops->next_event(r);
+}
+
 bool runtime_poll(const struct agent_config *cfg, struct replica *r)
 {
 	enum replica_state before = r->state;

@@ -38,6 +38,9 @@ struct runtime_ops {
 	void (*stop)(const struct agent_config *cfg, struct replica *r);
 	/* Frees what r holds outside its directory (its container). */
 	void (*release)(const struct agent_config *cfg, struct replica *r);
+	/* When (now_usec()) poll will next see r change with nothing else
+	 * happening (the simulate runtime's end); 0: not known. May be NULL. */
+	int64_t (*next_event)(const struct replica *r);
 };
 
 extern const struct runtime_ops runtime_process_ops;
@@ -54,6 +57,8 @@ const char *runtime_env_value(char **env, const char *name);
  */
 void runtime_start(const struct agent_config *cfg, struct replica *r,
 		   const struct desired_replica *d);
+/* runtime_ops.next_event of r's runtime: 0 when none is known. */
+int64_t runtime_next_event(const struct replica *r);
 /* Polls r; returns true when its state changed. */
 bool runtime_poll(const struct agent_config *cfg, struct replica *r);
 void runtime_stop(const struct agent_config *cfg, struct replica *r);

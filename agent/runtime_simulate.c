@@ -29,10 +29,20 @@ static void simulate_start(const struct agent_config *cfg, struct replica *r,
 	r->state = RS_RUNNING;
 }
 
+static int64_t simulate_end(const struct replica *r)
+{
+	return r->start_usec + (int64_t)(r->sim_seconds * 1e6);
+}
+
+static int64_t simulate_next_event(const struct replica *r)
+{
+	return r->state == RS_RUNNING ? simulate_end(r) : 0;
+}
+
 static void simulate_poll(const struct agent_config *cfg, struct replica *r)
 {
 	(void)cfg;
-	int64_t end = r->start_usec + (int64_t)(r->sim_seconds * 1e6);
+	int64_t end = simulate_end(r);
 	if (r->state != RS_RUNNING || now_usec() < end)
 		return;
 	char *line = xasprintf("simulate: exiting with %d", r->sim_exit);
@@ -58,5 +68,5 @@ static void nothing_to_release(const struct agent_config *cfg, struct replica *r
 }
 
 const struct runtime_ops runtime_simulate_ops = {
-	simulate_start, simulate_poll, simulate_stop, nothing_to_release,
+	simulate_start, simulate_poll, simulate_stop, nothing_to_release, simulate_next_event,
 };

@@ -33,6 +33,7 @@ struct sched {
 	char *conninfo;
 	struct bgconn *bg;	/* the thread and its connection (store/bgconn.h) */
 	struct listen_sub *sub;	/* "tp_sched" on the hub: passes other servers ask for */
+	struct study_pass_state *studies;	/* the study pass's (scheduler thread) */
 	bool leader;
 	struct store_conn *conn;	/* the open connection: holds the advisory lock while leader */
 	int64_t last_log_expiry;	/* mono_usec() */
@@ -519,7 +520,7 @@ static enum store_rc sched_tick(struct sched *s, bool full)
 		log_warn("%d node(s) missed their lease and are LOST; %d replica(s) to restart",
 			 lost, restarted);
 	/* Tuning studies first: the trials they add are placed by this pass. */
-	if ((rc = study_pass(s->conn)) != STORE_OK)
+	if ((rc = study_pass(s->conn, s->studies)) != STORE_OK)
 		return rc;
 	if (mono_usec() - s->last_log_expiry > INT64_C(3600) * 1000000) {
 		long deleted = 0;
@@ -793,6 +794,7 @@ struct sched *sched_start(const struct sched_config *cfg)
 	s->conninfo = xstrdup(cfg->conninfo);
 	s->cfg.conninfo = s->conninfo;
 	s->last_log_expiry = mono_usec() - INT64_C(3600) * 1000000 - 1;
+	s->studies = study_pass_state_new();
 	bgconn_start(s->conninfo, &conn_cfg, &sched_conn_ops, s, &s->bg);
 	if (cfg->hub)
 		s->sub = listen_hub_subscribe(cfg->hub, "tp_sched", &sched_sub_ops, s);
@@ -813,6 +815,7 @@ void sched_free(struct sched *s)
 	if (!s)
 		return;
 	bgconn_free(s->bg);
+	study_pass_state_free(s->studies);
 	free(s->conninfo);
 	free(s);
 }

@@ -533,18 +533,121 @@ out:
 	view_release(&v);
 }
 
-enum store_rc study_pass(struct store_conn *c)
+static bool ended(const char *state)
 {
-	json_t *studies, *s;
+	return state && (!strcmp(state, "SUCCEEDED") || !strcmp(state, "FAILED") ||
+			 !strcmp(state, "CANCELLED"));
+}
+
+/*
+ * Replaces each study's light trial rows ([row, state]) by the trials
+ * whole: an ended trial from the cache (it never changes again), the
+ * others read (store_study_trials()), so that a pass reads what changed,
+ * not every trial of every study. The ended trials read go into the cache;
+ * what no running study has any more leaves it.
+ */
+static enum store_rc fill_trials(struct store_conn *c, json_t *studies, json_t *cache)
+{
+	static const char *const lists[] = { "trials", "previous" };
+	json_t *keep = json_object(), *fresh = json_object(), *got = NULL, *s, *pair, *t;
+	int64_t *want = NULL;
+	size_t n = 0, cap = 0, i, k;
+	char key[32];
+	enum store_rc rc = STORE_OK;
+
+	json_array_foreach(studies, i, s) {
+		for (size_t l = 0; l < ARRAY_SIZE(lists); l++) {
+			json_array_foreach(json_object_get(s, lists[l]), k, pair) {
+				int64_t row = json_integer_value(json_array_get(pair, 0));
+				snprintf(key, sizeof(key), "%lld", (long long)row);
+				json_t *hit = ended(json_string_value(json_array_get(pair, 1)))
+						      ? json_object_get(cache, key) : NULL;
+				if (hit) {
+					json_object_set(keep, key, hit);
+					continue;
+				}
+				if (n == cap) {
+					cap = cap ? cap * 2 : 64;
+					want = xrealloc(want, cap * sizeof(*want));
+				}
+				want[n++] = row;
+			}
+		}
+	}
+	if (n && (rc = store_study_trials(c, want, n, &got)) != STORE_OK)
+		goto out;
+	json_array_foreach(got, i, t) {
+		snprintf(key, sizeof(key), "%lld", (long long)json_integer_value(json_object_get(t, "row")));
+		json_object_set(fresh, key, t);
+		if (ended(json_string_value(json_object_get(t, "state"))))
+			json_object_set(keep, key, t);
+	}
+	json_array_foreach(studies, i, s) {
+		for (size_t l = 0; l < ARRAY_SIZE(lists); l++) {
+			json_t *light = json_object_get(s, lists[l]), *whole;
+			if (!json_is_array(light))
+				continue;
+			whole = json_array();
+			json_array_foreach(light, k, pair) {
+				snprintf(key, sizeof(key), "%lld",
+					 (long long)json_integer_value(json_array_get(pair, 0)));
+				t = json_object_get(fresh, key) ?: json_object_get(keep, key);
+				if (t)	/* (none: deleted since) */
+					json_array_append(whole, t);
+			}
+			json_object_set_new(s, lists[l], whole);
+		}
+	}
+	json_object_clear(cache);
+	json_object_update(cache, keep);
+out:
+	json_decref(keep);
+	json_decref(fresh);
+	json_decref(got);
+	free(want);
+	return rc;
+}
+
+struct study_pass_state {
+	json_t *trials;		/* ended trials by row id (fill_trials()) */
+	json_t *written;	/* study id -> mono_usec() of its last output write */
+};
+
+struct study_pass_state *study_pass_state_new(void)
+{
+	struct study_pass_state *ps = xcalloc(1, sizeof(*ps));
+	ps->trials = json_object();
+	ps->written = json_object();
+	return ps;
+}
+
+void study_pass_state_free(struct study_pass_state *ps)
+{
+	if (!ps)
+		return;
+	json_decref(ps->trials);
+	json_decref(ps->written);
+	free(ps);
+}
+
+enum store_rc study_pass(struct store_conn *c, struct study_pass_state *ps)
+{
+	json_t *studies, *s, *written = json_object();
 	size_t i;
 	enum store_rc rc = store_study_active(c, &studies);
 
-	if (rc != STORE_OK)
+	if (rc == STORE_OK)
+		rc = fill_trials(c, studies, ps->trials);
+	if (rc != STORE_OK) {
+		json_decref(studies);
+		json_decref(written);
 		return rc;
+	}
+	int64_t now = mono_usec();
 	json_array_foreach(studies, i, s) {
 		json_t *add, *stop, *output, *row;
 		const char *to_state, *cause;
-		char *message;
+		char *message, key[32];
 		int64_t id = json_integer_value(json_object_get(s, "id"));
 		int added = 0;
 		size_t k;
@@ -561,8 +664,18 @@ enum store_rc study_pass(struct store_conn *c)
 			if (rc == STORE_CONFLICT)
 				rc = STORE_OK;	/* another leader's trial: next pass sees it */
 		}
-		if (rc == STORE_OK)
+		/* The output is written with every move and early stop, and
+		 * otherwise at most every STUDY_OUTPUT_EVERY_US: a study of
+		 * thousands of trials is not rewritten at every pass. */
+		snprintf(key, sizeof(key), "%lld", (long long)id);
+		const json_t *last = json_object_get(ps->written, key);
+		if (rc == STORE_OK && (to_state || json_array_size(stop) || !last ||
+				       now - json_integer_value(last) >= STUDY_OUTPUT_EVERY_US)) {
 			rc = store_study_update(c, id, output, to_state, cause, message);
+			last = NULL;
+		}
+		json_object_set_new(written, key, last ? json_incref((json_t *)last)
+						       : json_integer((json_int_t)now));
 		if (rc == STORE_OK && (added || to_state))
 			log_info("study %s: %d trial(s) added%s%s", json_string_value(json_object_get(
 				s, "jobId")), added, to_state ? ", now " : "", to_state ? to_state : "");
@@ -573,6 +686,8 @@ enum store_rc study_pass(struct store_conn *c)
 		if (rc != STORE_OK)
 			break;
 	}
+	json_decref(ps->written);
+	ps->written = written;
 	json_decref(studies);
 	return rc;
 }

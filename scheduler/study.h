@@ -31,8 +31,22 @@
 
 #include "store.h"
 
-/* One pass over the running studies, on the leader's connection. */
-enum store_rc study_pass(struct store_conn *c);
+/* How often a running study's output is written when nothing moved it. */
+#define STUDY_OUTPUT_EVERY_US (INT64_C(500) * 1000)
+
+/* What passes keep between them: the ended trials read (they never change
+ * again), when each study's output was last written. One per scheduler. */
+struct study_pass_state;
+struct study_pass_state *study_pass_state_new(void);
+void study_pass_state_free(struct study_pass_state *ps);
+
+/*
+ * One pass over the running studies, on the leader's connection: reads
+ * what changed since the last pass (an ended trial once), decides, and
+ * writes. A study's output is written when it moves or stops a trial, and
+ * otherwise at most every STUDY_OUTPUT_EVERY_US.
+ */
+enum store_rc study_pass(struct store_conn *c, struct study_pass_state *ps);
 
 /*
  * One study's decisions, without the database (tests): study as

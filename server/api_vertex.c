@@ -679,14 +679,14 @@ void api_vertex_operations_list(struct request *req)
  * managed datasets and model upload are not served.
  */
 
-/* job_spec.x paths of the shared validator, as the pipeline's field. */
-static void move_violations(struct violations *from, struct violations *to)
+/* job_spec.x paths of the shared validator, as the field the spec is in
+ * (prefix: "training_pipeline.training_task_inputs", ...). */
+static void move_violations(struct violations *from, struct violations *to, const char *prefix)
 {
 	for (size_t i = 0; i < from->n; i++) {
 		const char *f = from->v[i].field;
-		char *field = !strncmp(f, "job_spec", 8)
-				      ? xasprintf("training_pipeline.training_task_inputs%s", f + 8)
-				      : xstrdup(f);
+		char *field = !strncmp(f, "job_spec", 8) ? xasprintf("%s%s", prefix, f + 8)
+							 : xstrdup(f);
 		violations_add(to, field, "%s", from->v[i].description);
 		free(field);
 	}
@@ -741,7 +741,7 @@ void api_vertex_training_pipelines_create(struct request *req)
 		goto out;
 	} else {
 		check_job_spec(req, job_spec, &spec_vs);
-		move_violations(&spec_vs, &vs);
+		move_violations(&spec_vs, &vs, "training_pipeline.training_task_inputs");
 	}
 	spec_validate_labels(json_object_get(tp, "labels"), "training_pipeline.labels", &vs);
 	if (vs.n) {
@@ -793,19 +793,6 @@ void api_vertex_training_pipelines_delete(struct request *req)
  * and writes its trials[] (scheduler/study.c, docs/tuning.md).
  */
 
-/* The shared CustomJobSpec rules' job_spec.* paths, as trial_job_spec.* of a tuning job. */
-static void trial_spec_violations(struct violations *from, struct violations *to)
-{
-	for (size_t i = 0; i < from->n; i++) {
-		const char *f = from->v[i].field;
-		char *field = !strncmp(f, "job_spec", 8)
-				      ? xasprintf("hyperparameter_tuning_job.trial_job_spec%s", f + 8)
-				      : xstrdup(f);
-		violations_add(to, field, "%s", from->v[i].description);
-		free(field);
-	}
-}
-
 void api_vertex_tuning_jobs_create(struct request *req)
 {
 	struct violations vs = VIOLATIONS_INIT, spec_vs = VIOLATIONS_INIT;
@@ -827,7 +814,7 @@ void api_vertex_tuning_jobs_create(struct request *req)
 			       "Required field is not set.");
 	else
 		(void)spec_validate_vertex(req->catalog, &spec, &spec_vs);
-	trial_spec_violations(&spec_vs, &vs);
+	move_violations(&spec_vs, &vs, "hyperparameter_tuning_job.trial_job_spec");
 	(void)spec_validate_vertex_study(&spec, &vs);
 	spec_release(&spec);
 	spec_validate_labels(json_object_get(job, "labels"), "hyperparameter_tuning_job.labels",

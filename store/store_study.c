@@ -5,48 +5,81 @@
 #include <stdlib.h>
 
 #include "store_pg.h"
+#include "strbuf.h"
 
-/* Statement ids 8-9 and 53-56 belong to this file. */
+/* Statement ids 8-9, 53-56 and 58 belong to this file. */
 
 #define TIME_TEXT(x) "to_char(" x " AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')"
 
-/* The trials of the study row `study`, as store_study_active() lists them. */
-#define TRIALS_OF(study) \
-	"(SELECT coalesce(jsonb_agg(jsonb_build_object('row', c.id, 'trial', c.trial, " \
-	"    'jobId', c.job_id, " \
-	"    'stoppedEarly', c.stopped_early, " \
-	"    'params', c.trial_params, 'state', c.state, 'error', c.error_message, " \
-	"    'startTime', " TIME_TEXT("c.start_time") ", 'endTime', " TIME_TEXT("c.end_time") ", " \
-	"    'units', coalesce((c.output->>'consumedMLUnits')::float8, tp_job_ml_units(c.id)), " \
-	"    'metrics', coalesce((SELECT p.metrics FROM replicas p WHERE p.job = c.id " \
-	"      ORDER BY (p.role NOT IN ('master', 'chief', 'pool0')), p.idx, p.id LIMIT 1), " \
-	"      '[]'::jsonb)) ORDER BY c.trial), '[]'::jsonb) " \
-	"  FROM jobs c WHERE c.parent = " study ")"
+/* A trial as the study pass sees it (store_study_trials()). */
+#define TRIAL_OBJECT \
+	"jsonb_build_object('row', c.id, 'trial', c.trial, 'jobId', c.job_id, " \
+	"  'stoppedEarly', c.stopped_early, " \
+	"  'params', c.trial_params, 'state', c.state, 'error', c.error_message, " \
+	"  'startTime', " TIME_TEXT("c.start_time") ", 'endTime', " TIME_TEXT("c.end_time") ", " \
+	"  'units', coalesce((c.output->>'consumedMLUnits')::float8, tp_job_ml_units(c.id)), " \
+	"  'metrics', coalesce((SELECT p.metrics FROM replicas p WHERE p.job = c.id " \
+	"    ORDER BY (p.role NOT IN ('master', 'chief', 'pool0')), p.idx, p.id LIMIT 1), " \
+	"    '[]'::jsonb))"
+
+/* The trials of the study row `study`, light: [[row, state], ...] in trial order. */
+#define TRIAL_ROWS_OF(study) \
+	"(SELECT coalesce(jsonb_agg(jsonb_build_array(c.id, c.state) ORDER BY c.trial), " \
+	"  '[]'::jsonb) FROM jobs c WHERE c.parent = " study ")"
 
 static const struct store_stmt stmt_active = {
 	53, "study_active",
 	"SELECT coalesce(jsonb_agg(jsonb_build_object('id', s.id, 'jobId', s.job_id, "
 	"  'project', s.project, 'region', s.region, "
-	"  'state', s.state, 'spec', s.spec, 'output', s.output, "
-	"  'trials', " TRIALS_OF("s.id") ", "
+	"  'state', s.state, 'spec', s.spec, "
+	"  'trials', " TRIAL_ROWS_OF("s.id") ", "
 	/* resumePreviousJobId: the earlier study's trials, of the same project */
-	"  'previous', (SELECT " TRIALS_OF("ps.id") " FROM jobs ps WHERE ps.api = 'ml' "
+	"  'previous', (SELECT " TRIAL_ROWS_OF("ps.id") " FROM jobs ps WHERE ps.api = 'ml' "
 	"    AND ps.project = s.project AND ps.job_id = s.spec #>> '{hyperparameters,resumePreviousJobId}' "
 	"    AND ps.study)) ORDER BY s.id), '[]'::jsonb)::text "
 	"FROM jobs s WHERE s.study AND s.state IN ('QUEUED', 'PREPARING', 'RUNNING', 'CANCELLING')",
 	true,
 };
 
-enum store_rc store_study_active(struct store_conn *c, json_t **out)
+static const struct store_stmt stmt_trials = {
+	58, "study_trials",
+	"SELECT coalesce(jsonb_agg(" TRIAL_OBJECT "), '[]'::jsonb)::text "
+	"FROM jobs c WHERE c.id = ANY ($1::int8[]) AND c.parent IS NOT NULL",
+	true,
+};
+
+/* One JSON text answer. */
+static enum store_rc exec_json(struct store_conn *c, const struct store_stmt *st, int n,
+			       const char *const *p, json_t **out)
 {
 	enum store_rc rc;
-	PGresult *res = store_exec(c, &stmt_active, 0, NULL, &rc);
+	PGresult *res = store_exec(c, st, n, p, &rc);
 
 	*out = NULL;
 	if (rc == STORE_OK && !(*out = json_loads(PQgetvalue(res, 0, 0), 0, NULL)))
 		rc = STORE_ERROR;
 	PQclear(res);
 	return rc;
+}
+
+enum store_rc store_study_trials(struct store_conn *c, const int64_t *rows, size_t n,
+				 json_t **out)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	sb_addch(&sb, '{');
+	for (size_t i = 0; i < n; i++)
+		sb_addf(&sb, "%s%lld", i ? "," : "", (long long)rows[i]);
+	sb_addch(&sb, '}');
+	const char *p[] = { sb_str(&sb) };
+	enum store_rc rc = exec_json(c, &stmt_trials, 1, p, out);
+	sb_release(&sb);
+	return rc;
+}
+
+enum store_rc store_study_active(struct store_conn *c, json_t **out)
+{
+	return exec_json(c, &stmt_active, 0, NULL, out);
 }
 
 /*

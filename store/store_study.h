@@ -16,16 +16,24 @@
 /*
  * The studies still running (QUEUED, PREPARING, RUNNING) or being
  * cancelled (CANCELLING: their trials are stopping), each
- *   {"id", "jobId", "project", "region", "state", "spec", "output",
- *    "trials": [{"row", "trial", "jobId", "params": [[name, value], ...],
- *                "stoppedEarly", "state", "error",
- *                "startTime", "endTime", "units", "metrics": [{step, value}]}]}
- * with its trials in trial order and a trial's metrics those of its primary
- * replica, and "previous": the trials of the study its
+ *   {"id", "jobId", "project", "region", "state", "spec",
+ *    "trials": [[row, state], ...], "previous": [[row, state], ...] or null}
+ * with its trials in trial order, light: store_study_trials() reads a
+ * trial whole. "previous" are the trials of the study its
  * hyperparameters.resumePreviousJobId names (of the same project; null
  * when none) (new array).
  */
 enum store_rc store_study_active(struct store_conn *c, json_t **out) MUST_CHECK;
+
+/*
+ * The trials whose job rows are rows[n], whole (in no order):
+ *   [{"row", "trial", "jobId", "params": [[name, value(, false)], ...],
+ *     "stoppedEarly", "state", "error", "startTime", "endTime", "units",
+ *     "metrics": [{step, value}]}]
+ * a trial's metrics those of its primary replica (new array).
+ */
+enum store_rc store_study_trials(struct store_conn *c, const int64_t *rows, size_t n,
+				 json_t **out) MUST_CHECK;
 
 /*
  * Adds trials to study (still QUEUED, PREPARING or RUNNING: else none is

@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
@@ -17,20 +18,55 @@
 #include "store_study.h"
 #include "study.h"
 
-/* study_pass() is not run here: its store calls must not be reached. */
+/*
+ * The store, mocked: off (a call fails the test) unless a test of
+ * study_pass() sets `pass`, which hands out its studies and trials and
+ * records what the pass asked for and wrote.
+ */
+static struct {
+	bool on;
+	json_t *studies;	/* store_study_active()'s answer (copied out) */
+	json_t *trials;		/* every trial whole, by row id */
+	json_t *asked;		/* the rows store_study_trials() was asked for, per call */
+	int updates;		/* store_study_update() calls */
+} pass;
+
 enum store_rc __wrap_store_study_active(struct store_conn *c, json_t **out);
 enum store_rc __wrap_store_study_active(struct store_conn *c, json_t **out)
 {
-	(void)c, (void)out;
-	fail_msg("store_study_active called");
-	return STORE_ERROR;
+	(void)c;
+	if (!pass.on)
+		fail_msg("store_study_active called");
+	*out = json_deep_copy(pass.studies);
+	return STORE_OK;
+}
+enum store_rc __wrap_store_study_trials(struct store_conn *c, const int64_t *rows, size_t n,
+					json_t **out);
+enum store_rc __wrap_store_study_trials(struct store_conn *c, const int64_t *rows, size_t n,
+					json_t **out)
+{
+	(void)c;
+	if (!pass.on)
+		fail_msg("store_study_trials called");
+	json_t *asked = json_array();
+	*out = json_array();
+	for (size_t i = 0; i < n; i++) {
+		char key[24];
+		snprintf(key, sizeof(key), "%lld", (long long)rows[i]);
+		json_array_append_new(asked, json_integer(rows[i]));
+		json_array_append_new(*out, json_deep_copy(json_object_get(pass.trials, key)));
+	}
+	json_array_append_new(pass.asked, asked);
+	return STORE_OK;
 }
 enum store_rc __wrap_store_study_add_trials(struct store_conn *c, int64_t s, const json_t *t, int *a);
 enum store_rc __wrap_store_study_add_trials(struct store_conn *c, int64_t s, const json_t *t, int *a)
 {
-	(void)c, (void)s, (void)t, (void)a;
-	fail_msg("store_study_add_trials called");
-	return STORE_ERROR;
+	(void)c, (void)s;
+	if (!pass.on)
+		fail_msg("store_study_add_trials called");
+	*a = (int)json_array_size(t);
+	return STORE_OK;
 }
 enum store_rc __wrap_store_study_update(struct store_conn *c, int64_t s, const json_t *o,
 					const char *st, const char *ca, const char *m);
@@ -38,8 +74,10 @@ enum store_rc __wrap_store_study_update(struct store_conn *c, int64_t s, const j
 					const char *st, const char *ca, const char *m)
 {
 	(void)c, (void)s, (void)o, (void)st, (void)ca, (void)m;
-	fail_msg("store_study_update called");
-	return STORE_ERROR;
+	if (!pass.on)
+		fail_msg("store_study_update called");
+	pass.updates++;
+	return STORE_OK;
 }
 
 enum store_rc __wrap_store_study_stop_trial(struct store_conn *c, int64_t s, int64_t t);
@@ -390,6 +428,65 @@ static void vertex_trials_show_states_values_and_the_best_measurement(void **sta
 	json_decref(s);
 }
 
+/* A trial whole, as store_study_trials() gives it. */
+static json_t *whole_trial(int64_t row, int n, const char *x, const char *state, double score)
+{
+	json_t *t = json_pack("{s:I, s:i, s:s, s:[[s, s], [s, s]], s:s, s:s, s:f, s:[]}", "row",
+			      (json_int_t)row, "trial", n, "jobId", "g/trials/x", "params", "x", x,
+			      "opt", "a", "state", state, "error", "", "units", 0.5, "metrics");
+	if (score == score)
+		json_array_append_new(json_object_get(t, "metrics"),
+				      json_pack("{s:i, s:f}", "step", 2, "value", score));
+	return t;
+}
+
+static void set_light(json_t *study, const char *s1, const char *s2)
+{
+	json_object_set_new(study, "trials", json_pack("[[i, s], [i, s]]", 101, s1, 102, s2));
+}
+
+static void study_pass_reads_an_ended_trial_once_and_writes_its_output_at_most_twice_a_second(void **state)
+{
+	(void)state;
+	struct study_pass_state *ps = study_pass_state_new();
+	json_t *study = grid_study("RUNNING", 2, 2, 0);
+	pass.on = true;
+	pass.asked = json_array();
+	pass.updates = 0;
+	pass.trials = json_object();
+	json_object_set_new(pass.trials, "101", whole_trial(101, 1, "1", "SUCCEEDED", 3));
+	json_object_set_new(pass.trials, "102", whole_trial(102, 2, "2", "RUNNING", NAN));
+	set_light(study, "SUCCEEDED", "RUNNING");
+	pass.studies = json_pack("[O]", study);
+
+	/* 1: both read; the output written (the first time) */
+	assert_int_equal(study_pass(NULL, ps), STORE_OK);
+	/* 2: the ended trial from the cache; no write within the half second */
+	assert_int_equal(study_pass(NULL, ps), STORE_OK);
+	/* 3: trial 2 ended: read once more (it was running when read), the study ends */
+	json_object_set_new(pass.trials, "102", whole_trial(102, 2, "2", "SUCCEEDED", 5));
+	set_light(study, "SUCCEEDED", "SUCCEEDED");
+	json_decref(pass.studies);
+	pass.studies = json_pack("[O]", study);
+	assert_int_equal(study_pass(NULL, ps), STORE_OK);
+	/* 4: nothing to read at all */
+	assert_int_equal(study_pass(NULL, ps), STORE_OK);
+
+	char *asked = json_dumps(pass.asked, JSON_COMPACT);
+	assert_string_equal(asked, "[[101,102],[102],[102]]");
+	free(asked);
+	/* pass 1 (first write), pass 3 (SUCCEEDED: a move), pass 4 (the move again:
+	 * this mock does not end the study) */
+	assert_int_equal(pass.updates, 3);
+
+	pass.on = false;
+	json_decref(pass.asked);
+	json_decref(pass.trials);
+	json_decref(pass.studies);
+	json_decref(study);
+	study_pass_state_free(ps);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -402,6 +499,7 @@ int main(void)
 		cmocka_unit_test(a_resumed_study_goes_on_from_the_earlier_ones_trials),
 		cmocka_unit_test(a_vertex_trial_is_a_custom_job_with_its_own_output_directory),
 		cmocka_unit_test(vertex_trials_show_states_values_and_the_best_measurement),
+		cmocka_unit_test(study_pass_reads_an_ended_trial_once_and_writes_its_output_at_most_twice_a_second),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	json_decref(last_stop);

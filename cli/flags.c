@@ -20,12 +20,24 @@ struct list_flags cli_list_flags;
 const char *cli_positional[CLI_MAX_POSITIONAL];
 int cli_n_positional;
 
+/* "ai-platform.jobs.list" -> "ai-platform jobs list" (caller frees). */
+static char *command_words(const char *name)
+{
+	char *words = xstrdup(name);
+	for (char *p = words; *p; p++)
+		if (*p == '.')
+			*p = ' ';
+	return words;
+}
+
 void cli_usage_error(const struct cmd *c, const char *fmt, const char *a)
 {
+	char *words = command_words(c->name);
 	fprintf(stderr, "ERROR: (trainplane.%s) ", c->name);
 	fprintf(stderr, fmt, a);
 	fprintf(stderr, "\nUsage: %s\n\nFor detailed information on this command and its flags, run:\n"
-		"  trainplane %s --help\n", c->usage, c->name);
+		"  trainplane %s --help\n", c->usage, words);
+	free(words);
 	exit(EXIT_USAGE);
 }
 
@@ -75,10 +87,7 @@ static void print_opts(const struct opt *opts)
 
 static void print_help(const struct cmd *c, const struct opt *opts)
 {
-	char *words = xstrdup(c->name);
-	for (char *p = words; *p; p++)
-		if (*p == '.')
-			*p = ' ';
+	char *words = command_words(c->name);
 	printf("NAME\n    trainplane %s - %s\n\nSYNOPSIS\n", words, c->summary ? c->summary : "");
 	indented(c->usage, 4);
 	if (c->description) {

@@ -349,6 +349,12 @@ static json_t *load_file(const char *path, json_t *(*parse_fn)(const char *, con
 	return j;
 }
 
+json_t *cli_parse_hp_tuning_job(const char *name, const char *text, size_t len, char **err)
+{
+	return parse_doc(name, text, len, &vertex_hyperparameter_tuning_job_message,
+			 "the HyperparameterTuningJob", err);
+}
+
 json_t *cli_load_config(const char *path, char **err)
 {
 	return load_file(path, cli_parse_config, err);
@@ -359,11 +365,17 @@ json_t *cli_load_custom_job_spec(const char *path, char **err)
 	return load_file(path, cli_parse_custom_job_spec, err);
 }
 
+json_t *cli_load_hp_tuning_job(const char *path, char **err)
+{
+	return load_file(path, cli_parse_hp_tuning_job, err);
+}
+
 /* --- flags ---------------------------------------------------------------- */
 
 /*
- * gcloud's choices for a flag of enum field path under msg: its values but
- * *_UNSPECIFIED, lower-cased with dashes ("nvidia-tesla-t4"), sorted.
+ * gcloud's choices for a flag of enum field path under msg: its values
+ * (*_UNSPECIFIED only where unspecified says so: gcloud's ChoiceEnumMapper
+ * flags keep it), lower-cased with dashes ("nvidia-tesla-t4"), sorted.
  */
 struct choices {
 	char **v;
@@ -375,7 +387,8 @@ static int str_cmp(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static void flag_choices(const struct schema_message *msg, const char *path, struct choices *out)
+static void flag_choices(const struct schema_message *msg, const char *path, bool unspecified,
+			 struct choices *out)
 {
 	const struct schema_field *f = schema_field_at(msg, path);
 	const struct schema_enum *e = f && f->kind == SK_ENUM ? f->enumeration : NULL;
@@ -384,7 +397,7 @@ static void flag_choices(const struct schema_message *msg, const char *path, str
 	out->v = xcalloc(e ? e->count + 1 : 1, sizeof(*out->v));
 	for (size_t i = 0; e && i < e->count; i++) {
 		size_t len = strlen(e->names[i]);
-		if (len >= 12 && !strcmp(e->names[i] + len - 12, "_UNSPECIFIED"))
+		if (!unspecified && len >= 12 && !strcmp(e->names[i] + len - 12, "_UNSPECIFIED"))
 			continue;
 		char *c = xstrdup(e->names[i]);
 		for (char *p = c; *p; p++)
@@ -408,6 +421,36 @@ static char *choice_value(const char *choice)
 	for (char *p = up; *p; p++)
 		*p = *p == '-' ? '_' : (char)toupper((unsigned char)*p);
 	return up;
+}
+
+/*
+ * The enum value of a flag's choice (field path under msg): "basic-gpu" (any
+ * case) or the API's own "BASIC_GPU" -> "BASIC_GPU" (caller frees); NULL and
+ * gcloud's "Invalid choice" in *err when it is none of them.
+ */
+static char *enum_flag(const struct schema_message *msg, const char *path, bool unspecified,
+		       const char *flag, const char *value, char **err)
+{
+	struct choices ch;
+	char *api = NULL;
+	flag_choices(msg, path, unspecified, &ch);
+	for (size_t i = 0; i < ch.n && !api; i++) {
+		char *v = choice_value(ch.v[i]);
+		if (!strcasecmp(value, ch.v[i]) || !strcmp(value, v))
+			api = v;
+		else
+			free(v);
+	}
+	if (!api) {
+		struct strbuf sb = STRBUF_INIT;
+		for (size_t i = 0; i < ch.n; i++)
+			sb_addf(&sb, "%s%s", i ? ", " : "", ch.v[i]);
+		*err = xasprintf("argument %s: Invalid choice: '%s'. Valid choices are [%s].", flag, value,
+				 sb_str(&sb));
+		sb_release(&sb);
+	}
+	choices_release(&ch);
+	return api;
 }
 
 static char *dict_syntax_error(const char *flag, const char *item)
@@ -453,7 +496,7 @@ json_t *cli_parse_accelerator(const char *flag, const char *value, char **err)
 	}
 	struct choices types;
 	size_t i;
-	flag_choices(&ml_job_message, "trainingInput.masterConfig.acceleratorConfig.type", &types);
+	flag_choices(&ml_job_message, "trainingInput.masterConfig.acceleratorConfig.type", false, &types);
 	for (i = 0; i < types.n; i++)
 		if (!strcasecmp(type, types.v[i]))
 			break;
@@ -521,6 +564,17 @@ static void set_str(json_t *o, const char *key, const char *v)
 		json_object_set_new(o, key, json_string(v));
 }
 
+/* --labels k=v,... into o.labels; no flag: nothing. */
+static int set_labels(json_t *o, const char *v, char **err)
+{
+	json_t *l = v ? cli_parse_labels("--labels", v, err) : NULL;
+	if (v && !l)
+		return -1;
+	if (l)
+		json_object_set_new(o, "labels", l);
+	return 0;
+}
+
 static int set_count(json_t *o, const char *key, const char *flag, const char *v, char **err)
 {
 	if (!v)
@@ -552,30 +606,12 @@ json_t *cli_build_submit_body(const struct submit_opts *o, const json_t *config,
 		json_object_set_new(job, "jobId", json_string(o->job_id));
 	json_t *ti = obj_child(job, "trainingInput");
 	if (o->scale_tier) {
-		struct choices tiers;
-		size_t i;
-		flag_choices(&ml_job_message, "trainingInput.scaleTier", &tiers);
-		for (i = 0; i < tiers.n; i++) {
-			char *api = choice_value(tiers.v[i]);
-			bool match = !strcasecmp(o->scale_tier, tiers.v[i]) || !strcmp(o->scale_tier, api);
-			free(api);
-			if (match)
-				break;
-		}
-		if (i == tiers.n) {
-			struct strbuf sb = STRBUF_INIT;
-			for (i = 0; i < tiers.n; i++)
-				sb_addf(&sb, "%s%s", i ? ", " : "", tiers.v[i]);
-			*err = xasprintf("argument --scale-tier: Invalid choice: '%s'. Valid choices are "
-					 "[%s].", o->scale_tier, sb_str(&sb));
-			sb_release(&sb);
-			choices_release(&tiers);
+		char *api = enum_flag(&ml_job_message, "trainingInput.scaleTier", false, "--scale-tier",
+				      o->scale_tier, err);
+		if (!api)
 			goto fail;
-		}
-		char *api = choice_value(tiers.v[i]);
 		json_object_set_new(ti, "scaleTier", json_string(api));
 		free(api);
-		choices_release(&tiers);
 	}
 	if (o->master_image_uri && o->runtime_version) {
 		*err = xstrdup("Only one of --master-image-uri, --runtime-version can be set.");
@@ -670,12 +706,8 @@ json_t *cli_build_submit_body(const struct submit_opts *o, const json_t *config,
 			json_array_append_new(args, json_string(o->user_args[i]));
 		json_object_set_new(ti, "args", args);
 	}
-	if (o->labels) {
-		json_t *l = cli_parse_labels("--labels", o->labels, err);
-		if (!l)
-			goto fail;
-		json_object_set_new(job, "labels", l);
-	}
+	if (set_labels(job, o->labels, err))
+		goto fail;
 	/* gcloud's quirk (reference §6.1): CUSTOM needs the flag, not just the YAML key. */
 	const char *tier = json_string_value(json_object_get(ti, "scaleTier"));
 	if (tier && !strcmp(tier, "CUSTOM") && !o->master_machine_type &&
@@ -908,15 +940,100 @@ json_t *cli_build_custom_job_body(const struct custom_job_opts *o, const json_t 
 		if (o->command && cs)
 			json_object_set_new(cs, "command", arg_list(o->command));
 	}
-	if (o->labels) {
-		json_t *l = cli_parse_labels("--labels", o->labels, err);
-		if (!l)
-			goto fail;
-		json_object_set_new(body, "labels", l);
-	}
+	if (set_labels(body, o->labels, err))
+		goto fail;
 	return body;
 fail:
 	json_decref(body);
+	return NULL;
+}
+
+/* --- ai hp-tuning-jobs create ----------------------------------------------- */
+
+void hp_tuning_job_opts_init(struct hp_tuning_job_opts *o)
+{
+	memset(o, 0, sizeof *o);
+}
+
+/* An int32 flag's value, at least min, into o[key]; no flag: nothing. */
+static int set_int32(json_t *o, const char *key, const char *flag, const char *v, long long min, char **err)
+{
+	if (!v)
+		return 0;
+	errno = 0;
+	long long n = is_int(v) ? strtoll(v, NULL, 10) : 0;
+	if (!is_int(v) || errno || n < min || n > INT32_MAX) {
+		*err = xasprintf("argument %s: Value must be an integer from %lld to %d; received: %s", flag, min,
+				 INT32_MAX, v);
+		return -1;
+	}
+	json_object_set_new(o, key, json_integer(n));
+	return 0;
+}
+
+/* Whether s is projects/P/locations/L/keyRings/R/cryptoKeys/K. */
+static bool kms_key_name(const char *s)
+{
+	static const char *const lit[] = { "projects", "locations", "keyRings", "cryptoKeys" };
+	for (size_t i = 0; i < ARRAY_SIZE(lit); i++) {
+		size_t n = strlen(lit[i]);
+		if (strncmp(s, lit[i], n) || s[n] != '/')
+			return false;
+		s += n + 1;
+		const char *e = strchr(s, '/');
+		if (e == s || !*s || (i + 1 < ARRAY_SIZE(lit)) != (e != NULL))
+			return false;
+		s = e ? e + 1 : s;
+	}
+	return true;
+}
+
+json_t *cli_build_hp_tuning_job_body(const struct hp_tuning_job_opts *o, const json_t *config, char **err)
+{
+	json_t *job = config ? json_deep_copy(config) : json_object();
+	*err = NULL;
+	/* gcloud's HpTuningJobsClient.Create: the counts default to 1 when
+	 * neither the file nor the flag gives them; the flags override the file */
+	if (set_int32(job, "maxTrialCount", "--max-trial-count", o->max_trial_count, 1, err) ||
+	    set_int32(job, "parallelTrialCount", "--parallel-trial-count", o->parallel_trial_count, 1, err) ||
+	    set_int32(job, "maxFailedTrialCount", "--max-failed-trial-count", o->max_failed_trial_count, 0, err))
+		goto fail;
+	if (!json_object_get(job, "maxTrialCount"))
+		json_object_set_new(job, "maxTrialCount", json_integer(1));
+	if (!json_object_get(job, "parallelTrialCount"))
+		json_object_set_new(job, "parallelTrialCount", json_integer(1));
+	if (o->network || o->service_account || o->enable_web_access || o->enable_dashboard_access) {
+		json_t *spec = obj_child(job, "trialJobSpec");
+		set_str(spec, "network", o->network);
+		set_str(spec, "serviceAccount", o->service_account);
+		if (o->enable_web_access)
+			json_object_set_new(spec, "enableWebAccess", json_true());
+		if (o->enable_dashboard_access)
+			json_object_set_new(spec, "enableDashboardAccess", json_true());
+	}
+	set_str(job, "displayName", o->display_name);
+	if (o->algorithm) {
+		char *api = enum_flag(&vertex_hyperparameter_tuning_job_message, "studySpec.algorithm", true,
+				      "--algorithm", o->algorithm, err);
+		if (!api)
+			goto fail;
+		json_object_set_new(obj_child(job, "studySpec"), "algorithm", json_string(api));
+		free(api);
+	}
+	if (o->kms_key) {
+		if (!kms_key_name(o->kms_key)) {
+			*err = xasprintf("argument --kms-key: Invalid value [%s]: give the key's full name, "
+					 "projects/PROJECT/locations/LOCATION/keyRings/KEYRING/cryptoKeys/KEY.",
+					 o->kms_key);
+			goto fail;
+		}
+		json_object_set_new(job, "encryptionSpec", json_pack("{s:s}", "kmsKeyName", o->kms_key));
+	}
+	if (set_labels(job, o->labels, err))
+		goto fail;
+	return job;
+fail:
+	json_decref(job);
 	return NULL;
 }
 

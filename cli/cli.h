@@ -89,6 +89,37 @@ json_t *cli_parse_worker_pool_spec(const char *value, const char *python_package
  */
 json_t *cli_build_custom_job_body(const struct custom_job_opts *o, const json_t *spec, char **err);
 
+/* --- gcloud ai hp-tuning-jobs create --- */
+
+/*
+ * Loads a --config file of `ai hp-tuning-jobs create`: a
+ * HyperparameterTuningJob (displayName, studySpec, maxTrialCount,
+ * parallelTrialCount, maxFailedTrialCount, trialJobSpec, labels, ...) in
+ * YAML or JSON, checked like cli_load_config ("FILE:LINE:COLUMN: message").
+ */
+json_t *cli_load_hp_tuning_job(const char *path, char **err);
+json_t *cli_parse_hp_tuning_job(const char *name, const char *text, size_t len, char **err);
+
+/* The `ai hp-tuning-jobs create` flags; NULL/0 = not given. */
+struct hp_tuning_job_opts {
+	const char *display_name;
+	const char *max_trial_count, *parallel_trial_count, *max_failed_trial_count;
+	const char *algorithm;	/* grid-search, random-search, algorithm-unspecified (or GRID_SEARCH ...) */
+	const char *labels, *network, *service_account, *kms_key;
+	int enable_web_access, enable_dashboard_access;
+};
+
+void hp_tuning_job_opts_init(struct hp_tuning_job_opts *o);
+
+/*
+ * The hyperparameterTuningJobs.create body: config (the --config job, may
+ * be NULL; not modified) with the flags applied as gcloud applies them:
+ * maxTrialCount and parallelTrialCount 1 unless given, --network,
+ * --service-account and the access flags into trialJobSpec, --algorithm
+ * into studySpec. NULL and *err on a bad flag value.
+ */
+json_t *cli_build_hp_tuning_job_body(const struct hp_tuning_job_opts *o, const json_t *config, char **err);
+
 /*
  * Sorts an array of objects in place by gcloud's --sort-by keys:
  * "field.sub,~other" (`~` descending); stable, missing values first,

@@ -10,6 +10,8 @@
 int cli_jobs_run(const char *verb, int argc, char **argv);
 /* trainplane ai custom-jobs VERB ... (custom_jobs.c): Vertex AI's CustomJobs. */
 int cli_custom_jobs_run(const char *verb, int argc, char **argv);
+/* trainplane ai hp-tuning-jobs VERB ... (hp_tuning_jobs.c): Vertex AI's HyperparameterTuningJobs. */
+int cli_hp_tuning_jobs_run(const char *verb, int argc, char **argv);
 /* trainplane nodes VERB ... (nodes.c): the agents' nodes. */
 int cli_nodes_run(const char *verb, int argc, char **argv);
 

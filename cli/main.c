@@ -1,7 +1,7 @@
 /*
- * trainplane - the command-line client: gcloud's `ai-platform jobs`
- * and `ai custom-jobs` (Vertex) commands against a trainplane server, plus
- * `nodes` for operators.
+ * trainplane - the command-line client: gcloud's `ai-platform jobs`,
+ * `ai custom-jobs` and `ai hp-tuning-jobs` (Vertex) commands against a
+ * trainplane server, plus `nodes` for operators.
  *
  *   trainplane ai-platform jobs submit training JOB [flags] [-- USER_ARGS...]
  *   trainplane ai-platform jobs describe|cancel|stream-logs JOB
@@ -10,6 +10,9 @@
  *   trainplane ai custom-jobs create --region R --display-name N --worker-pool-spec=... [--config F]
  *   trainplane ai custom-jobs describe|cancel|stream-logs NAME|ID [--region R]
  *   trainplane ai custom-jobs list --region R [--filter F] [--limit N] [--sort-by [~]FIELD]
+ *   trainplane ai hp-tuning-jobs create --region R --display-name N --config F [--max-trial-count N] ...
+ *   trainplane ai hp-tuning-jobs describe|cancel|stream-logs NAME|ID [--region R]
+ *   trainplane ai hp-tuning-jobs list --region R [--filter F] [--limit N] [--sort-by [~]FIELD]
  *   trainplane nodes list|drain NODE|undrain NODE
  *
  * Endpoint: --endpoint, else TRAINPLANE_ENDPOINT, else the first line of
@@ -41,6 +44,10 @@ static const char top_usage[] =
 	"  ai custom-jobs create --region R --display-name N --worker-pool-spec=... [--config FILE]\n"
 	"  ai custom-jobs describe|cancel|stream-logs (NAME | ID --region R)\n"
 	"  ai custom-jobs list --region R [--filter EXPR] [--limit N] [--sort-by [~]FIELD] [--uri]\n"
+	"  ai hp-tuning-jobs create --region R --display-name N --config FILE [--max-trial-count N]\n"
+	"      [--parallel-trial-count N] [--algorithm A]\n"
+	"  ai hp-tuning-jobs describe|cancel|stream-logs (NAME | ID --region R)\n"
+	"  ai hp-tuning-jobs list --region R [--filter EXPR] [--limit N] [--sort-by [~]FIELD] [--uri]\n"
 	"  nodes list | drain NODE | undrain NODE\n\n"
 	"Every command takes --format (json, yaml, value(KEYS), table(KEYS), csv(KEYS)).\n"
 	"Every command takes --help. Endpoint: --endpoint, TRAINPLANE_ENDPOINT, the file\n"
@@ -111,12 +118,18 @@ int main(int argc, char **argv)
 		snprintf(namebuf, sizeof namebuf, "trainplane.ai.custom-jobs.%s", verb);
 		cli_cmd_name = namebuf;
 		rc = cli_custom_jobs_run(verb, argc - i - 3, argv + i + 3);
+	} else if (!strcmp(g, "ai") && sub && !strcmp(sub, "hp-tuning-jobs") && verb && !cli_is_help(verb)) {
+		snprintf(namebuf, sizeof namebuf, "trainplane.ai.hp-tuning-jobs.%s", verb);
+		cli_cmd_name = namebuf;
+		rc = cli_hp_tuning_jobs_run(verb, argc - i - 3, argv + i + 3);
 	} else if (!strcmp(g, "nodes") && sub && !cli_is_help(sub)) {
 		snprintf(namebuf, sizeof namebuf, "trainplane.nodes.%s", sub);
 		cli_cmd_name = namebuf;
 		rc = cli_nodes_run(sub, argc - i - 2, argv + i + 2);
-	} else if (!strcmp(g, "ai") && sub && !cli_is_help(sub) && strcmp(sub, "custom-jobs")) {
-		fprintf(stderr, "ERROR: (trainplane.ai) Invalid choice: '%s'. Valid choices are [custom-jobs].\n", sub);
+	} else if (!strcmp(g, "ai") && sub && !cli_is_help(sub) && strcmp(sub, "custom-jobs") &&
+		   strcmp(sub, "hp-tuning-jobs")) {
+		fprintf(stderr, "ERROR: (trainplane.ai) Invalid choice: '%s'. Valid choices are [custom-jobs, "
+			"hp-tuning-jobs].\n", sub);
 		return EXIT_USAGE;
 	} else if ((!strcmp(g, "ai-platform") || !strcmp(g, "nodes") || !strcmp(g, "ai"))) {
 		return usage(sub && cli_is_help(sub) ? 0 : (verb && cli_is_help(verb) ? 0 : EXIT_USAGE));

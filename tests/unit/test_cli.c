@@ -1,7 +1,7 @@
 /* Unit tests: the CLI's config.yaml -> Job mapping, flag precedence, `--`
  * args, accelerator/label flags, YAML output and error rendering, the
- * `ai custom-jobs create` body (--worker-pool-spec, --config CustomJobSpec)
- * and --sort-by (cli/). */
+ * `ai custom-jobs create` body (--worker-pool-spec, --config CustomJobSpec),
+ * the `ai hp-tuning-jobs create` body and --sort-by (cli/). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -569,6 +569,203 @@ static void custom_job_config_errors(void **state)
 	free(err);
 }
 
+/* JSON equality with numbers compared by value: gcloud sends a double 40 as 40.0. */
+static bool json_same(const json_t *a, const json_t *b)
+{
+	if (json_is_number(a) && json_is_number(b))
+		return json_number_value(a) == json_number_value(b);
+	if (json_is_array(a) && json_is_array(b)) {
+		if (json_array_size(a) != json_array_size(b))
+			return false;
+		for (size_t i = 0; i < json_array_size(a); i++)
+			if (!json_same(json_array_get(a, i), json_array_get(b, i)))
+				return false;
+		return true;
+	}
+	if (json_is_object(a) && json_is_object(b)) {
+		const char *k;
+		json_t *v;
+		if (json_object_size(a) != json_object_size(b))
+			return false;
+		json_object_foreach((json_t *)a, k, v)
+			if (!json_same(v, json_object_get(b, k)))
+				return false;
+		return true;
+	}
+	return json_equal(a, b);
+}
+
+static void assert_json_same(json_t *got, json_t *want)
+{
+	if (!json_same(got, want)) {
+		char *g = json_dumps(got, JSON_SORT_KEYS), *w = json_dumps(want, JSON_SORT_KEYS);
+		fail_msg("got  %s\nwant %s", g, w);
+	}
+}
+
+/*
+ * Google's hyperparameter config file (trainingInput.hyperparameters) goes
+ * out as gcloud 528 sent it (fixture: its --log-http body), but for the
+ * enableWebAccess: false gcloud adds (its flag's default; proto3's unset).
+ */
+static void ml_hyperparameters_give_gcloud_body(void **state)
+{
+	char *err = NULL;
+	(void)state;
+	json_t *cfg = cli_load_config("tests/unit/fixtures/cli/ml_hyperparameters.yaml", &err);
+	if (!cfg)
+		fail_msg("%s", err);
+	struct submit_opts o;
+	submit_opts_init(&o);
+	o.job_id = "hp_docs";
+	o.region = "us-central1";
+	o.packages = "gs://my-bucket/staging/trainer-0.1.tar.gz";
+	o.module_name = "trainer.task";
+	json_t *body = cli_build_submit_body(&o, cfg, &err);
+	if (!body)
+		fail_msg("%s", err);
+	json_t *want = fixture("ml_hyperparameters_gcloud.json");
+	json_object_del(json_object_get(want, "trainingInput"), "enableWebAccess");
+	assert_json_same(body, want);
+	json_decref(want);
+	json_decref(body);
+	json_decref(cfg);
+}
+
+/*
+ * `ai hp-tuning-jobs create`: gcloud 528's body for the config and flags
+ * (fixture: its --log-http body); the counts' defaults; the flags' errors.
+ */
+static void hp_tuning_job_config_and_flags(void **state)
+{
+	char *err = NULL;
+	(void)state;
+	json_t *cfg = cli_load_hp_tuning_job("tests/unit/fixtures/cli/hp_tuning_job.yaml", &err);
+	if (!cfg)
+		fail_msg("%s", err);
+	struct hp_tuning_job_opts o;
+	hp_tuning_job_opts_init(&o);
+	o.display_name = "sweep-1";
+	o.algorithm = "grid-search";
+	o.max_trial_count = "6";
+	o.parallel_trial_count = "2";
+	o.network = "projects/1/global/networks/n";
+	o.service_account = "sa@p.iam.gserviceaccount.com";
+	o.enable_web_access = 1;
+	o.kms_key = "projects/p/locations/us-central1/keyRings/r/cryptoKeys/k";
+	o.labels = "team=ml";
+	json_t *body = cli_build_hp_tuning_job_body(&o, cfg, &err);
+	if (!body)
+		fail_msg("%s", err);
+	json_t *want = fixture("hp_tuning_job_gcloud.json");
+	assert_json_same(body, want);
+	json_decref(want);
+	json_decref(body);
+
+	/* no flags: the file's values; --max-failed-trial-count over the file's */
+	hp_tuning_job_opts_init(&o);
+	o.max_failed_trial_count = "0";
+	o.algorithm = "RANDOM_SEARCH";	/* the API's name too */
+	o.enable_dashboard_access = 1;
+	body = cli_build_hp_tuning_job_body(&o, cfg, &err);
+	if (!body)
+		fail_msg("%s", err);
+	assert_string_equal(json_string_value(json_object_get(body, "displayName")), "TestHpTuningJob");
+	assert_int_equal(json_integer_value(json_object_get(body, "maxTrialCount")), 1);
+	assert_int_equal(json_integer_value(json_object_get(body, "maxFailedTrialCount")), 0);
+	assert_string_equal(json_string_value(json_object_get(json_object_get(body, "studySpec"), "algorithm")),
+			    "RANDOM_SEARCH");
+	assert_true(json_is_true(json_object_get(json_object_get(body, "trialJobSpec"), "enableDashboardAccess")));
+	json_decref(body);
+	json_decref(cfg);
+
+	/* neither the file nor the flags: maxTrialCount and parallelTrialCount 1, as gcloud sends */
+	const char bare[] = "studySpec: {metrics: [{metricId: m, goal: MAXIMIZE}]}\n";
+	cfg = cli_parse_hp_tuning_job("b.yaml", bare, strlen(bare), &err);
+	if (!cfg)
+		fail_msg("%s", err);
+	hp_tuning_job_opts_init(&o);
+	o.display_name = "b";
+	body = cli_build_hp_tuning_job_body(&o, cfg, &err);
+	json_t *want_bare = parse_json("{\"displayName\":\"b\",\"maxTrialCount\":1,\"parallelTrialCount\":1,"
+				       "\"studySpec\":{\"metrics\":[{\"metricId\":\"m\",\"goal\":\"MAXIMIZE\"}]}}");
+	assert_json_eq(body, want_bare);
+	json_decref(want_bare);
+	json_decref(body);
+
+	static const struct { const char *flag, *value, *msg; } bad[] = {
+		{ "--max-trial-count", "0", "argument --max-trial-count: Value must be an integer from 1 to "
+		  "2147483647; received: 0" },
+		{ "--max-trial-count", "ten", "received: ten" },
+		{ "--parallel-trial-count", "2147483648", "argument --parallel-trial-count: Value must be an "
+		  "integer from 1 to 2147483647" },
+		{ "--max-failed-trial-count", "-1", "argument --max-failed-trial-count: Value must be an integer "
+		  "from 0 to 2147483647; received: -1" },
+		{ "--algorithm", "bayesian", "argument --algorithm: Invalid choice: 'bayesian'. Valid choices are "
+		  "[algorithm-unspecified, grid-search, random-search]." },
+		{ "--kms-key", "projects/p/locations/l/keyRings/r", "argument --kms-key: Invalid value "
+		  "[projects/p/locations/l/keyRings/r]: give the key's full name, "
+		  "projects/PROJECT/locations/LOCATION/keyRings/KEYRING/cryptoKeys/KEY." },
+		{ "--kms-key", "projects/p/locations/l/keyRings//cryptoKeys/k", "argument --kms-key: Invalid value" },
+		{ "--labels", "team", "argument --labels: Bad syntax for dict arg: [team]" },
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		hp_tuning_job_opts_init(&o);
+		const char **slot = !strcmp(bad[i].flag, "--max-trial-count") ? &o.max_trial_count
+			: !strcmp(bad[i].flag, "--parallel-trial-count") ? &o.parallel_trial_count
+			: !strcmp(bad[i].flag, "--max-failed-trial-count") ? &o.max_failed_trial_count
+			: !strcmp(bad[i].flag, "--algorithm") ? &o.algorithm
+			: !strcmp(bad[i].flag, "--kms-key") ? &o.kms_key : &o.labels;
+		*slot = bad[i].value;
+		err = NULL;
+		body = cli_build_hp_tuning_job_body(&o, cfg, &err);
+		if (body || !err || !strstr(err, bad[i].msg))
+			fail_msg("%s %s: want %s, got %s", bad[i].flag, bad[i].value, bad[i].msg,
+				 err ? err : "(no error)");
+		free(err);
+	}
+	json_decref(cfg);
+}
+
+static void hp_tuning_job_config_errors(void **state)
+{
+	static const struct { const char *yaml, *msg; } bad[] = {
+		{ "studySpec:\n  metrics:\n  - metricId: m\n    goal: MAXIMUM\n",
+		  "h.yaml:4:11: goal must be one of [GOAL_TYPE_UNSPECIFIED, MAXIMIZE, MINIMIZE], not [MAXIMUM]" },
+		{ "studySpec:\n  parameters:\n  - parameterId: p\n    integerValueSpec: {minValue: low}\n",
+		  "h.yaml:4:34: minValue must be an integer, not [low]" },
+		{ "studySpec:\n  parameters:\n  - parameterId: p\n    doubleValueSpec: {min: 1}\n",
+		  "h.yaml:4:23: unknown field [min] in doubleValueSpec" },
+		{ "maxTrialCount: many\n", "h.yaml:1:16: maxTrialCount must be an integer, not [many]" },
+		{ "trialJobSpec:\n  workerPoolSpecs:\n  - replica_count: 1\n",
+		  "h.yaml:3:5: unknown field [replica_count] in workerPoolSpecs" },
+		{ "workerPoolSpecs: []\n", "h.yaml:1:1: unknown field [workerPoolSpecs] in the HyperparameterTuningJob" },
+		{ "studySpec:\n  algorithm: BAYESIAN\n", "h.yaml:2:14: algorithm must be one of [ALGORITHM_UNSPECIFIED, "
+		  "GRID_SEARCH, RANDOM_SEARCH], not [BAYESIAN]" },
+	};
+	(void)state;
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		char *err = NULL;
+		assert_null(cli_parse_hp_tuning_job("h.yaml", bad[i].yaml, strlen(bad[i].yaml), &err));
+		if (!err || !strstr(err, bad[i].msg))
+			fail_msg("want %s, got %s", bad[i].msg, err ? err : "(null)");
+		free(err);
+	}
+	/* a describe output fed back: the trials, state and times are dropped */
+	const char described[] = "name: projects/p/locations/l/hyperparameterTuningJobs/1\ndisplayName: d\n"
+				 "state: JOB_STATE_SUCCEEDED\ntrials:\n- id: '1'\n  state: SUCCEEDED\n"
+				 "  finalMeasurement: {stepCount: '2', metrics: [{metricId: m, value: 0.5}]}\n"
+				 "createTime: '2026-01-01T00:00:00Z'\nmaxTrialCount: 2\n";
+	char *err = NULL;
+	json_t *cfg = cli_parse_hp_tuning_job("d.yaml", described, strlen(described), &err);
+	if (!cfg)
+		fail_msg("%s", err);
+	json_t *want = parse_json("{\"displayName\":\"d\",\"maxTrialCount\":2}");
+	assert_json_eq(cfg, want);
+	json_decref(want);
+	json_decref(cfg);
+}
+
 static char *ids(json_t *arr, const char *key)
 {
 	struct strbuf sb = STRBUF_INIT;
@@ -698,6 +895,7 @@ static void config_fields_are_the_descriptors(void **state)
 	/* ml v1: the job's fields; trainingInput's, nested in flow style. */
 	each_field(&ml_job_message, "{", "}", cli_parse_config, 0, &checked);
 	each_field(vertex_custom_job_spec_message, "{", "}", cli_parse_custom_job_spec, 0, &checked);
+	each_field(&vertex_hyperparameter_tuning_job_message, "{", "}", cli_parse_hp_tuning_job, 0, &checked);
 	assert_true(checked > 100);
 	/* An enum's value is checked, with its choices. */
 	char *err = NULL;
@@ -777,6 +975,9 @@ int main(void)
 		cmocka_unit_test(custom_job_config_and_flags),
 		cmocka_unit_test(worker_pool_spec_errors),
 		cmocka_unit_test(custom_job_config_errors),
+		cmocka_unit_test(ml_hyperparameters_give_gcloud_body),
+		cmocka_unit_test(hp_tuning_job_config_and_flags),
+		cmocka_unit_test(hp_tuning_job_config_errors),
 		cmocka_unit_test(sort_by),
 		cmocka_unit_test(config_accepts_what_the_server_accepts),
 		cmocka_unit_test(config_fields_are_the_descriptors),

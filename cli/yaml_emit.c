@@ -243,9 +243,12 @@ static void write_double_quoted(struct emitter *e, const char *t, size_t indent,
 				start = end + 1;
 			}
 		}
+		/* ruamel's test, in Python's ints: right after an escape start is
+		 * end + 1, and end - start is -1 */
 		if (end > 0 && end + 1 < len && (ch == ' ' || start >= end) &&
-		    e->column + (end - start) > BEST_WIDTH && split) {
-			put(e, t + start, end - start);
+		    (long long)e->column + ((long long)end - (long long)start) > BEST_WIDTH && split) {
+			if (start < end)
+				put(e, t + start, end - start);
 			puts_(e, "\\");
 			if (start < end)
 				start = end;

@@ -79,17 +79,43 @@ static const char yaml_want[] =
 		"  - []\n"
 		"z: null\n";
 
+/* cli_yaml() of the JSON text in prints want. */
+static void assert_yaml(const char *in, const char *want)
+{
+	json_error_t e;
+	json_t *j = json_loads(in, 0, &e);
+	if (!j)
+		fail_msg("%s", e.text);
+	struct strbuf sb = STRBUF_INIT;
+	cli_yaml(&sb, j);
+	assert_string_equal(sb_str(&sb), want);
+	sb_release(&sb);
+	json_decref(j);
+}
+
 static void yaml_is_gclouds(void **state)
 {
 	(void)state;
-	json_error_t e;
-	json_t *j = json_loads(yaml_in, 0, &e);
-	assert_non_null(j);
-	struct strbuf sb = STRBUF_INIT;
-	cli_yaml(&sb, j);
-	assert_string_equal(sb_str(&sb), yaml_want);
-	sb_release(&sb);
-	json_decref(j);
+	assert_yaml(yaml_in, yaml_want);
+}
+
+/*
+ * A double-quoted string folded right after an escape (a shell command
+ * line's \"): ruamel computes the column with Python's ints there (the
+ * text before the fold is empty); gcloud's own emitter printed the text.
+ */
+static void yaml_folds_after_an_escape(void **state)
+{
+	static const char in[] =
+		"{\"shell\": \"x=0; for a in \\\"$@\\\"; do case \\\"$a\\\" in --x=*) x=${a#--x=};; esac; do"
+		"ne; printf '{\\\"accuracy\\\": \\\"%s\\\", \\\"global_step\\\": \\\"1\\\", \\\"trial\\\": \\\"1\\\", \\\"t"
+		"imestamp\\\": 1.0}\\\\n' \\\"$x\\\" > \\\"$CLOUD_ML_HP_METRIC_FILE\\\"\"}";
+	static const char want[] =
+		"shell: \"x=0; for a in \\\"$@\\\"; do case \\\"$a\\\" in --x=*) x=${a#--x=};; esac; done; printf\\\n"
+		"  \\ '{\\\"accuracy\\\": \\\"%s\\\", \\\"global_step\\\": \\\"1\\\", \\\"trial\\\": \\\"1\\\", \\\"timestamp\\\"\\\n"
+		"  : 1.0}\\\\n' \\\"$x\\\" > \\\"$CLOUD_ML_HP_METRIC_FILE\\\"\"\n";
+	(void)state;
+	assert_yaml(in, want);
 }
 
 static void json_is_pythons(void **state)
@@ -309,6 +335,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(yaml_is_gclouds),
+		cmocka_unit_test(yaml_folds_after_an_escape),
 		cmocka_unit_test(json_is_pythons),
 		cmocka_unit_test(projections),
 		cmocka_unit_test(tables_fit_their_cells),

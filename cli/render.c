@@ -4,6 +4,7 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -51,7 +52,13 @@ void cli_render_error(struct strbuf *out, const char *command, long http_status,
 	while (start < n && strcmp(segs[start], "projects") && strcmp(segs[start], "nodes"))
 		start++;
 	int rel = n - start;
-	if (http_status == 404 && rel >= 2 && rel % 2 == 0) {
+	/* gcloud's `ai` (Vertex) commands print Google's status and message
+	 * as they come ("NOT_FOUND: The CustomJob ... does not exist."); the
+	 * resource forms are its ml v1 commands' */
+	bool vertex = rel >= 3 && !strcmp(segs[start + 2], "locations");
+	if (vertex) {
+		/* no resource form */
+	} else if (http_status == 404 && rel >= 2 && rel % 2 == 0) {
 		char *inst = segs[n - 1], *colon = strchr(inst, ':');
 		if (colon)
 			*colon = '\0';

@@ -387,7 +387,8 @@ describe('trainplane CLI', { skip: !CLI || !AGENT_BIN ? 'TRAINPLANE_CLI_BIN / TR
   it('ai custom-jobs: server errors exit 1, bad input exits 2 and sends nothing, --help', async () => {
     const nf = await run(['ai', 'custom-jobs', 'describe', '987654321', '--region', REGION]);
     assert.equal(nf.code, 1);
-    assert.match(nf.stderr, /^ERROR: \(trainplane\.ai\.custom-jobs\.describe\) CustomJob instance \[987654321\] not found: /);
+    // as gcloud's `ai` commands print a Vertex error: its status and message
+    assert.match(nf.stderr, /^ERROR: \(trainplane\.ai\.custom-jobs\.describe\) NOT_FOUND: The CustomJob "projects\/\S+\/customJobs\/987654321" does not exist\./);
     const badRegion = await run(['ai', 'custom-jobs', 'create', '--region', 'mars-central1', '--display-name', 'x',
       '--worker-pool-spec=machine-type=n1-standard-4,container-image-uri=i']);
     assert.equal(badRegion.code, 1);

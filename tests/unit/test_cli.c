@@ -328,6 +328,12 @@ static void error_rendering(void **state)
 	cli_render_error(&sb, "trainplane.ai-platform.jobs.cancel", 404, "/v1/projects/p/jobs/nope:cancel", nf);
 	assert_non_null(strstr(sb_str(&sb), "Job instance [nope] not found: "));
 	sb_reset(&sb);
+	/* Vertex: gcloud's `ai` commands print the status and the message */
+	cli_render_error(&sb, "trainplane.ai.hp-tuning-jobs.describe", 404,
+			 "/v1/projects/p/locations/us-central1/hyperparameterTuningJobs/7", nf);
+	assert_string_equal(sb_str(&sb), "ERROR: (trainplane.ai.hp-tuning-jobs.describe) NOT_FOUND: The job does "
+					 "not exist.\n");
+	sb_reset(&sb);
 	cli_render_error(&sb, "x", 409, "/v1/projects/p/jobs", conflict);
 	assert_string_equal(sb_str(&sb), "ERROR: (x) Resource in projects [p] is the subject of a conflict: "
 					 "Field: job.job_id Error: exists\n");

@@ -5,7 +5,7 @@
 #   make test       the whole suite (unit, integration, interop, openapi lint)
 #   make test SANITIZE=1   the same under AddressSanitizer + UBSan (build/san/)
 #   make test-tsan  the connection churn test against a ThreadSanitizer server (build/tsan/)
-#   make test-gcloud-format  every --format/--filter case of the CLI against gcloud 528 (make test runs four)
+#   make test-gcloud-format  every CLI-against-gcloud-528 case of the format and hp-tuning files (make test runs seven)
 #   make bench      throughput figures as ratios against same-run baselines
 #   make fuzz       fuzz every libFuzzer target (tools/fuzz.sh), FUZZ_SECONDS=600 each
 #   make soak       kill -9 the server during creates for minutes: 0 acknowledged lost (SOAK_SECONDS=180)
@@ -334,9 +334,11 @@ test-integration-js: $(SERVER) $(if $(wildcard agent/main.c),$(AGENT)) $(if $(wi
 # race in our code is fixed, never suppressed.
 TSAN_CHURN_SECONDS ?= 60
 # Every --format / --filter case against gcloud 528 (make test runs four of
-# them: tests/integration/cli_gcloud_format.test.mjs).
+# them: tests/integration/cli_gcloud_format.test.mjs), and every gcloud run of
+# the hyperparameter tuning commands' (make test runs three: cli_hp_tuning).
 test-gcloud-format: all node-deps
-	$(TEST_ENV) TRAINPLANE_GCLOUD_FORMAT_FULL=1 node --test tests/integration/cli_gcloud_format.test.mjs
+	$(TEST_ENV) TRAINPLANE_GCLOUD_FORMAT_FULL=1 node --test tests/integration/cli_gcloud_format.test.mjs \
+		tests/integration/cli_hp_tuning.test.mjs
 
 test-tsan: deps
 	@$(MAKE) --no-print-directory -j$(NPROC) TSAN=1 SANITIZE= build/tsan/trainplane-server

@@ -9,23 +9,16 @@
 
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
-import fs from 'node:fs';
-import path from 'node:path';
 
 import { makeTempDir, request, startPostgres, startServer, waitFor } from './harness.mjs';
 import { AGENT_BIN, startAgent } from './agents.mjs';
+import { GCLOUD, runTo, sameAsGcloud, sideBySideEnv, writeGcloudConfig } from './gcloud.mjs';
 
 const CLI = process.env.TRAINPLANE_CLI_BIN;
 const PROJECT = 'demo';
 const REGION = 'us-central1';
 // Every case (make test-gcloud-format), or one of each feature (make test).
 const FULL = process.env.TRAINPLANE_GCLOUD_FORMAT_FULL === '1';
-const GCLOUD = (() => {
-  const r = spawnSync('sh', ['-c', 'command -v gcloud'], { encoding: 'utf8' });
-  const found = r.status === 0 ? r.stdout.trim() : '/usr/bin/gcloud';
-  return fs.existsSync(found) ? found : null;
-})();
 const skip = (!GCLOUD && 'gcloud is not installed: no gcloud on the PATH or at /usr/bin/gcloud') ||
   (!CLI && 'TRAINPLANE_CLI_BIN is not set') || (!AGENT_BIN && 'TRAINPLANE_AGENT_BIN is not set');
 
@@ -36,35 +29,13 @@ let dir;
 let gcloudConfig;
 let customJob;
 
-function env() {
-  const e = {};
-  for (const [k, v] of Object.entries(process.env)) {
-    if (!k.startsWith('CLOUDSDK_') && !k.startsWith('TRAINPLANE_')) e[k] = v;
-  }
-  return { ...e, CLOUDSDK_CONFIG: gcloudConfig, CLOUDSDK_CORE_DISABLE_PROMPTS: '1', TZ: 'UTC',
-    TRAINPLANE_ENDPOINT: server.base + '/', TRAINPLANE_PROJECT: PROJECT, NO_PROXY: '127.0.0.1', no_proxy: '127.0.0.1' };
-}
-
 function run(bin, args) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(bin, args, { env: env(), stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => { stdout += d; });
-    child.stderr.on('data', (d) => { stderr += d; });
-    const timer = setTimeout(() => { child.kill('SIGKILL'); reject(new Error(`timeout: ${args.join(' ')}`)); }, 120_000);
-    // 'close', not 'exit': stdout may still hold data when the process has exited.
-    child.on('close', (code) => { clearTimeout(timer); resolve({ code, stdout, stderr }); });
-  });
+  return runTo(bin, args, sideBySideEnv(gcloudConfig, server.base, PROJECT));
 }
 
 /** Runs args with gcloud and with trainplane; both must exit 0 and print the same bytes. */
 async function same(args) {
-  const [g, t] = await Promise.all([run(GCLOUD, args), run(CLI, args)]);
-  assert.equal(g.code, 0, `gcloud ${args.join(' ')}:\n${g.stderr}`);
-  assert.equal(t.code, 0, `trainplane ${args.join(' ')}:\n${t.stderr}`);
-  assert.equal(t.stdout, g.stdout, `trainplane ${args.join(' ')} differs from gcloud`);
-  return g.stdout;
+  return (await sameAsGcloud(CLI, args, sideBySideEnv(gcloudConfig, server.base, PROJECT))).g.stdout;
 }
 
 async function createJob(body) {
@@ -79,15 +50,7 @@ describe('the CLI prints what gcloud prints', { skip, concurrency: 4 }, () => {
     server = await startServer({ pg, env: { TRAINPLANE_SCHEDULER_TICK_MS: '200' } });
     // The agent's process runtime refuses these replicas at once (an image and no command): each job FAILS with an errorMessage.
     agent = await startAgent(server, { node: 'fmt-node-1', dir, region: REGION, vcpus: 16, memoryMb: 65536 });
-    gcloudConfig = path.join(dir, 'gcloud');
-    fs.mkdirSync(path.join(gcloudConfig, 'configurations'), { recursive: true });
-    fs.writeFileSync(path.join(gcloudConfig, 'active_config'), 'default');
-    const endpoint = `http://127.0.0.1:${server.port}/`;
-    fs.writeFileSync(path.join(gcloudConfig, 'configurations', 'config_default'), [
-      '[api_endpoint_overrides]', `ml = ${endpoint}`, `aiplatform = ${endpoint}`, `logging = ${endpoint}`,
-      '[auth]', 'disable_credentials = true', '[core]', `project = ${PROJECT}`, 'disable_usage_reporting = true',
-      '[component_manager]', 'disable_update_check = true', '',
-    ].join('\n'));
+    gcloudConfig = writeGcloudConfig(dir, server.base, PROJECT);
     const ti = { scaleTier: 'BASIC', region: REGION, masterConfig: { imageUri: 'localhost/none:x' } };
     await createJob({ jobId: 'fmt_a', labels: { team: 'x' }, trainingInput: ti });
     await createJob({ jobId: 'fmt_b_with_a_much_longer_identifier_than_the_others', trainingInput: ti });

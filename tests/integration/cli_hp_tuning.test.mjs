@@ -14,23 +14,18 @@
 
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 
 import { makeTempDir, request, startPostgres, startServer, waitFor } from './harness.mjs';
 import { AGENT_BIN, getJob, killMarked, pgrep, startAgent, waitJobState } from './agents.mjs';
+import { GCLOUD, runTo, sameAsGcloud, sideBySideEnv, writeGcloudConfig } from './gcloud.mjs';
 
 const CLI = process.env.TRAINPLANE_CLI_BIN;
 const PROJECT = 'hpcli';
 const REGION = 'us-central1';
 const MARK = `tpmark_${process.pid}_hpcli`;
 const FULL = process.env.TRAINPLANE_GCLOUD_FORMAT_FULL === '1';
-const GCLOUD = (() => {
-  const r = spawnSync('sh', ['-c', 'command -v gcloud'], { encoding: 'utf8' });
-  const found = r.status === 0 ? r.stdout.trim() : '/usr/bin/gcloud';
-  return fs.existsSync(found) ? found : null;
-})();
 const skip = (!CLI && 'TRAINPLANE_CLI_BIN is not set') || (!AGENT_BIN && 'TRAINPLANE_AGENT_BIN is not set');
 const noGcloud = skip || (!GCLOUD && 'gcloud is not installed: no gcloud on the PATH or at /usr/bin/gcloud');
 const gcloudFull = noGcloud || (!FULL && 'one of the gcloud runs of make test-gcloud-format (TRAINPLANE_GCLOUD_FORMAT_FULL=1)');
@@ -110,45 +105,15 @@ let agent;
 let dir;
 let gcloudConfig;
 
-function env() {
-  const e = {};
-  for (const [k, v] of Object.entries(process.env)) {
-    if (!k.startsWith('CLOUDSDK_') && !k.startsWith('TRAINPLANE_')) e[k] = v;
-  }
-  return { ...e, CLOUDSDK_CONFIG: gcloudConfig, CLOUDSDK_CORE_DISABLE_PROMPTS: '1', TZ: 'UTC',
-    TRAINPLANE_ENDPOINT: `${server.base}/`, TRAINPLANE_PROJECT: PROJECT, NO_PROXY: '127.0.0.1', no_proxy: '127.0.0.1' };
-}
-
-function runBin(bin, args, { timeoutMs = 120_000 } = {}) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(bin, args, { cwd: dir, env: env(), stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => { stdout += d; });
-    child.stderr.on('data', (d) => { stderr += d; });
-    const timer = setTimeout(() => { child.kill('SIGKILL'); reject(new Error(`timeout: ${args.join(' ')}`)); }, timeoutMs);
-    // 'close', not 'exit': stdout may still hold data when the process has exited.
-    child.on('close', (code) => { clearTimeout(timer); resolve({ code, stdout, stderr }); });
-  });
-}
-
-const tp = (args) => runBin(CLI, args);
-const gcloud = (args) => runBin(GCLOUD, args);
+const env = () => sideBySideEnv(gcloudConfig, server.base, PROJECT);
+const tp = (args) => runTo(CLI, args, env(), dir);
+const gcloud = (args) => runTo(GCLOUD, args, env(), dir);
 
 /** trainplane ARGS, which must exit 0. */
 async function ok(args) {
   const r = await tp(args);
   assert.equal(r.code, 0, `trainplane ${args.join(' ')}:\n${r.stdout}\n${r.stderr}`);
   return r;
-}
-
-/** Runs args with gcloud and with trainplane; both must exit 0 and print the same stdout. */
-async function sameAsGcloud(args) {
-  const [g, t] = await Promise.all([gcloud(args), tp(args)]);
-  assert.equal(g.code, 0, `gcloud ${args.join(' ')}:\n${g.stderr}`);
-  assert.equal(t.code, 0, `trainplane ${args.join(' ')}:\n${t.stderr}`);
-  assert.equal(t.stdout, g.stdout, `trainplane ${args.join(' ')} differs from gcloud`);
-  return { g, t };
 }
 
 function write(name, text) {
@@ -187,15 +152,7 @@ describe('the CLI and hyperparameter tuning', { skip }, () => {
     pg = await startPostgres();
     server = await startServer({ pg, env: { TRAINPLANE_SCHEDULER_TICK_MS: '100' } });
     agent = await startAgent(server, { node: 'hpcli-1', dir, region: REGION, vcpus: 64, memoryMb: 262144 });
-    gcloudConfig = path.join(dir, 'gcloud');
-    fs.mkdirSync(path.join(gcloudConfig, 'configurations'), { recursive: true });
-    fs.writeFileSync(path.join(gcloudConfig, 'active_config'), 'default');
-    const endpoint = `${server.base}/`;
-    fs.writeFileSync(path.join(gcloudConfig, 'configurations', 'config_default'), [
-      '[api_endpoint_overrides]', `ml = ${endpoint}`, `aiplatform = ${endpoint}`, `logging = ${endpoint}`,
-      '[auth]', 'disable_credentials = true', '[core]', `project = ${PROJECT}`, 'disable_usage_reporting = true',
-      '[component_manager]', 'disable_update_check = true', '',
-    ].join('\n'));
+    gcloudConfig = writeGcloudConfig(dir, server.base, PROJECT);
   });
   after(async () => {
     try {
@@ -244,7 +201,7 @@ describe('the CLI and hyperparameter tuning', { skip }, () => {
     });
 
     it('describe of the ended study prints what gcloud prints', { skip: noGcloud }, async () => {
-      await sameAsGcloud(['ai-platform', 'jobs', 'describe', 'hp_cli']);
+      await sameAsGcloud(CLI, ['ai-platform', 'jobs', 'describe', 'hp_cli'], env());
     });
 
     it('gcloud submits the same file: the server stores the same trainingInput', { skip: gcloudFull }, async () => {
@@ -309,7 +266,7 @@ describe('the CLI and hyperparameter tuning', { skip }, () => {
     });
 
     it('describe of the ended job prints what gcloud prints', { skip: noGcloud }, async () => {
-      await sameAsGcloud(['ai', 'hp-tuning-jobs', 'describe', id, '--region', REGION]);
+      await sameAsGcloud(CLI, ['ai', 'hp-tuning-jobs', 'describe', id, '--region', REGION], env());
     });
 
     it('gcloud creates the same job from the same file and flags', { skip: noGcloud }, async () => {
@@ -411,8 +368,8 @@ describe('the CLI and hyperparameter tuning', { skip }, () => {
     });
 
     it('list --format yaml prints what gcloud prints', { skip: gcloudFull }, async () => {
-      await sameAsGcloud(['ai', 'hp-tuning-jobs', 'list', '--region', REGION, '--format', 'yaml',
-        '--filter', 'displayName=cli-tune']);
+      await sameAsGcloud(CLI, ['ai', 'hp-tuning-jobs', 'list', '--region', REGION, '--format', 'yaml',
+        '--filter', 'displayName=cli-tune'], env());
     });
   });
 });

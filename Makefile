@@ -292,7 +292,7 @@ ITEST_RUNS       := $(ITEST_BIN:$(BUILD)/tests/%=run-%)
 # The integration files, longest first: the runner starts them in this
 # order, so the long ones do not start last and hold up the end.
 IT_FILES         := $(wildcard tests/integration/*.test.mjs)
-IT_SLOW_NAMES    := gcloud_seeds access cli_gcloud_format fencing replica_identity_restore replica_identity_fresh \
+IT_SLOW_NAMES    := gcloud_seeds access cli_gcloud_format cli_hp_tuning fencing replica_identity_restore replica_identity_fresh \
                     replication http_hardening scheduler_e2e replica_identity_side_by_side http_churn \
                     orderly_stop resilience vertex_restart storage_gcloud storage_api
 IT_SLOW          := $(foreach n,$(IT_SLOW_NAMES),$(filter %/$(n).test.mjs,$(IT_FILES)))

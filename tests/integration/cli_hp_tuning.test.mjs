@@ -8,9 +8,10 @@
 // - Vertex: `ai hp-tuning-jobs create|describe|list|cancel|stream-logs`,
 //   the create also through gcloud (the two jobs the server stored are the
 //   same), the describe of an ended job byte for byte as gcloud's.
-// Each gcloud run costs a second or two of CPU: make test runs three (ml
-// describe, Vertex create, Vertex describe); TRAINPLANE_GCLOUD_FORMAT_FULL=1
-// (make test-gcloud-format) the rest too. Without gcloud they are skipped.
+// Each gcloud run costs a second or two of CPU (half a minute under make
+// test's load): make test runs three (ml describe, Vertex create, Vertex
+// describe), side by side at the end; TRAINPLANE_GCLOUD_FORMAT_FULL=1 (make
+// test-gcloud-format) the other three too. Without gcloud they are skipped.
 
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -104,6 +105,13 @@ let server;
 let agent;
 let dir;
 let gcloudConfig;
+let mlConfig;
+let vertexConfig;
+let name;	// the Vertex job trainplane created, and its id
+let id;
+// The flags of both creates (trainplane's, gcloud's).
+const FLAGS = ['--region', REGION, '--max-trial-count', '4', '--parallel-trial-count', '2',
+  '--algorithm', 'grid-search', '--labels', 'team=ml'];
 
 const env = () => sideBySideEnv(gcloudConfig, server.base, PROJECT);
 const tp = (args) => runTo(CLI, args, env(), dir);
@@ -166,11 +174,10 @@ describe('the CLI and hyperparameter tuning', { skip }, () => {
   });
 
   describe('ml v1: submit training with trainingInput.hyperparameters', () => {
-    let cfg;
-    before(() => { cfg = write('hp_ml.yaml', ML_CONFIG); });
+    before(() => { mlConfig = write('hp_ml.yaml', ML_CONFIG); });
 
     it('sends the hyperparameters block; the study runs its trials; describe prints them', async () => {
-      const r = await ok(['ai-platform', 'jobs', 'submit', 'training', 'hp_cli', '--config', cfg,
+      const r = await ok(['ai-platform', 'jobs', 'submit', 'training', 'hp_cli', '--config', mlConfig,
         '--region', REGION]);
       assert.match(r.stderr, /^Job \[hp_cli\] submitted successfully\.$/m);
       const submitted = await getJob(server.base, PROJECT, 'hp_cli');
@@ -200,31 +207,14 @@ describe('the CLI and hyperparameter tuning', { skip }, () => {
       assert.match(table.stdout, /^TRIAL_ID +X\n\d+ +3\n$/);
     });
 
-    it('describe of the ended study prints what gcloud prints', { skip: noGcloud }, async () => {
-      await sameAsGcloud(CLI, ['ai-platform', 'jobs', 'describe', 'hp_cli'], env());
-    });
-
-    it('gcloud submits the same file: the server stores the same trainingInput', { skip: gcloudFull }, async () => {
-      const g = await gcloud(['ai-platform', 'jobs', 'submit', 'training', 'hp_gcloud', '--config', cfg,
-        '--region', REGION]);
-      assert.equal(g.code, 0, g.stderr);
-      const ours = await getJob(server.base, PROJECT, 'hp_cli');
-      const theirs = await getJob(server.base, PROJECT, 'hp_gcloud');
-      assert.deepEqual(theirs.trainingInput, ours.trainingInput);
-      await ok(['ai-platform', 'jobs', 'cancel', 'hp_gcloud']);
-    });
   });
 
   describe('Vertex: ai hp-tuning-jobs', () => {
-    let cfg;
-    let name;
-    let id;
-    before(() => { cfg = write('hp_vertex.yaml', VERTEX_CONFIG(COMMAND)); });
-    const flags = ['--region', REGION, '--max-trial-count', '4', '--parallel-trial-count', '2',
-      '--algorithm', 'grid-search', '--labels', 'team=ml'];
+    before(() => { vertexConfig = write('hp_vertex.yaml', VERTEX_CONFIG(COMMAND)); });
 
     it('create: the --config job with the flags over it; gcloud\'s message; the study ends', async () => {
-      const r = await ok(['ai', 'hp-tuning-jobs', 'create', '--display-name', 'cli-tune', '--config', cfg, ...flags]);
+      const r = await ok(['ai', 'hp-tuning-jobs', 'create', '--display-name', 'cli-tune', '--config', vertexConfig,
+        ...FLAGS]);
       name = createdName(r.stderr);
       id = name.split('/').pop();
       assert.equal(r.stdout, '');
@@ -263,29 +253,6 @@ describe('the CLI and hyperparameter tuning', { skip }, () => {
       const v = await ok(['ai', 'hp-tuning-jobs', 'describe', id, '--region', REGION, '--format',
         'value(trials.len(), state, studySpec.algorithm)']);
       assert.equal(v.stdout, '4\tJOB_STATE_SUCCEEDED\tGRID_SEARCH\n');
-    });
-
-    it('describe of the ended job prints what gcloud prints', { skip: noGcloud }, async () => {
-      await sameAsGcloud(CLI, ['ai', 'hp-tuning-jobs', 'describe', id, '--region', REGION], env());
-    });
-
-    it('gcloud creates the same job from the same file and flags', { skip: noGcloud }, async () => {
-      const g = await gcloud(['ai', 'hp-tuning-jobs', 'create', '--display-name', 'gcloud-tune', '--config', cfg, ...flags]);
-      assert.equal(g.code, 0, g.stderr);
-      const gname = createdName(g.stderr);
-      const gid = gname.split('/').pop();
-      // gcloud's message is trainplane's, with gcloud for trainplane.
-      assert.match(g.stderr, new RegExp(`^Hyperparameter tuning job \\[${gid}\\] submitted successfully\\.\\n\\n` +
-        'Your job is still active\\. You may view the status of your job with the command\\n\\n' +
-        `  \\$ gcloud ai hp-tuning-jobs describe ${gid} --region=${REGION}\\n\\n` +
-        'Job State: JOB_STATE_(QUEUED|PENDING)\\n$', 'm'));
-      const theirs = await getVertex(gname);
-      const ours = await getVertex(name);
-      for (const k of ['studySpec', 'maxTrialCount', 'parallelTrialCount', 'maxFailedTrialCount', 'trialJobSpec', 'labels']) {
-        assert.deepEqual(theirs[k], ours[k], k);
-      }
-      assert.equal(theirs.displayName, 'gcloud-tune');
-      // Left to run: list shows it beside ours.
     });
 
     it('list: the default table, --filter, --format, --uri', async () => {
@@ -330,14 +297,14 @@ describe('the CLI and hyperparameter tuning', { skip }, () => {
     it('bad input exits 2 and sends nothing; a missing job exits 1 with gcloud\'s message', async () => {
       const bad = write('hp_bad.yaml', 'studySpec:\n  metrics:\n  - metricId: a\n    goal: BIGGER\n');
       const cases = [
-        [['ai', 'hp-tuning-jobs', 'create', '--region', REGION, '--config', cfg], /argument --display-name: Must be specified\./],
+        [['ai', 'hp-tuning-jobs', 'create', '--region', REGION, '--config', vertexConfig], /argument --display-name: Must be specified\./],
         [['ai', 'hp-tuning-jobs', 'create', '--region', REGION, '--display-name', 'x'], /argument --config: Must be specified\./],
-        [['ai', 'hp-tuning-jobs', 'create', '--display-name', 'x', '--config', cfg], /argument --region: Must be specified\./],
+        [['ai', 'hp-tuning-jobs', 'create', '--display-name', 'x', '--config', vertexConfig], /argument --region: Must be specified\./],
         [['ai', 'hp-tuning-jobs', 'create', '--region', REGION, '--display-name', 'x', '--config', bad],
           /hp_bad\.yaml:4:11: goal must be one of \[GOAL_TYPE_UNSPECIFIED, MAXIMIZE, MINIMIZE\], not \[BIGGER\]/],
-        [['ai', 'hp-tuning-jobs', 'create', '--region', REGION, '--display-name', 'x', '--config', cfg,
+        [['ai', 'hp-tuning-jobs', 'create', '--region', REGION, '--display-name', 'x', '--config', vertexConfig,
           '--algorithm', 'bayes'], /argument --algorithm: Invalid choice: 'bayes'\. Valid choices are \[algorithm-unspecified, grid-search, random-search\]\./],
-        [['ai', 'hp-tuning-jobs', 'create', '--region', REGION, '--display-name', 'x', '--config', cfg,
+        [['ai', 'hp-tuning-jobs', 'create', '--region', REGION, '--display-name', 'x', '--config', vertexConfig,
           '--parallel-trial-count', '0'], /argument --parallel-trial-count: Value must be an integer from 1 to 2147483647; received: 0/],
         [['ai', 'hp-tuning-jobs', 'describe', '12'], /Failed to find attribute \[region\]/],
         [['ai', 'hp-tuning-jobs', 'cancel', 'projects/p/locations/l/customJobs/1'], /Invalid HyperparameterTuningJob name/],
@@ -355,6 +322,48 @@ describe('the CLI and hyperparameter tuning', { skip }, () => {
       const nf = await tp(['ai', 'hp-tuning-jobs', 'describe', '987654321', '--region', REGION]);
       assert.equal(nf.code, 1);
       assert.match(nf.stderr, /^ERROR: \(trainplane\.ai\.hp-tuning-jobs\.describe\) NOT_FOUND: The HyperparameterTuningJob "projects\/\S+\/hyperparameterTuningJobs\/987654321" does not exist\.\n/);
+    });
+
+  });
+
+  // Each gcloud run costs a second or two of CPU, and many more seconds under
+  // make test's load: they run side by side, once both studies have ended.
+  describe('against gcloud 528', { skip: noGcloud, concurrency: 6 }, () => {
+    it('describe of the ended study prints what gcloud prints', async () => {
+      await sameAsGcloud(CLI, ['ai-platform', 'jobs', 'describe', 'hp_cli'], env());
+    });
+
+    it('gcloud submits the same file: the server stores the same trainingInput', { skip: gcloudFull }, async () => {
+      const g = await gcloud(['ai-platform', 'jobs', 'submit', 'training', 'hp_gcloud', '--config', mlConfig,
+        '--region', REGION]);
+      assert.equal(g.code, 0, g.stderr);
+      const ours = await getJob(server.base, PROJECT, 'hp_cli');
+      const theirs = await getJob(server.base, PROJECT, 'hp_gcloud');
+      assert.deepEqual(theirs.trainingInput, ours.trainingInput);
+      await ok(['ai-platform', 'jobs', 'cancel', 'hp_gcloud']);
+    });
+
+    it('describe of the ended job prints what gcloud prints', async () => {
+      await sameAsGcloud(CLI, ['ai', 'hp-tuning-jobs', 'describe', id, '--region', REGION], env());
+    });
+
+    it('gcloud creates the same job from the same file and flags', async () => {
+      const g = await gcloud(['ai', 'hp-tuning-jobs', 'create', '--display-name', 'gcloud-tune', '--config', vertexConfig,
+        ...FLAGS]);
+      assert.equal(g.code, 0, g.stderr);
+      const gname = createdName(g.stderr);
+      const gid = gname.split('/').pop();
+      // gcloud's message is trainplane's, with gcloud for trainplane.
+      assert.match(g.stderr, new RegExp(`^Hyperparameter tuning job \\[${gid}\\] submitted successfully\\.\\n\\n` +
+        'Your job is still active\\. You may view the status of your job with the command\\n\\n' +
+        `  \\$ gcloud ai hp-tuning-jobs describe ${gid} --region=${REGION}\\n\\n` +
+        'Job State: JOB_STATE_(QUEUED|PENDING)\\n$', 'm'));
+      const theirs = await getVertex(gname);
+      const ours = await getVertex(name);
+      for (const k of ['studySpec', 'maxTrialCount', 'parallelTrialCount', 'maxFailedTrialCount', 'trialJobSpec', 'labels']) {
+        assert.deepEqual(theirs[k], ours[k], k);
+      }
+      assert.equal(theirs.displayName, 'gcloud-tune');
     });
 
     it('gcloud\'s error for a missing job is the same', { skip: gcloudFull }, async () => {

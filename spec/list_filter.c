@@ -76,6 +76,7 @@ static const struct list_filter_field log_entry_fields[] = {
 	{ "severity", NULL, LIST_FILTER_TEXT, NULL },
 	{ "textPayload", NULL, LIST_FILTER_TEXT, NULL },
 	{ "timestamp", NULL, LIST_FILTER_TIME, NULL },
+	{ "receiveTimestamp", NULL, LIST_FILTER_TIME, NULL },
 };
 const struct list_filter_fields list_filter_log_entries = {
 	log_entry_fields, ARRAY_SIZE(log_entry_fields)

@@ -86,6 +86,7 @@ static const struct store_filter_column log_entry_columns[] = {
 		      "WHEN 'warning' THEN 'WARNING' ELSE 'INFO' END)" },
 	{ "textPayload", "l.text" },
 	{ "timestamp", "l.time" },
+	{ "receiveTimestamp", "coalesce(l.received, l.time)" },
 };
 const struct store_filter_collection store_filter_log_entries = {
 	"log entries", &list_filter_log_entries, log_entry_columns, ARRAY_SIZE(log_entry_columns)

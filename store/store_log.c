@@ -12,7 +12,8 @@
 	" 'resource', jsonb_build_object('type', 'ml_job', 'labels', jsonb_build_object(" \
 	"   'job_id', l.job_id, 'project_id', l.project, 'task_name', l.task)), " \
 	" 'timestamp', to_char(l.time AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"'), " \
-	" 'receiveTimestamp', to_char(l.time AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"'), " \
+	" 'receiveTimestamp', to_char(coalesce(l.received, l.time) AT TIME ZONE 'UTC', " \
+	"   'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"'), " \
 	" 'severity', CASE l.stream WHEN 'stderr' THEN 'ERROR' WHEN 'error' THEN 'ERROR' " \
 	"   WHEN 'warning' THEN 'WARNING' ELSE 'INFO' END, " \
 	" 'textPayload', l.text, 'insertId', l.id::text, " \

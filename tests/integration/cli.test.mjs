@@ -18,7 +18,7 @@ import { AGENT_BIN, getJob, startAgent, waitJobState } from './agents.mjs';
 const CLI = process.env.TRAINPLANE_CLI_BIN;
 const PROJECT = 'clitest';
 
-function run(args, { env = {}, timeoutMs = 60_000 } = {}) {
+function run(args, { env = {}, timeoutMs = 60_000, onStdout = null } = {}) {
   return new Promise((resolve, reject) => {
     const child = spawn(CLI, args, {
       env: { ...process.env, TRAINPLANE_PROJECT: PROJECT, TRAINPLANE_ENDPOINT: server.base + '/', ...env },
@@ -26,7 +26,7 @@ function run(args, { env = {}, timeoutMs = 60_000 } = {}) {
     });
     let stdout = '';
     let stderr = '';
-    child.stdout.on('data', (d) => { stdout += d; });
+    child.stdout.on('data', (d) => { stdout += d; onStdout?.(stdout); });
     child.stderr.on('data', (d) => { stderr += d; });
     const timer = setTimeout(() => { child.kill('SIGKILL'); reject(new Error(`timeout: ${args.join(' ')}\n${stdout}\n${stderr}`)); }, timeoutMs);
     // 'close', not 'exit': stdout may still hold data when the process has exited.
@@ -127,6 +127,28 @@ describe('trainplane CLI', { skip: !CLI || !AGENT_BIN ? 'TRAINPLANE_CLI_BIN / TR
     assert.notEqual(s.code, 0, s.stdout + s.stderr);
     assert.match(s.stdout, /about-to-fail/);
     assert.match(s.stdout, /Job failed\. The replica master 0 exited with a non-zero status of 3\./);
+  });
+
+  it('stream-logs shows a line that reached the server after later ones (an agent shipping late)', async () => {
+    const marker = path.join(dir, 'late-go');
+    const cfg = writeConfig('late.yaml', processJobYaml(`echo started; while [ ! -e ${marker} ]; do sleep 0.1; done; echo finished`));
+    const r = await run(['ai-platform', 'jobs', 'submit', 'training', 'cli_late', '--config', cfg,
+      '--region', 'us-central1', '--async']);
+    assert.equal(r.code, 0, r.stderr);
+    let out = '';
+    const streaming = run(['ai-platform', 'jobs', 'stream-logs', 'cli_late', '--polling-interval', '0.2'],
+      { onStdout: (s) => { out = s; } });
+    await waitFor(() => /\tstarted$/m.test(out), 30_000, 'stream-logs printed the first line');
+    // A line written before everything streamed so far reaches the server
+    // only now, as an agent that was cut off ships it at its next sync.
+    pg.psql("INSERT INTO log_entries (job, task, attempt, stream, time, text) SELECT id, " +
+      "'master-replica-0', 1, 'stdout', create_time, 'shipped-late' FROM jobs WHERE job_id = 'cli_late'");
+    fs.writeFileSync(marker, '');
+    const s = await streaming;
+    assert.equal(s.code, 0, s.stdout + s.stderr);
+    assert.match(s.stdout, /\tshipped-late$/m, 'the late line is shown');
+    assert.match(s.stdout, /\tfinished$/m);
+    assert.equal(s.stdout.match(/\tstarted$/mg).length, 1, 'no line twice');
   });
 
   it('describes, lists and filters', async () => {

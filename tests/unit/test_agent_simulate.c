@@ -90,6 +90,19 @@ static void simulate__runs_then_exits_with_its_code(void **state)
 	replica_free(r);
 }
 
+/* The agent's loop waits for the server no longer than until a simulated
+ * replica ends (agent.c, loop_wait_ms()): the runtime says when that is. */
+static void simulate__says_when_it_ends(void **state)
+{
+	struct fx *f = *state;
+	struct replica *r = start(f, "sim-9", true, 0.2, 0);
+	assert_int_equal(runtime_next_event(r), r->start_usec + 200000);
+	assert_true(test_wait_end(&f->cfg, r, 2000));
+	assert_int_equal(runtime_next_event(r), 0);	/* ended: nothing more to come */
+	runtime_forget(&f->cfg, r);
+	replica_free(r);
+}
+
 static void simulate__default_script_applies_without_one(void **state)
 {
 	struct fx *f = *state;
@@ -132,6 +145,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(simulate__scripts_parse),
 		cmocka_unit_test_setup_teardown(simulate__runs_then_exits_with_its_code, setup, teardown),
+		cmocka_unit_test_setup_teardown(simulate__says_when_it_ends, setup, teardown),
 		cmocka_unit_test_setup_teardown(simulate__default_script_applies_without_one, setup, teardown),
 		cmocka_unit_test_setup_teardown(simulate__stop_ends_it_as_sigterm, setup, teardown),
 		cmocka_unit_test_setup_teardown(simulate__readopted_replica_keeps_its_script, setup, teardown),

@@ -59,7 +59,7 @@ INC_cli       := -Ilib -Ispec -Icli $(PKG_CFLAGS_NOPQ)
 # Tests, benches and the generated files see everything.
 INC_all       := -Ilib -Ihttpd -Ispec -Istore -Ischeduler -Iserver $(PKG_CFLAGS)
 $(foreach d,lib httpd spec store scheduler server agent cli,$(eval $(BUILD)/$(d)/%.o: INC := $(INC_$(d))))
-$(BUILD)/gen/catalog_builtin.o: INC := $(INC_lib)
+$(BUILD)/gen/catalog_builtin.o: INC := $(INC_spec)
 $(BUILD)/gen/schema_sql.o: INC := $(INC_store)
 
 LIB_SRC    := $(wildcard lib/*.c) $(wildcard httpd/*.c) $(wildcard spec/*.c) $(wildcard store/*.c) $(wildcard scheduler/*.c) $(filter-out server/main.c,$(wildcard server/*.c))
@@ -137,7 +137,7 @@ endif
 # libtrainplane.a): the linker takes from an archive only what is reached.
 # The generated objects go with the folder whose header declares them.
 # (No '%' in the prerequisites: a pattern rule puts the stem there.)
-GEN_OF_lib   := $(BUILD)/gen/catalog_builtin.o
+GEN_OF_spec  := $(BUILD)/gen/catalog_builtin.o
 GEN_OF_store := $(BUILD)/gen/schema_sql.o
 $(BUILD)/lib%.a: $$(addsuffix .o,$$(addprefix $(BUILD)/,$$(basename $$(filter-out $$*/main.c,$$(wildcard $$*/*.c))))) \
 		$$(GEN_OF_$$*)
@@ -159,6 +159,7 @@ test_auth_LINK           := server/auth.o
 test_auth_WRAP           := store_iam_get
 test_cli_LINK            := cli spec
 test_cli_format_LINK     := cli spec
+test_catalog_LINK        := spec
 test_fields_LINK         := server/fields.o
 test_http_parse_LINK     := httpd
 test_httpd_LINK          := httpd

@@ -1,5 +1,5 @@
 /*
- * test_catalog.c - the catalog loader (lib/catalog.c): the default
+ * test_catalog.c - the catalog loader (spec/catalog.c): the default
  * deploy/catalog.yaml (run from the repository root) loads and says what the
  * seeds say; broken catalogs fail with "path:line:col: problem".
  */

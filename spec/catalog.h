@@ -65,7 +65,7 @@ struct machine_size {
 int catalog_machine_size(const struct catalog *cat, const char *machine_type,
 			 struct machine_size *out) MUST_CHECK;
 
-/* --- Queries for the rule engine (server/validate.c) ------------------------
+/* --- Queries for the rule engine (spec/validate*.c) ------------------------
  *
  * Every pointer returned below is borrowed from the catalog and lives as long
  * as it; the structures are read-only views.

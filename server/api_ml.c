@@ -553,7 +553,7 @@ void api_ml_locations_list(struct request *req)
 		"Field: page_size Error: The page size must be a non-negative integer.",
 		"Field: page_token Error: The page token is invalid.", "%s",
 	};
-	size_t n = catalog_region_count(cat);
+	size_t n = catalog_region_count(cat, CATALOG_API_ML);
 	struct list_query q;
 
 	if (list_query_read(req, NULL, &wording, &q))
@@ -569,7 +569,7 @@ void api_ml_locations_list(struct request *req)
 	size_t end = (size_t)start + (size_t)size < n ? (size_t)start + (size_t)size : n;
 	for (size_t i = (size_t)start; i < end; i++)
 		json_array_append_new(list, catalog_location_json(cat, req->params[0],
-								   catalog_region_name(cat, i)));
+								   catalog_region_name(cat, CATALOG_API_ML, i)));
 	if (json_array_size(list))
 		json_object_set_new(out, "locations", list);
 	else

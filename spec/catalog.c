@@ -569,10 +569,12 @@ static int load_region(struct loader *ld, const yaml_node_t *key, const yaml_nod
 	struct catalog *cat = ld->cat;
 	struct catalog_region r = { 0 };
 	struct catalog_zone *zones = NULL;
-	struct field f[] = { { "zones", true } };
+	struct field f[] = { { "zones", true }, { "apis", false } };
 	const yaml_node_t *zmap;
 
-	if (get_fields(ld, val, "region", f, ARRAY_SIZE(f)))
+	r.apis = CATALOG_API_ML | CATALOG_API_VERTEX;
+	if (get_fields(ld, val, "region", f, ARRAY_SIZE(f)) ||
+	    (f[1].value && parse_apis(ld, f[1].value, "region apis", &r.apis)))
 		return -1;
 	zmap = f[0].value;
 	if (expect(ld, zmap, YAML_MAPPING_NODE, "zones") || check_keys(ld, zmap, "zones"))
@@ -871,14 +873,21 @@ int catalog_load_text(const char *name, const char *text, size_t len, struct cat
 /* ------------------------------------------------------------------------- */
 /* Queries                                                                    */
 
-size_t catalog_region_count(const struct catalog *cat)
+size_t catalog_region_count(const struct catalog *cat, unsigned api)
 {
-	return cat->n_regions;
+	size_t n = 0;
+
+	for (size_t i = 0; i < cat->n_regions; i++)
+		n += (cat->regions[i].apis & api) != 0;
+	return n;
 }
 
-const char *catalog_region_name(const struct catalog *cat, size_t i)
+const char *catalog_region_name(const struct catalog *cat, unsigned api, size_t i)
 {
-	return i < cat->n_regions ? cat->regions[i].name : NULL;
+	for (size_t j = 0; j < cat->n_regions; j++)
+		if ((cat->regions[j].apis & api) && !i--)
+			return cat->regions[j].name;
+	return NULL;
 }
 
 const struct catalog_region *catalog_region_find(const struct catalog *cat, const char *name)
@@ -910,7 +919,7 @@ json_t *catalog_location_json(const struct catalog *cat, const char *project, co
 	json_t *loc, *caps, *accs, *cap;
 	char *name;
 
-	if (!r)
+	if (!r || !(r->apis & CATALOG_API_ML))
 		return NULL;
 	cap = json_object();
 	json_object_set_new(cap, "type", json_string("TRAINING"));

@@ -42,17 +42,21 @@ extern const size_t catalog_builtin_yaml_len;
 #define CATALOG_BUILTIN_NAME "built-in catalog (deploy/catalog.yaml)"
 void catalog_free(struct catalog *cat);	/* NULL is a no-op */
 
-/* Regions that offer TRAINING, sorted by name. */
-size_t catalog_region_count(const struct catalog *cat);
-const char *catalog_region_name(const struct catalog *cat, size_t i);
+/*
+ * The regions where api (a CATALOG_API_* bit) trains, sorted by name: i from
+ * 0 to catalog_region_count(cat, api) - 1. has_region: any API's.
+ */
+size_t catalog_region_count(const struct catalog *cat, unsigned api);
+const char *catalog_region_name(const struct catalog *cat, unsigned api, size_t i);
 bool catalog_has_region(const struct catalog *cat, const char *region);
 
 /*
  * The ml v1 Location resource for region, as a new JSON object:
  *   {"name":"projects/<project>/locations/<region>",
  *    "capabilities":[{"type":"TRAINING","availableAccelerators":[...]}]}
- * availableAccelerators is the union over the region's zones, in the
- * AcceleratorType enum order. NULL when the region is unknown.
+ * availableAccelerators is the union over the region's zones of ml v1's
+ * accelerators, in the AcceleratorType enum order. NULL when the region is
+ * unknown or not an ml v1 training region.
  */
 json_t *catalog_location_json(const struct catalog *cat, const char *project,
 			      const char *region);
@@ -110,6 +114,7 @@ struct catalog_zone {
 
 struct catalog_region {
 	const char *name;
+	unsigned apis;			/* enum catalog_api bits: who trains there */
 	const struct catalog_zone *zones;
 	size_t n_zones;
 	catalog_accset accelerators;	/* the union over the zones */

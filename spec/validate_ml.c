@@ -337,7 +337,7 @@ static void ml_region(struct ctx *c, const struct training_spec *spec, const str
 		return;
 	}
 	r = catalog_region_find(c->cat, region);
-	if (!r) {
+	if (!r || !(r->apis & CATALOG_API_ML)) {
 		violations_add(c->out, "training_input.region",
 			       "Region \"%s\" is not supported for training.", region);
 		return;

@@ -177,7 +177,11 @@ size_t spec_validate_vertex(const struct catalog *cat, const struct training_spe
 	size_t before = out->n;
 	int64_t nanos;
 
-	if (!spec->region || !(region = catalog_region_find(cat, spec->region)))
+	if (spec->region)
+		region = catalog_region_find(cat, spec->region);
+	if (region && !(region->apis & CATALOG_API_VERTEX))
+		region = NULL;	/* an ml v1 region only */
+	if (!region)
 		violations_add(out, "parent", "Location \"%s\" is not supported for training.",
 			       spec->region ? spec->region : "");
 	if (spec->not_object)

@@ -61,12 +61,12 @@ static void test_default_regions(void **state)
 		"us-west1", "us-west2",
 	};
 	(void)state;
-	assert_int_equal(catalog_region_count(cat), ARRAY_SIZE(expected));
+	assert_int_equal(catalog_region_count(cat, CATALOG_API_ML), ARRAY_SIZE(expected));
 	for (size_t i = 0; i < ARRAY_SIZE(expected); i++) {
-		assert_string_equal(catalog_region_name(cat, i), expected[i]);
+		assert_string_equal(catalog_region_name(cat, CATALOG_API_ML, i), expected[i]);
 		assert_true(catalog_has_region(cat, expected[i]));
 	}
-	assert_null(catalog_region_name(cat, ARRAY_SIZE(expected)));
+	assert_null(catalog_region_name(cat, CATALOG_API_ML, ARRAY_SIZE(expected)));
 	assert_false(catalog_has_region(cat, "us-west4"));
 	assert_false(catalog_has_region(cat, ""));
 	assert_false(catalog_has_region(cat, NULL));
@@ -211,8 +211,8 @@ static void test_zones(void **state)
 	z = catalog_region_zone_offering(r, set_of(t4_k80_p100, 3));
 	assert_string_equal(z->name, "us-east1-c");
 	/* TPUs only in us-central1 and europe-west4 (seed 002). */
-	for (size_t i = 0; i < catalog_region_count(cat); i++) {
-		const char *name = catalog_region_name(cat, i);
+	for (size_t i = 0; i < catalog_region_count(cat, CATALOG_API_ML); i++) {
+		const char *name = catalog_region_name(cat, CATALOG_API_ML, i);
 		bool tpu = (catalog_region_find(cat, name)->accelerators & set_of(tpu3, 1)) != 0;
 		assert_int_equal(tpu, !strcmp(name, "us-central1") || !strcmp(name, "europe-west4"));
 	}
@@ -337,9 +337,27 @@ static void test_mini_loads(void **state)
 	(void)state;
 	if (load_variant(0, NULL, path, sizeof(path), err, sizeof(err), &c))
 		fail_msg("%s", err);
-	assert_int_equal(catalog_region_count(c), 1);
+	assert_int_equal(catalog_region_count(c, CATALOG_API_ML), 1);
+	assert_int_equal(catalog_region_count(c, CATALOG_API_VERTEX), 1);
 	catalog_free(c);
 	catalog_free(NULL);
+
+	/* A region of one API: the other's count, names and Location leave it out. */
+	if (load_variant(16, "      r1-a: [NVIDIA_TESLA_T4, TPU_V2]\n  r0:\n    apis: [vertex]\n"
+			 "    zones:\n      r0-a: [NVIDIA_TESLA_T4]", path, sizeof(path), err,
+			 sizeof(err), &c))
+		fail_msg("%s", err);
+	assert_int_equal(catalog_region_count(c, CATALOG_API_ML), 1);
+	assert_string_equal(catalog_region_name(c, CATALOG_API_ML, 0), "r1");
+	assert_null(catalog_region_name(c, CATALOG_API_ML, 1));
+	assert_int_equal(catalog_region_count(c, CATALOG_API_VERTEX), 2);
+	assert_string_equal(catalog_region_name(c, CATALOG_API_VERTEX, 0), "r0");
+	assert_string_equal(catalog_region_name(c, CATALOG_API_VERTEX, 1), "r1");
+	assert_int_equal(catalog_region_find(c, "r0")->apis, CATALOG_API_VERTEX);
+	assert_int_equal(catalog_region_find(c, "r1")->apis, CATALOG_API_ML | CATALOG_API_VERTEX);
+	assert_true(catalog_has_region(c, "r0"));
+	assert_null(catalog_location_json(c, "p", "r0"));
+	catalog_free(c);
 }
 
 static const struct broken {
@@ -398,6 +416,7 @@ static const struct broken {
 	{ 16, "      r1-a: [NVIDIA_TESLA_T4, NVIDIA_TESLA_T4]", ":16:31: ",
 	  "zone \"r1-a\" lists \"NVIDIA_TESLA_T4\" twice" },
 	{ 16, "      r1-a: []\n    x: 1", ":17:5: ", "region: unknown key \"x\"" },
+	{ 16, "      r1-a: []\n    apis: [ml, cloud]", ":17:16: ", "region apis: expected ml or vertex" },
 	{ 19, "default_runtime_version: \"2.5\"", ":19:26: ",
 	  "default_runtime_version: \"2.5\" is not in runtime_versions" },
 	{ 18, "  \"2.4\": {python: []}", ":18:19: ",
@@ -502,9 +521,11 @@ static void test_builtin_catalog(void **state)
 
 	assert_int_equal(catalog_load_text(CATALOG_BUILTIN_NAME, catalog_builtin_yaml,
 					   catalog_builtin_yaml_len, &c, err, sizeof(err)), 0);
-	assert_int_equal(catalog_region_count(c), catalog_region_count(cat));
-	for (size_t i = 0; i < catalog_region_count(c); i++)
-		assert_string_equal(catalog_region_name(c, i), catalog_region_name(cat, i));
+	assert_int_equal(catalog_region_count(c, CATALOG_API_VERTEX),
+			 catalog_region_count(cat, CATALOG_API_VERTEX));
+	for (size_t i = 0; i < catalog_region_count(c, CATALOG_API_VERTEX); i++)
+		assert_string_equal(catalog_region_name(c, CATALOG_API_VERTEX, i),
+				    catalog_region_name(cat, CATALOG_API_VERTEX, i));
 	catalog_free(c);
 
 	static const char bad_yaml[] = "version: 1\nregions: [\n";

@@ -67,7 +67,18 @@ static void test_default_regions(void **state)
 		assert_true(catalog_has_region(cat, expected[i]));
 	}
 	assert_null(catalog_region_name(cat, CATALOG_API_ML, ARRAY_SIZE(expected)));
-	assert_false(catalog_has_region(cat, "us-west4"));
+	/* Vertex trains there too, and in the regions of today's accelerators. */
+	static const char *const vertex_only[] = { "europe-north1", "us-east5", "us-south1", "us-west4" };
+	assert_int_equal(catalog_region_count(cat, CATALOG_API_VERTEX),
+			 ARRAY_SIZE(expected) + ARRAY_SIZE(vertex_only));
+	for (size_t i = 0; i < ARRAY_SIZE(vertex_only); i++) {
+		const struct catalog_region *r = catalog_region_find(cat, vertex_only[i]);
+		assert_non_null(r);
+		assert_int_equal(r->apis, CATALOG_API_VERTEX);
+		assert_null(catalog_location_json(cat, "p", vertex_only[i]));
+	}
+	assert_string_equal(catalog_region_name(cat, CATALOG_API_VERTEX, 0), "asia-east1");
+	assert_false(catalog_has_region(cat, "us-west3"));
 	assert_false(catalog_has_region(cat, ""));
 	assert_false(catalog_has_region(cat, NULL));
 }
@@ -216,7 +227,13 @@ static void test_zones(void **state)
 		bool tpu = (catalog_region_find(cat, name)->accelerators & set_of(tpu3, 1)) != 0;
 		assert_int_equal(tpu, !strcmp(name, "us-central1") || !strcmp(name, "europe-west4"));
 	}
-	assert_int_equal(catalog_region_find(cat, "europe-west3")->accelerators, 0);
+	/* europe-west3: no ml v1 GPU (Vertex's L4 and H100 are there). */
+	catalog_accset ml_accs = 0;
+	for (size_t a = 0; a < catalog_accelerator_count(cat); a++)
+		if (catalog_accelerator(cat, a)->apis & CATALOG_API_ML)
+			ml_accs |= 1u << a;
+	assert_int_equal(catalog_region_find(cat, "europe-west3")->accelerators & ml_accs, 0);
+	assert_true(catalog_region_find(cat, "europe-west3")->accelerators != 0);
 }
 
 static void test_runtimes_tiers_tpu(void **state)

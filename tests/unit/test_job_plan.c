@@ -170,6 +170,27 @@ static void built_in_accelerators(void **state)
 	job_plan_release(&p);
 }
 
+/* Today's Vertex machine types: A3 Ultra asks for its 8 H200s; a TPU VM type
+ * (its chips built in, no acceleratorType) for a whole TPU host. */
+static void todays_machine_types(void **state)
+{
+	struct job_plan p;
+	(void)state;
+
+	plan("{\"jobSpec\":{\"workerPoolSpecs\":[{\"machineSpec\":{\"machineType\":\"a3-ultragpu-8g\"},"
+	     "\"replicaCount\":\"1\",\"containerSpec\":{\"imageUri\":\"i:1\"}},"
+	     "{\"machineSpec\":{\"machineType\":\"ct6e-standard-4t\"},\"replicaCount\":\"1\","
+	     "\"containerSpec\":{\"imageUri\":\"i:1\"}}]}}", NULL, NULL, &p);
+	assert_int_equal(p.n, 2);
+	assert_string_equal(p.replicas[0].demand.accel_type, "NVIDIA_H200_141GB");
+	assert_int_equal(p.replicas[0].demand.accel_count, 8);
+	assert_int_equal(p.replicas[0].demand.vcpus, 224);
+	assert_false(p.replicas[0].demand.tpu);
+	assert_true(p.replicas[1].demand.tpu);
+	assert_int_equal(p.replicas[1].demand.vcpus, 180);
+	job_plan_release(&p);
+}
+
 /* Vertex: pool i is role i; empty pools are skipped; containers and Python packages. */
 static void vertex_pools(void **state)
 {
@@ -334,6 +355,7 @@ int main(void)
 		cmocka_unit_test(ml_custom_job),
 		cmocka_unit_test(ml_scale_tier_and_python_module),
 		cmocka_unit_test(built_in_accelerators),
+		cmocka_unit_test(todays_machine_types),
 		cmocka_unit_test(vertex_pools),
 		cmocka_unit_test(trial_args_on_every_replica),
 		cmocka_unit_test(totals_by_accelerator_type),

@@ -1273,10 +1273,10 @@ static void test_vertex(void **state)
 	vx_valid("us-central1", "{\"workerPoolSpecs\":[" POOL("{\"machineType\":\"g2-standard-8\","
 		 "\"acceleratorType\":\"NVIDIA_L4\",\"acceleratorCount\":1}", "1") "]}");
 	vx_valid("us-central1", "{\"workerPoolSpecs\":[" POOL("{\"machineType\":\"a2-ultragpu-8g\"}", "1") "]}");
-	vx_one("europe-west1", "{\"workerPoolSpecs\":[" POOL("{\"machineType\":\"g2-standard-8\","
+	vx_one("southamerica-east1", "{\"workerPoolSpecs\":[" POOL("{\"machineType\":\"g2-standard-8\","
 	       "\"acceleratorType\":\"NVIDIA_L4\",\"acceleratorCount\":1}", "1") "]}",
 	       "job_spec.worker_pool_specs[0].machine_spec.accelerator_type",
-	       "Accelerator \"NVIDIA_L4\" is not available in location \"europe-west1\".");
+	       "Accelerator \"NVIDIA_L4\" is not available in location \"southamerica-east1\".");
 	/* TPU: cloud-tpu with TPU_V2/TPU_V3 x 8. */
 	vx_valid("us-central1", "{\"workerPoolSpecs\":[" POOL("{\"machineType\":\"cloud-tpu\","
 		 "\"acceleratorType\":\"TPU_V3\",\"acceleratorCount\":8}", "1") "]}");
@@ -1354,6 +1354,172 @@ static void test_vertex(void **state)
 #define VX_ENV(env) \
 	"{\"workerPoolSpecs\":[{\"machineSpec\":{\"machineType\":\"n1-standard-4\"}," \
 	"\"replicaCount\":\"1\",\"containerSpec\":{\"imageUri\":\"gcr.io/p/t:1\",\"env\":" env "}}]}"
+
+/*
+ * The machine types of today (issue 27), transcribed from the sources named in
+ * deploy/catalog.yaml: each Vertex-only, its size, the accelerator it carries
+ * and the one count it takes. Each is checked against the catalog, accepted
+ * with its own accelerators (left out, and, where the enum names them, given),
+ * refused with another count, and, in every Vertex region of the catalog,
+ * accepted exactly where a zone offers its accelerator and refused elsewhere
+ * with the location error; ml v1 refuses it as a machine type.
+ */
+static const struct todays_machine {
+	const char *name;
+	int vcpus;
+	int memory_gb;
+	const char *acc;
+	int count;
+	bool by_name;		/* Vertex's enum names the accelerator */
+	const char *offered;	/* a region offering it (NULL: none does) */
+	const char *not_offered;
+} todays[] = {
+	{ "a3-highgpu-1g", 26, 234, "NVIDIA_H100_80GB", 1, true, "us-central1", "southamerica-east1" },
+	{ "a3-highgpu-2g", 52, 468, "NVIDIA_H100_80GB", 2, true, "us-east5", "us-south1" },
+	{ "a3-highgpu-4g", 104, 936, "NVIDIA_H100_80GB", 4, true, "europe-west4", "europe-west2" },
+	{ "a3-highgpu-8g", 208, 1872, "NVIDIA_H100_80GB", 8, true, "asia-southeast1", "us-east1" },
+	{ "a3-megagpu-8g", 208, 1872, "NVIDIA_H100_MEGA_80GB", 8, true, "us-east4", "us-south1" },
+	{ "a3-ultragpu-8g", 224, 2952, "NVIDIA_H200_141GB", 8, true, "us-east5", "asia-southeast1" },
+	{ "a4-highgpu-8g", 224, 3968, "NVIDIA_B200", 8, true, "us-central1", "us-west1" },
+	{ "a4x-highgpu-4g", 140, 884, "NVIDIA_GB200", 4, true, NULL, "us-central1" },
+	{ "g2-standard-4", 4, 16, "NVIDIA_L4", 1, true, "us-central1", "southamerica-east1" },
+	{ "g2-standard-8", 8, 32, "NVIDIA_L4", 1, true, "asia-southeast1", "us-east5" },
+	{ "g2-standard-12", 12, 48, "NVIDIA_L4", 1, true, "europe-west4", "us-south1" },
+	{ "g2-standard-16", 16, 64, "NVIDIA_L4", 1, true, "us-east4", "us-west2" },
+	{ "g2-standard-24", 24, 96, "NVIDIA_L4", 2, true, "us-west4", "australia-southeast1" },
+	{ "g2-standard-32", 32, 128, "NVIDIA_L4", 1, true, "us-central1", "europe-north1" },
+	{ "g2-standard-48", 48, 192, "NVIDIA_L4", 4, true, "europe-west1", "southamerica-east1" },
+	{ "g2-standard-96", 96, 384, "NVIDIA_L4", 8, true, "asia-east1", "us-east5" },
+	{ "ct5lp-hightpu-1t", 24, 48, "TPU_V5_LITEPOD", 1, true, "us-west4", "europe-west1" },
+	{ "ct5lp-hightpu-4t", 112, 192, "TPU_V5_LITEPOD", 4, true, "us-central1", "europe-west4" },
+	{ "ct5lp-hightpu-8t", 224, 384, "TPU_V5_LITEPOD", 8, true, "us-south1", "us-east5" },
+	{ "ct6e-standard-1t", 44, 176, "TPU_V6E", 1, false, "us-east5", "us-west4" },
+	{ "ct6e-standard-4t", 180, 720, "TPU_V6E", 4, false, "europe-west4", "asia-east1" },
+	{ "ct6e-standard-8t", 180, 1440, "TPU_V6E", 8, false, "us-east1", "us-south1" },
+};
+
+static char *vertex_job(const char *machine, const char *acc, int count)
+{
+	if (!acc)
+		return xfmt("{\"workerPoolSpecs\":[{\"machineSpec\":{\"machineType\":\"%s\"},"
+			    "\"replicaCount\":\"1\",\"containerSpec\":{\"imageUri\":\"gcr.io/p/t:1\"}}]}",
+			    machine);
+	return xfmt("{\"workerPoolSpecs\":[{\"machineSpec\":{\"machineType\":\"%s\","
+		    "\"acceleratorType\":\"%s\",\"acceleratorCount\":%d},"
+		    "\"replicaCount\":\"1\",\"containerSpec\":{\"imageUri\":\"gcr.io/p/t:1\"}}]}",
+		    machine, acc, count);
+}
+
+static void test_todays_machines(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(todays); i++) {
+		const struct todays_machine *t = &todays[i];
+		const struct catalog_machine *m = catalog_machine_find(cat, t->name);
+		int a = catalog_accelerator_find(cat, t->acc);
+		char *job, *bad, *desc;
+
+		if (!m)
+			fail_msg("%s: not in the catalog", t->name);
+		assert_true(a >= 0);
+		assert_int_equal(m->apis, CATALOG_API_VERTEX);
+		assert_int_equal(m->vcpus, t->vcpus);
+		assert_int_equal(m->memory_mb, (int64_t)t->memory_gb * 1024);
+		assert_int_equal(m->accelerator, a);
+		assert_int_equal(m->accelerator_count, t->count);
+		assert_int_equal(m->tpu_host, catalog_accelerator(cat, (size_t)a)->tpu);
+		assert_int_equal(m->counts[a], t->by_name ? UINT64_C(1) << t->count : 0);
+		n_checks++;
+
+		/* Its own accelerators, left out or named, where they are offered. */
+		job = vertex_job(t->name, NULL, 0);
+		if (t->offered)
+			vx_valid(t->offered, job);
+		if (t->by_name) {
+			char *named = vertex_job(t->name, t->acc, t->count);
+			if (t->offered)
+				vx_valid(t->offered, named);
+			/* Another count: Google's words for a count the type does not take. */
+			bad = vertex_job(t->name, t->acc, t->count + 1);
+			desc = xfmt("Accelerator count %d is not supported for accelerator \"%s\" on "
+				    "machine type \"%s\". Supported counts: %d.", t->count + 1, t->acc,
+				    t->name, t->count);
+			vx_one(t->offered ? t->offered : t->not_offered, bad,
+			       "job_spec.worker_pool_specs[0].machine_spec.accelerator_count", desc);
+			free(bad);
+			free(desc);
+			free(named);
+		}
+		/* A region without it. */
+		desc = xfmt("Accelerator \"%s\" is not available in location \"%s\".", t->acc,
+			    t->not_offered);
+		vx_one(t->not_offered, job, "job_spec.worker_pool_specs[0].machine_spec.accelerator_type",
+		       desc);
+		free(desc);
+		/* Every Vertex region of the catalog: accepted exactly where a zone offers it. */
+		bool somewhere = false;
+		for (size_t r = 0; r < catalog_region_count(cat, CATALOG_API_VERTEX); r++) {
+			const char *region = catalog_region_name(cat, CATALOG_API_VERTEX, r);
+			struct violations vs = VIOLATIONS_INIT;
+			bool offered = catalog_region_find(cat, region)->accelerators & (1u << a);
+
+			somewhere |= offered;
+			vx(region, job, &vs);
+			if (offered) {
+				assert_valid_vs(&vs, region);
+			} else {
+				desc = xfmt("Accelerator \"%s\" is not available in location \"%s\".",
+					    t->acc, region);
+				assert_one(&vs, "job_spec.worker_pool_specs[0].machine_spec.accelerator_type",
+					   desc, region);
+				free(desc);
+			}
+			violations_release(&vs);
+		}
+		assert_int_equal(somewhere, t->offered != NULL);
+		/* ml v1 never trained on it. */
+		char *ti = master_job("us-central1", t->name, NULL, 0);
+		desc = xfmt("Machine type \"%s\" is not supported for training.", t->name);
+		ml_one(ti, "training_input.master_type", desc);
+		free(desc);
+		free(ti);
+		free(job);
+	}
+	/* The Vertex-only accelerators: known to Vertex, not to ml v1. */
+	static const char *const vertex_only[] = {
+		"NVIDIA_H100_MEGA_80GB", "NVIDIA_H200_141GB", "NVIDIA_B200", "NVIDIA_GB200",
+		"NVIDIA_RTX_PRO_6000", "TPU_V4_POD", "TPU_V5_LITEPOD",
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(vertex_only); i++) {
+		int a = catalog_accelerator_find(cat, vertex_only[i]);
+		assert_true(a >= 0);
+		assert_int_equal(catalog_accelerator(cat, (size_t)a)->apis, CATALOG_API_VERTEX);
+		char *ti = master_job("us-central1", "n1-standard-8", vertex_only[i], 1);
+		char *desc = xfmt("Accelerator \"%s\" is not supported.", vertex_only[i]);
+		ml_one(ti, "training_input.master_config.accelerator_config.type", desc);
+		free(desc);
+		free(ti);
+	}
+	/* Known, but no machine type takes them (no source read names one). */
+	vx_one("us-central1", "{\"workerPoolSpecs\":[" POOL("{\"machineType\":\"cloud-tpu\","
+	       "\"acceleratorType\":\"TPU_V4_POD\",\"acceleratorCount\":8}", "1") "]}",
+	       "job_spec.worker_pool_specs[0].machine_spec.accelerator_type",
+	       "Accelerator \"TPU_V4_POD\" is not supported for machine type \"cloud-tpu\".");
+	vx_one("us-central1", "{\"workerPoolSpecs\":[" POOL("{\"machineType\":\"g2-standard-48\","
+	       "\"acceleratorType\":\"NVIDIA_RTX_PRO_6000\",\"acceleratorCount\":1}", "1") "]}",
+	       "job_spec.worker_pool_specs[0].machine_spec.accelerator_type",
+	       "Accelerator \"NVIDIA_RTX_PRO_6000\" is not supported for machine type \"g2-standard-48\".");
+	/* TPU_V6E is the catalog's name for the chips of ct6e types: no API's enum value. */
+	vx_one("us-east5", "{\"workerPoolSpecs\":[" POOL("{\"machineType\":\"ct6e-standard-4t\","
+	       "\"acceleratorType\":\"TPU_V6E\",\"acceleratorCount\":4}", "1") "]}",
+	       "job_spec.worker_pool_specs[0].machine_spec.accelerator_type",
+	       "Accelerator \"TPU_V6E\" is not supported.");
+	/* The regions added for them are Vertex's: ml v1 refuses them. */
+	ml_one("{\"scaleTier\":\"CUSTOM\",\"region\":\"us-east5\",\"masterType\":\"n1-standard-4\","
+	       "\"packageUris\":[\"gs://b/t.tar.gz\"],\"pythonModule\":\"t.task\"}",
+	       "training_input.region", "Region \"us-east5\" is not supported for training.");
+	vx_valid("us-east5", "{\"workerPoolSpecs\":[" POOL("{\"machineType\":\"n1-standard-4\"}", "1") "]}");
+}
 
 static void test_image_references(void **state)
 {
@@ -1543,6 +1709,7 @@ int main(void)
 		cmocka_unit_test(test_hyperparameters),
 		cmocka_unit_test(test_labels),
 		cmocka_unit_test(test_vertex),
+		cmocka_unit_test(test_todays_machines),
 		cmocka_unit_test(test_image_references),
 		cmocka_unit_test(test_seed_examples),
 		cmocka_unit_test(test_wrong_types),

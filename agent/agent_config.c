@@ -40,7 +40,8 @@ static const char *check_gpu_type(const char *v)
 
 static const char *check_tpu_type(const char *v)
 {
-	return gpu_type_is_tpu(v) ? NULL : "unknown TPU type (expected TPU_V2 or TPU_V3)";
+	return gpu_type_is_tpu(v) ? NULL :
+		"unknown TPU type (expected TPU_V2, TPU_V3, TPU_V4_POD, TPU_V5_LITEPOD or TPU_V6E)";
 }
 
 static const char *check_log_level(const char *v)

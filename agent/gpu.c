@@ -15,13 +15,26 @@
 #include "log.h"
 #include "strbuf.h"
 
-/* Driver name fragments, most specific first, matched case-insensitively. */
+/*
+ * Driver name fragments, most specific first, matched case-insensitively as
+ * whole tokens. The names are what NVML and nvidia-smi print: "NVIDIA H100
+ * 80GB HBM3" and "NVIDIA H200" as read on this project's H100 and H200
+ * machines (2026-11), "NVIDIA H100 PCIe", "NVIDIA H200 NVL", "NVIDIA B200",
+ * "NVIDIA GB200", "NVIDIA L4", "NVIDIA RTX PRO 6000 Blackwell Server
+ * Edition". Not matched: GH200 and H20 (no token H200), L40S (no L4), "RTX
+ * 6000 Ada" (no PRO). An A3 Mega's GPUs call themselves H100 80GB HBM3 too:
+ * such a node declares gpu_type NVIDIA_H100_MEGA_80GB.
+ */
 static const struct {
 	const char *needle;
 	const char *also;	/* a second fragment that must be present, or NULL */
 	const char *type;
 } gpu_names[] = {
+	{ "GB200", NULL, "NVIDIA_GB200" },
+	{ "B200", NULL, "NVIDIA_B200" },
+	{ "H200", NULL, "NVIDIA_H200_141GB" },
 	{ "H100", NULL, "NVIDIA_H100_80GB" },
+	{ "RTX PRO 6000", NULL, "NVIDIA_RTX_PRO_6000" },
 	{ "A100", "80GB", "NVIDIA_A100_80GB" },
 	{ "A100", NULL, "NVIDIA_TESLA_A100" },
 	{ "V100", NULL, "NVIDIA_TESLA_V100" },
@@ -32,12 +45,16 @@ static const struct {
 	{ "L4", NULL, "NVIDIA_L4" },
 };
 
+/* What a node may declare: the catalog's accelerator names (deploy/catalog.yaml). */
 static const char *const gpu_types[] = {
 	"NVIDIA_TESLA_K80", "NVIDIA_TESLA_P4", "NVIDIA_TESLA_P100", "NVIDIA_TESLA_V100",
 	"NVIDIA_TESLA_T4", "NVIDIA_TESLA_A100", "NVIDIA_A100_80GB", "NVIDIA_L4",
-	"NVIDIA_H100_80GB",
+	"NVIDIA_H100_80GB", "NVIDIA_H100_MEGA_80GB", "NVIDIA_H200_141GB", "NVIDIA_B200",
+	"NVIDIA_GB200", "NVIDIA_RTX_PRO_6000",
 };
-static const char *const tpu_types[] = { "TPU_V2", "TPU_V3" };
+static const char *const tpu_types[] = {
+	"TPU_V2", "TPU_V3", "TPU_V4_POD", "TPU_V5_LITEPOD", "TPU_V6E",
+};
 
 /* Whether word occurs in s as a whole token (not "T4" inside "T40"). */
 static bool has_token(const char *s, const char *word)

@@ -28,7 +28,14 @@ static void gpu__driver_names_map_to_accelerator_types(void **state)
 		{ "Tesla K80", "NVIDIA_TESLA_K80" },
 		{ "Tesla P4", "NVIDIA_TESLA_P4" },
 		{ "NVIDIA L4", "NVIDIA_L4" },
-		{ "NVIDIA H100 80GB HBM3", "NVIDIA_H100_80GB" },
+		{ "NVIDIA H100 80GB HBM3", "NVIDIA_H100_80GB" },	/* read on an H100 host */
+		{ "NVIDIA H100 PCIe", "NVIDIA_H100_80GB" },
+		{ "NVIDIA H200", "NVIDIA_H200_141GB" },		/* read on an H200 host */
+		{ "NVIDIA H200 NVL", "NVIDIA_H200_141GB" },
+		{ "NVIDIA B200", "NVIDIA_B200" },
+		{ "NVIDIA GB200", "NVIDIA_GB200" },
+		{ "NVIDIA RTX PRO 6000 Blackwell Server Edition", "NVIDIA_RTX_PRO_6000" },
+		{ "NVIDIA RTX PRO 6000 Blackwell Workstation Edition", "NVIDIA_RTX_PRO_6000" },
 		{ "tesla t4", "NVIDIA_TESLA_T4" },
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -40,11 +47,23 @@ static void gpu__driver_names_map_to_accelerator_types(void **state)
 	assert_null(gpu_type_from_name("Tesla P40"));
 	assert_null(gpu_type_from_name("NVIDIA GeForce RTX 3090"));
 	assert_null(gpu_type_from_name("NVIDIA T400"));
+	/* Neighbours of today's names that the APIs have no type for. */
+	assert_null(gpu_type_from_name("NVIDIA GH200 480GB"));
+	assert_null(gpu_type_from_name("NVIDIA H20"));
+	assert_null(gpu_type_from_name("NVIDIA L40S"));
+	assert_null(gpu_type_from_name("NVIDIA RTX 6000 Ada Generation"));
+	assert_null(gpu_type_from_name("Quadro RTX 6000"));
 	assert_null(gpu_type_from_name(""));
 	assert_null(gpu_type_from_name(NULL));
 	assert_true(gpu_type_is_gpu("NVIDIA_TESLA_T4"));
 	assert_false(gpu_type_is_gpu("TPU_V2"));
 	assert_true(gpu_type_is_tpu("TPU_V3"));
+	assert_true(gpu_type_is_gpu("NVIDIA_H100_MEGA_80GB"));
+	assert_true(gpu_type_is_gpu("NVIDIA_H200_141GB"));
+	assert_true(gpu_type_is_gpu("NVIDIA_RTX_PRO_6000"));
+	assert_true(gpu_type_is_tpu("TPU_V5_LITEPOD"));
+	assert_true(gpu_type_is_tpu("TPU_V6E"));
+	assert_false(gpu_type_is_gpu("NVIDIA_H200"));
 	assert_false(gpu_type_is_tpu("NVIDIA_L4"));
 }
 
@@ -74,6 +93,11 @@ static void gpu__nvidia_smi_csv_is_parsed(void **state)
 	/* Capacity is respected; nothing is an empty list. */
 	assert_int_equal(gpu_parse_nvidia_smi("0, Tesla T4, 1\n1, Tesla T4, 1\n", g, 1), 1);
 	assert_int_equal(gpu_parse_nvidia_smi("", g, 8), 0);
+	/* An 8 x H200 host's lines, as nvidia-smi prints them. */
+	n = gpu_parse_nvidia_smi("0, NVIDIA H200, 143771 MiB\n7, NVIDIA H200, 143771 MiB\n", g, 8);
+	assert_int_equal(n, 2);
+	assert_string_equal(g[1].type, "NVIDIA_H200_141GB");
+	assert_int_equal(g[1].memory_mb, 143771);
 	assert_int_equal(gpu_parse_nvidia_smi(NULL, g, 8), 0);
 }
 

@@ -3,8 +3,8 @@
 # (the device tool carries .gpu/, which .git/info/exclude ignores): the
 # server and agent as built here, the libraries they and Debian's PostgreSQL
 # 15 load, PostgreSQL's binaries and share files laid out as Debian's so that
-# they find each other, and a catalog with a3-highgpu-1g (1 x H100, Google's
-# machine type, which the default catalog still lacks: issue 27).
+# they find each other. The server's catalog is the built-in one, which has
+# a3-highgpu-1g (1 x H100) since issue 27.
 # Then: device run `bash .gpu/check.sh` with carry [".gpu"].
 set -eu
 cd "$(dirname "$0")/../.."
@@ -22,7 +22,4 @@ for x in "$b"/bin/* "$b$pg"/bin/*; do ldd "$x" | awk '$3 ~ /^\// {print $3}'; do
 tar -C "$b" -cJf .gpu/gpub.tar.xz .
 rm -rf "$b"
 cp tools/gpu-check/check.sh tools/gpu-check/check.py .gpu/
-sed -e 's/^  a3-highgpu-8g:  {vcpus: 208.*$/&\n  a3-highgpu-1g:  {vcpus: 26, memory_gb: 234, apis: [vertex], accelerator: {type: NVIDIA_H100_80GB, count: 1}}/' \
-    -e 's/^  a3-highgpu-8g:  {NVIDIA_H100_80GB: \[8\]}$/&\n  a3-highgpu-1g:  {NVIDIA_H100_80GB: [1]}/' deploy/catalog.yaml > .gpu/catalog.yaml
-grep -q a3-highgpu-1g .gpu/catalog.yaml
 ls -la .gpu

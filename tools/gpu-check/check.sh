@@ -13,7 +13,7 @@ B=/tmp/b; mkdir -p $B && tar -C $B -xJf .gpu/gpub.tar.xz
 export LD_LIBRARY_PATH=$B/lib
 id postgres >/dev/null 2>&1 || useradd -r -M -s /bin/sh postgres
 W=/tmp/w; rm -rf $W; mkdir -p $W/gcs $W/agent; chmod 755 $W
-TRAINPLANE_STATE_DIR=$W/var TRAINPLANE_LISTEN=127.0.0.1:18600 TRAINPLANE_CATALOG=$PWD/.gpu/catalog.yaml \
+TRAINPLANE_STATE_DIR=$W/var TRAINPLANE_LISTEN=127.0.0.1:18600 \
   TRAINPLANE_POSTGRES_BIN_DIR=$B/usr/lib/postgresql/15/bin TRAINPLANE_SCHEDULER_TICK_MS=200 \
   $B/bin/trainplane-server > $W/server.log 2>&1 &
 cat > $W/agent.yaml <<EOT

@@ -354,6 +354,34 @@ static json_t *parse_json(const char *text)
 	return j;
 }
 
+/* Today's machine types through --worker-pool-spec: an A3 Ultra with its 8 H200s
+ * named, a TPU v6e VM with none (its type carries the chips). */
+static void worker_pool_spec_todays_machines(void **state)
+{
+	char *err = NULL;
+	(void)state;
+	json_t *pool = cli_parse_worker_pool_spec("machine-type=a3-ultragpu-8g,accelerator-type="
+						  "NVIDIA_H200_141GB,accelerator-count=8,"
+						  "container-image-uri=i:1", NULL, &err);
+	if (!pool)
+		fail_msg("%s", err);
+	json_t *want = parse_json("{\"machineSpec\":{\"machineType\":\"a3-ultragpu-8g\","
+				  "\"acceleratorType\":\"NVIDIA_H200_141GB\",\"acceleratorCount\":8},"
+				  "\"replicaCount\":\"1\",\"containerSpec\":{\"imageUri\":\"i:1\"}}");
+	assert_true(json_equal(pool, want));
+	json_decref(want);
+	json_decref(pool);
+	pool = cli_parse_worker_pool_spec("machine-type=ct6e-standard-4t,container-image-uri=i:1",
+					  NULL, &err);
+	if (!pool)
+		fail_msg("%s", err);
+	want = parse_json("{\"machineSpec\":{\"machineType\":\"ct6e-standard-4t\"},"
+			  "\"replicaCount\":\"1\",\"containerSpec\":{\"imageUri\":\"i:1\"}}");
+	assert_true(json_equal(pool, want));
+	json_decref(want);
+	json_decref(pool);
+}
+
 /* Two pools from flags, gcloud's mapping (reference §6.4): int64 replicaCount as a
  * string ("1" when not given), acceleratorCount an int32 (1 when only the type is given),
  * --args/--command on every pool, an empty pool as {}. */
@@ -978,6 +1006,7 @@ int main(void)
 		cmocka_unit_test(yaml_output),
 		cmocka_unit_test(error_rendering),
 		cmocka_unit_test(worker_pool_specs_give_gcloud_body),
+		cmocka_unit_test(worker_pool_spec_todays_machines),
 		cmocka_unit_test(custom_job_config_and_flags),
 		cmocka_unit_test(worker_pool_spec_errors),
 		cmocka_unit_test(custom_job_config_errors),

@@ -294,9 +294,10 @@ ITEST_RUNS       := $(ITEST_BIN:$(BUILD)/tests/%=run-%)
 # `node --test` sorts its files by name) starts them in this order, so the
 # long ones do not start last and hold up the end.
 IT_FILES         := $(wildcard tests/integration/*.test.mjs)
-IT_SLOW_NAMES    := gcloud_seeds access cli_gcloud_format cli_hp_tuning fencing replica_identity_restore replica_identity_fresh \
-                    replication http_hardening scheduler_e2e replica_identity_side_by_side http_churn \
-                    orderly_stop resilience vertex_restart storage_gcloud storage_api
+IT_SLOW_NAMES    := gcloud_seeds fencing access replication storage_gcloud cli_hp_tuning replica_identity_restore \
+                    scheduler_e2e replica_identity_fresh cli_gcloud_format http_hardening http_churn storage_api \
+                    vertex_restart resilience replica_identity_side_by_side metrics sync_protocol cli orderly_stop \
+                    tuning_resilience packages replica_identity
 IT_SLOW          := $(foreach n,$(IT_SLOW_NAMES),$(filter %/$(n).test.mjs,$(IT_FILES)))
 IT_ORDER         := $(IT_SLOW) $(filter-out $(IT_SLOW),$(IT_FILES))
 TEST_TIMES       := $(abspath $(BUILD)/test-times.txt)

@@ -13,7 +13,7 @@ import crypto from 'node:crypto';
 import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { google } from 'googleapis';
+import { google } from './googleapis.mjs';
 
 import {
   assertError, client, makeTempDir, removeTempDir, request, runServerSync, startPostgres, startServer,

@@ -15,12 +15,23 @@
 // 10 s (fixed), so a stream-logs takes at least 10 s: they run concurrently.
 //
 // Without gcloud every test is reported skipped, with the reason.
+//
+// make test runs six of the eight (a gcloud run costs a second or two of
+// CPU, a replica's pip install as much again); make test-gcloud-format
+// (TRAINPLANE_GCLOUD_FORMAT_FULL=1) runs all. The two it leaves out take
+// paths make test takes elsewhere: a package job whose module is missing is
+// packages.test's (the same errorMessage and log line), gcloud's
+// stream-logs is seed 002's and submit --stream-logs's; a replica's
+// non-zero exit status is the same process exit for a package job as for
+// any other (scheduler_e2e, service_log), gcloud's submit the other cases'.
 
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import zlib from 'node:zlib';
 
 import { SERVER_BIN, makeTempDir, request, startPostgres, startServer, waitFor } from './harness.mjs';
 import {
@@ -43,6 +54,8 @@ const skip = (!GCLOUD && 'gcloud (the Google Cloud SDK) is not installed: no gcl
   (!SERVER_BIN && 'TRAINPLANE_SERVER_BIN is not set') ||
   (!AGENT_BIN && 'TRAINPLANE_AGENT_BIN is not set') ||
   (!fs.existsSync(PYTHON) && `${PYTHON} is missing (the agent's process runtime installs packages with it)`);
+const FULL = process.env.TRAINPLANE_GCLOUD_FORMAT_FULL === '1';
+const fullOnly = skip || (!FULL && 'make test-gcloud-format (TRAINPLANE_GCLOUD_FORMAT_FULL=1) runs it');
 
 // The trainer: prints its args (JSON) and where it runs, then, as its args
 // say, waits for its worker (the chief, until worker 0 has written its file
@@ -256,8 +269,26 @@ describe('the seeds\' gcloud commands, end to end', { concurrency: 8 }, () => {
       '--runtime-version', '2.11', '--python-version', '3.7', '--scale-tier', 'BASIC',
       '--', '--user_arg', 'value'], { cwd });
     const done = await finished(job, 'SUCCEEDED');
-    assert.equal(done.trainingInput.pythonModule, 'trainer.task');
-    assert.match(done.trainingInput.packageUris[0], new RegExp(`^gs://seed002-staging/${job}/[0-9a-f]+/trainer-0\\.0\\.0\\.tar\\.gz$`));
+    const ti = done.trainingInput;
+    assert.equal(ti.pythonModule, 'trainer.task');
+    assert.deepEqual(ti.args, ['--user_arg', 'value']);
+    assert.equal(ti.region, REGION);
+    assert.equal(ti.runtimeVersion, '2.11');
+    assert.equal(ti.pythonVersion, '3.7');
+    assert.equal(ti.scaleTier ?? 'BASIC', 'BASIC'); // sent; BASIC is the enum's zero value, which proto3 JSON leaves out
+    assert.equal(ti.packageUris?.length, 1, JSON.stringify(ti));
+    const m = new RegExp(`^gs://seed002-staging/(${job}/[0-9a-f]+/trainer-0\\.0\\.0\\.tar\\.gz)$`).exec(ti.packageUris[0]);
+    assert.ok(m, ti.packageUris[0]);
+    // The sdist gcloud built and uploaded: an object of the staging bucket,
+    // a file under the storage root, its size and MD5 in its metadata.
+    const sdist = fs.readFileSync(path.join(root, 'seed002-staging', ...m[1].split('/')));
+    const tar = zlib.gunzipSync(sdist).toString('latin1');
+    assert.match(tar, /trainer-0\.0\.0\/trainer\/task\.py/, 'the sdist holds the trainer');
+    assert.match(tar, /TRAINER_ARGS/);
+    const o = await request(server.base, 'GET', `/storage/v1/b/seed002-staging/o/${encodeURIComponent(m[1])}`);
+    assert.equal(o.status, 200, o.text);
+    assert.equal(o.json.size, String(sdist.length));
+    assert.equal(o.json.md5Hash, crypto.createHash('md5').update(sdist).digest('base64'));
     // Every line in the log first: stream-logs reads from the start and
     // stops at its first look after the end (gcloud asks every 10 s).
     await waitLogLine(server.base, PROJECT, job, /^TRAINER_ARGS /, 10_000);
@@ -385,7 +416,7 @@ describe('the seeds\' gcloud commands, end to end', { concurrency: 8 }, () => {
   });
 
   it('a module the package lacks (--module-name trainer.nope): FAILED, Python\'s words in stream-logs and ' +
-    'describe\'s errorMessage', { skip }, async () => {
+    'describe\'s errorMessage', { skip: fullOnly }, async () => {
     const cwd = packageRoot('nomodule');
     const job = 'no_module';
     await gcloud(['ai-platform', 'jobs', 'submit', 'training', job,
@@ -407,7 +438,7 @@ describe('the seeds\' gcloud commands, end to end', { concurrency: 8 }, () => {
     assert.match(d.errorMessage, /^The replica master 0 could not be started: \/.*\/venv\/bin\/python: No module named trainer\.nope$/);
   });
 
-  it('a trainer that exits 3: FAILED, the status in errorMessage', { skip }, async () => {
+  it('a trainer that exits 3: FAILED, the status in errorMessage', { skip: fullOnly }, async () => {
     const cwd = packageRoot('exit3');
     const job = 'exit_3';
     await submitTraining(job, cwd, ['--scale-tier', 'BASIC'], ['--exit', '3']);

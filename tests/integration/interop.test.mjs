@@ -4,7 +4,7 @@
 
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { google } from 'googleapis';
+import { google } from './googleapis.mjs';
 
 import { isBase64, startPostgres, startServer } from './harness.mjs';
 

@@ -9,7 +9,7 @@ import http from 'node:http';
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { google } from 'googleapis';
+import { google } from './googleapis.mjs';
 
 import {
   REPO_ROOT, assertError, client, fieldViolations, jobId, request, startPostgres, startServer, trainingInput,

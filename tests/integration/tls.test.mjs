@@ -234,7 +234,7 @@ describe('HTTPS server', () => {
 
   it('the googleapis client works over https with the CA', () => {
     const script = `
-      import { google } from 'googleapis';
+      import { google } from './googleapis.mjs';
       const ml = google.ml({ version: 'v1', rootUrl: process.argv[2] + '/', auth: 'k' });
       const c = await ml.projects.jobs.create({ parent: 'projects/tls', requestBody: { jobId: 'via_client', trainingInput: ${JSON.stringify(trainingInput({ region: 'europe-west1' }))} } });
       const g = await ml.projects.jobs.get({ name: 'projects/tls/jobs/via_client' });

@@ -6,7 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { google } from 'googleapis';
+import { google } from './googleapis.mjs';
 
 import { REPO_ROOT, startPostgres, startServer } from './harness.mjs';
 

@@ -6,7 +6,7 @@
 
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { google } from 'googleapis';
+import { google } from './googleapis.mjs';
 
 import { makeTempDir, startPostgres, startServer, waitFor } from './harness.mjs';
 import { AGENT_BIN, killMarked, readJobLog, startAgent } from './agents.mjs';

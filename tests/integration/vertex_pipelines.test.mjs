@@ -7,7 +7,7 @@
 
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { google } from 'googleapis';
+import { google } from './googleapis.mjs';
 
 import { assertError, client, makeTempDir, startPostgres, startServer, waitFor } from './harness.mjs';
 import { AGENT_BIN, killMarked, readJobLog, startAgent } from './agents.mjs';

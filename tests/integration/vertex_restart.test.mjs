@@ -11,7 +11,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { google } from 'googleapis';
+import { google } from './googleapis.mjs';
 
 import { client, makeTempDir, startPostgres, startServer, waitFor } from './harness.mjs';
 import {

@@ -6,7 +6,7 @@
 
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { google } from 'googleapis';
+import { google } from './googleapis.mjs';
 import aiplatform from '@google-cloud/aiplatform';
 import { OAuth2Client } from 'google-auth-library';
 

@@ -997,7 +997,9 @@ static void podman__the_supervisor_ends_when_its_container_is_removed(void **sta
 	if (r->state != RS_RUNNING)
 		fail_msg("state %s: %s", replica_state_name(r->state), r->message ? r->message : "-");
 	pid_t shim = r->shim_pid;
-	char *rm = xasprintf("podman rm -f %s", r->container);
+	/* -t 0: a sleep as PID 1 ignores SIGTERM, and rm -f would wait the
+	 * container's 10 s stop timeout for nothing before it kills. */
+	char *rm = xasprintf("podman rm -f -t 0 %s", r->container);
 	test_rm_rf(r->dir);
 	replica_free(r);	/* the agent is gone too */
 	assert_int_equal(sh(rm), 0);

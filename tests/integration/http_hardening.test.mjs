@@ -373,7 +373,7 @@ describe('connections', () => {
   });
 
   it('slowloris: one client holding 4,150 slow connections is limited, a normal client is served, the slow ones are closed', async (t) => {
-    const s = await startServer({ pg, env: { TRAINPLANE_SCHEDULER: 'false', TRAINPLANE_HTTP_HEADER_TIMEOUT_SECONDS: '4' } });
+    const s = await startServer({ pg, env: { TRAINPLANE_SCHEDULER: 'false', TRAINPLANE_HTTP_HEADER_TIMEOUT_SECONDS: '10' } });
     t.after(() => s.stop());
     const slow = [];
     let closedByServer = 0;
@@ -396,13 +396,16 @@ describe('connections', () => {
     await waitFor(() => closedByServer >= 4150 - 2500 - 10, 3000,
       `refused ${closedByServer} (${refused} read the 429)`);
     assert.ok(refused > 0, 'some refusals carry a 429 in the envelope');
-    // A normal client from another address is served meanwhile, at once.
+    // A normal client from another address is served meanwhile: while the
+    // held connections are all still open (their header deadline, 10 s, not
+    // passed), not once they are gone. (A bound in milliseconds failed on a
+    // machine at load 17: what matters is that it is not starved.)
+    const held = closedByServer;
     for (let i = 0; i < 20; i++) {
-      const t0 = Date.now();
-      const res = await request(s.base, 'GET', '/healthz', { timeoutMs: 3000 });
+      const res = await request(s.base, 'GET', '/healthz', { timeoutMs: 8000 });
       assert.equal(res.status, 200);
-      assert.ok(Date.now() - t0 < 2000, `a normal request took ${Date.now() - t0} ms`);
     }
+    assert.ok(closedByServer - held <= 5, `the normal client was served only as the held connections went (${closedByServer - held} closed meanwhile)`);
     // The slow ones never complete their heads: closed after the header deadline.
     await waitFor(() => closedByServer >= slow.length - 5, 30_000, `closed ${closedByServer} of ${slow.length}`);
     assert.equal((await request(s.base, 'GET', '/healthz')).status, 200);

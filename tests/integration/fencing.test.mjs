@@ -4,8 +4,10 @@
 // so the old and the new copy of a task never run at once.
 //
 // Real server, real agents, process replicas. Each replica appends a line
-// "<epoch ms> <role> <pid> <event>" to one shared file every 50 ms; a new
-// attempt is a new shell, so a new pid. The test asserts that the old copy's
+// "<uptime s> <role> <pid> <event>" to one shared file every 50 ms (the
+// host's /proc/uptime, in 10 ms steps, read by the shell's own `read`: a
+// `date` would be a fork and an exec every 50 ms, most of the file's CPU);
+// a new attempt is a new shell, so a new pid. The test asserts that the old copy's
 // last line comes before the new copy's first, and prints the timeline
 // measured from the moment the node's lease passed (its last sync as the
 // server recorded it, plus the lease).
@@ -77,9 +79,10 @@ async function world(t, { lease = LEASE_S, syncInterval = 1 } = {}) {
  * exits.
  */
 function twoNodeJob(w) {
-  const alive = (role) => `while :; do echo "$(date +%s%3N) ${role} $$ alive" >> ${w.file}; sleep 0.05; done`;
+  const sign = (role, event) => `read up rest < /proc/uptime; echo "$up ${role} $$ ${event}" >> ${w.file}`;
+  const alive = (role) => `while :; do ${sign(role, 'alive')}; sleep 0.05; done`;
   const master = `trap "" TERM; ${alive('master')}; : ${w.mark}`;
-  const worker = `trap 'echo "$(date +%s%3N) worker $$ sigterm" >> ${w.file}; exit 143' TERM; ${alive('worker')}; : ${w.mark}`;
+  const worker = `trap '${sign('worker', 'sigterm')}; exit 143' TERM; ${alive('worker')}; : ${w.mark}`;
   const accel = { acceleratorConfig: { count: '1', type: T4 } };
   return {
     scaleTier: 'CUSTOM', region: 'us-central1',
@@ -90,11 +93,14 @@ function twoNodeJob(w) {
   };
 }
 
-/** The shared file's lines: [{ t, role, pid, event }]. */
+/** Epoch ms = uptime ms + this (within the 10 ms of an uptime step; once, so every line shares it). */
+const UPTIME_OFFSET_MS = Date.now() - Number(fs.readFileSync('/proc/uptime', 'utf8').split(' ')[0]) * 1000;
+
+/** The shared file's lines: [{ t (epoch ms), role, pid, event }]. */
 function signs(w) {
   return fs.readFileSync(w.file, 'utf8').split('\n').filter(Boolean).map((l) => {
-    const [t, role, pid, event] = l.split(' ');
-    return { t: Number(t), role, pid: Number(pid), event };
+    const [up, role, pid, event] = l.split(' ');
+    return { t: Math.round(Number(up) * 1000 + UPTIME_OFFSET_MS), role, pid: Number(pid), event };
   });
 }
 

@@ -30,12 +30,24 @@ const liveChildren = new Set();
 const liveDatabases = new Set();
 const liveDirs = new Set();
 
+// The directories of PostgreSQL clusters: a thousand files and more each
+// (three hundred more per database), which rm -rf's C loop removes for about
+// a quarter of the CPU fs.rmSync takes. The others are small: fs.rmSync,
+// without a process.
+const clusterDirs = new Set();
+
+/** Removes a directory tree (rm -rf for a cluster's, else or when rm fails fs.rmSync). */
+function removeTree(dir) {
+  if (clusterDirs.delete(dir) && spawnSync('rm', ['-rf', '--', dir]).status === 0 && !fs.existsSync(dir)) return;
+  fs.rmSync(dir, { recursive: true, force: true });
+}
+
 function cleanupEverything() {
   for (const child of liveChildren) {
     try { child.kill('SIGKILL'); } catch { /* already gone */ }
   }
   for (const db of liveDatabases) db.stopSync();
-  for (const dir of liveDirs) fs.rmSync(dir, { recursive: true, force: true });
+  for (const dir of liveDirs) removeTree(dir);
   liveChildren.clear();
   liveDatabases.clear();
   liveDirs.clear();
@@ -95,7 +107,7 @@ export function makeTempDir(prefix = 'tp-it-', base = os.tmpdir()) {
 }
 
 export function removeTempDir(dir) {
-  fs.rmSync(dir, { recursive: true, force: true });
+  removeTree(dir);
   liveDirs.delete(dir);
 }
 
@@ -210,6 +222,7 @@ export async function startPostgres({ dbname = 'trainplane' } = {}) {
   const bin = postgresBinDir();
   const pgMajor = Number(path.basename(path.dirname(bin)));
   const dir = makeTempDir('tp-pg-', PG_BASE);
+  clusterDirs.add(dir);
   const data = path.join(dir, 'data');
   const log = path.join(dir, 'postgres.log');
   fs.writeFileSync(log, '');

@@ -11,13 +11,17 @@ set -eu
 cd "$(dirname "$0")/.."
 files=$(git ls-files | grep -v -e '^tests/fuzz/corpus/' -e '\.\(png\|jpg\|gz\|tar\|ico\)$' -e '^package-lock.json$')
 bad=0
-for f in $files; do
-	[ -s "$f" ] || continue
-	if [ "$(tail -c 1 "$f" | od -An -tx1 | tr -d ' \n')" != 0a ]; then
-		echo "$f: no newline at the end"
-		bad=1
-	fi
-done
+# One perl for every file (a tail | od | tr for each cost a second and a half
+# of CPU in make test): the last byte of each non-empty file.
+# shellcheck disable=SC2086
+perl -e 'my $bad = 0;
+	for my $f (@ARGV) {
+		next unless -s $f;
+		open(my $h, "<", $f) or die "$f: $!\n";
+		seek($h, -1, 2) and read($h, my $c, 1) or die "$f: $!\n";
+		if ($c ne "\n") { print "$f: no newline at the end\n"; $bad = 1 }
+	}
+	exit $bad' $files || bad=1
 # shellcheck disable=SC2086
 awk '
 	/\r$/ { print FILENAME ":" FNR ": CR LF line end"; bad = 1 }

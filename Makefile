@@ -371,8 +371,9 @@ format-check:
 sql-check:
 	tools/sql-check.sh
 
+# The package's own bin (npx --no-install ran the same, for 0.6 s more of CPU).
 lint-openapi: node-deps
-	npx --no-install redocly lint --config tests/redocly.yaml openapi.yaml
+	node_modules/.bin/redocly lint --config tests/redocly.yaml openapi.yaml
 
 # The baseline of make bench: a static reply from libmicrohttpd.
 $(BUILD)/bench/static_server: bench/static_server.c

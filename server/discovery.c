@@ -238,6 +238,7 @@ static int method_path_of(const char *pattern, struct method_path *out)
 			sb_addch(&re, *p);
 		} else {
 			sb_release(&re);
+			method_path_release(out);
 			return -1;	/* nothing a regex could mistake */
 		}
 	}
@@ -279,6 +280,14 @@ static char *schema_name(const struct schema_message *m)
 	return sb_detach(&sb);
 }
 
+static json_t *message_ref(const struct schema_message *m)
+{
+	char *name = schema_name(m);
+	json_t *o = json_pack("{s:s}", "$ref", name);
+	free(name);
+	return o;
+}
+
 static json_t *kind_schema(const struct schema_field *f)
 {
 	switch (f->kind) {
@@ -299,12 +308,7 @@ static json_t *kind_schema(const struct schema_field *f)
 			json_array_append_new(names, json_string(f->enumeration->names[i]));
 		return json_pack("{s:s, s:o}", "type", "string", "enum", names);
 	}
-	case SK_MESSAGE: {
-		char *name = schema_name(f->message);
-		json_t *o = json_pack("{s:s}", "$ref", name);
-		free(name);
-		return o;
-	}
+	case SK_MESSAGE: return message_ref(f->message);
 	}
 	return json_pack("{s:s}", "type", "any");
 }
@@ -438,14 +442,6 @@ static json_t *resource_at(json_t *root, const char *path, size_t len)
 	return at;
 }
 
-static json_t *message_ref(const struct schema_message *m)
-{
-	char *name = schema_name(m);
-	json_t *o = json_pack("{s:s}", "$ref", name);
-	free(name);
-	return o;
-}
-
 /* One method; -1 with err when its route cannot be described. */
 static int add_method(json_t *root, const struct api_doc *api, const struct route *r,
 		      struct messages *ms, char *err, size_t errlen)
@@ -531,8 +527,12 @@ static void build(const struct api_doc *api, struct doc_text *out)
 		rc = add_method(tail, api, &routes[i], &ms, out->err, sizeof(out->err));
 		methods++;
 	}
-	if (!rc && !methods) {
-		snprintf(out->err, sizeof(out->err), "no route of %s", api->name);
+	size_t described = 0;
+	for (size_t i = 0; i < ARRAY_SIZE(method_docs); i++)
+		described += !strncmp(method_docs[i].operation_id, api->prefix, strlen(api->prefix));
+	if (!rc && (!methods || methods != described)) {
+		snprintf(out->err, sizeof(out->err), "%zu routes of %s, %zu method_docs[] entries",
+			 methods, api->name, described);
 		rc = -1;
 	}
 	if (!rc)

@@ -221,10 +221,12 @@ DEB_FUZZ  := clang libclang-rt-14-dev
 # openapi lint); podman and busybox-static (real containers from an image
 # made offline); prometheus/promtool, yamllint and systemd-analyze (metrics
 # and deploy tests); openssl (test CAs, tokens); wrk (SIGHUP under load);
-# procps (pgrep); python3 (test_agent_podman's fake docker daemon); the
+# procps (pgrep); python3 (test_agent_podman's fake docker daemon);
+# python3-googleapi (Python's discovery-based Google client, 1.7.12:
+# python_client.test.mjs runs docs/api.md's Python block with it); the
 # fuzzing set (make test replays every fuzz corpus).
 DEB_TEST  := libcmocka-dev nodejs npm podman busybox-static prometheus yamllint systemd \
-             openssl wrk procps python3 $(DEB_FUZZ)
+             openssl wrk procps python3 python3-googleapi $(DEB_FUZZ)
 # Benchmarks: wrk; libmicrohttpd-dev (the static-reply baseline server);
 # node (1,000 simulated agents); python3 (latency percentiles).
 DEB_BENCH := wrk libmicrohttpd-dev nodejs python3

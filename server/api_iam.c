@@ -13,68 +13,12 @@
 #include <string.h>
 
 #include "api_ml.h"
+#include "api_types.h"
 #include "auth.h"
 #include "common.h"
 #include "schema.h"
 #include "store_iam.h"
 #include "store_job.h"
-
-#define IAM "type.googleapis.com/google.iam.v1."
-#define ARRAY_MESSAGE(var, url, fields) \
-	static const struct schema_message var = { url, fields, ARRAY_SIZE(fields) }
-
-static const struct schema_field expr_fields[] = {
-	{ "expression", "expression", SK_STRING },
-	{ "title", "title", SK_STRING },
-	{ "description", "description", SK_STRING },
-	{ "location", "location", SK_STRING },
-};
-ARRAY_MESSAGE(expr_message, "type.googleapis.com/google.type.Expr", expr_fields);
-
-static const struct schema_field binding_fields[] = {
-	{ "role", "role", SK_STRING },
-	{ "members", "members", SK_STRING, .repeated = 1 },
-	{ "condition", "condition", SK_MESSAGE, .message = &expr_message },
-};
-ARRAY_MESSAGE(binding_message, IAM "Binding", binding_fields);
-
-static const char *const log_type_names[] = { "LOG_TYPE_UNSPECIFIED", "ADMIN_READ", "DATA_WRITE",
-					      "DATA_READ" };
-static const struct schema_enum log_type = { IAM "AuditLogConfig.LogType", log_type_names,
-					     ARRAY_SIZE(log_type_names) };
-
-static const struct schema_field audit_log_config_fields[] = {
-	{ "logType", "log_type", SK_ENUM, .enumeration = &log_type },
-	{ "exemptedMembers", "exempted_members", SK_STRING, .repeated = 1 },
-};
-ARRAY_MESSAGE(audit_log_config_message, IAM "AuditLogConfig", audit_log_config_fields);
-
-static const struct schema_field audit_config_fields[] = {
-	{ "service", "service", SK_STRING },
-	{ "auditLogConfigs", "audit_log_configs", SK_MESSAGE, .repeated = 1,
-	  .message = &audit_log_config_message },
-};
-ARRAY_MESSAGE(audit_config_message, IAM "AuditConfig", audit_config_fields);
-
-static const struct schema_field policy_fields[] = {
-	{ "version", "version", SK_INT32 },
-	{ "bindings", "bindings", SK_MESSAGE, .repeated = 1, .message = &binding_message },
-	{ "auditConfigs", "audit_configs", SK_MESSAGE, .repeated = 1,
-	  .message = &audit_config_message },
-	{ "etag", "etag", SK_BYTES },
-};
-ARRAY_MESSAGE(policy_message, IAM "Policy", policy_fields);
-
-static const struct schema_field set_request_fields[] = {
-	{ "policy", "policy", SK_MESSAGE, .message = &policy_message },
-	{ "updateMask", "update_mask", SK_STRING },
-};
-ARRAY_MESSAGE(set_request_message, IAM "SetIamPolicyRequest", set_request_fields);
-
-static const struct schema_field test_request_fields[] = {
-	{ "permissions", "permissions", SK_STRING, .repeated = 1 },
-};
-ARRAY_MESSAGE(test_request_message, IAM "TestIamPermissionsRequest", test_request_fields);
 
 static const struct job_key *job_key_of(struct request *req, struct job_key *key)
 {
@@ -240,7 +184,7 @@ static int parse_mask(const char *mask, bool *bindings, bool *etag, bool *audit,
 void api_iam_set_policy(struct request *req)
 {
 	struct violations vs = VIOLATIONS_INIT;
-	json_t *body = schema_normalize(&set_request_message, req->json, "", &vs);
+	json_t *body = schema_normalize(&iam_set_policy_request_message, req->json, "", &vs);
 	json_t *cur = NULL, *bindings = NULL;
 	bool m_bindings, m_etag, m_audit;
 	int64_t cur_etag, want, etag;
@@ -318,7 +262,7 @@ static bool permission_valid(const char *p)
 void api_iam_test_permissions(struct request *req)
 {
 	struct violations vs = VIOLATIONS_INIT;
-	json_t *body = schema_normalize(&test_request_message, req->json, "", &vs);
+	json_t *body = schema_normalize(&iam_test_permissions_request_message, req->json, "", &vs);
 	json_t *held = json_array(), *p;
 	size_t i;
 

@@ -39,6 +39,18 @@ bool sysparams_pretty(const struct request *req, int status);
 /* The errors[].reason of $.xgafv=1's envelope for code. */
 const char *sysparams_error_reason(enum api_code code);
 
+/* A system parameter as the discovery documents describe it (discovery.c). */
+struct sysparam_doc {
+	const char *name;
+	const char *type;	/* "string" or "boolean" */
+	const char *default_value;	/* NULL: none */
+	const char *const *values;	/* the values taken, NULL-terminated; NULL: any */
+	const char *description;
+};
+/* Every system parameter the server takes, by name. */
+extern const struct sysparam_doc sysparam_docs[];
+extern const size_t sysparam_docs_count;
+
 /* Frees what the router and handlers attached to req (not req itself). */
 void router_release(struct request *req);
 

@@ -4,6 +4,8 @@
  *   trainplane-server [--config FILE]   run
  *   trainplane-server --routes          print the route table and exit
  *   trainplane-server --schemas         print the message descriptors as JSON and exit
+ *   trainplane-server --discovery API VERSION [ROOT_URL]
+ *                                       print the discovery document of an API and exit
  *   trainplane-server --check-config    load config and catalog, then exit
  *
  * With no `catalog` key the server uses the catalog compiled into it
@@ -22,6 +24,7 @@
 #include "auth.h"
 #include "catalog.h"
 #include "config.h"
+#include "discovery.h"
 #include "embedded.h"
 #include "messages.h"
 #include "http.h"
@@ -138,6 +141,8 @@ static void usage(FILE *f)
 {
 	fputs("usage: trainplane-server [--config FILE] [--routes] [--schemas] [--check-config]\n"
 	      "       trainplane-server --hash-token < TOKEN   (the sha256 for a tokens file)\n"
+	      "       trainplane-server --discovery API VERSION [ROOT_URL]   (ml v1, aiplatform v1,\n"
+	      "         logging v2; ROOT_URL http://127.0.0.1:8080/ unless given)\n"
 	      "Configuration keys (YAML file or TRAINPLANE_<KEY> environment variables):\n", f);
 	for (size_t i = 0; i < ARRAY_SIZE(server_keys); i++) {
 		const char *meaning = NULL;
@@ -300,12 +305,51 @@ static int print_schemas(void)
 	return rc;
 }
 
+/*
+ * --discovery API VERSION [ROOT_URL]: the document GET
+ * /discovery/v1/apis/API/VERSION/rest serves, for a client built from a
+ * file (googleapiclient's build_from_document).
+ */
+static int print_discovery(const char *api, int argc, char **argv)
+{
+	const char *root = argc > 1 ? argv[1] : "http://127.0.0.1:8080/";
+	const char *scheme = !strncmp(root, "https://", 8) ? "https" :
+			     !strncmp(root, "http://", 7) ? "http" : NULL;
+	size_t len;
+
+	if (argc < 1 || argc > 2 || !scheme) {
+		fputs("usage: trainplane-server --discovery API VERSION [http[s]://HOST[:PORT]/]\n",
+		      stderr);
+		return 2;
+	}
+	char *host = xstrdup(root + strlen(scheme) + 3);
+	size_t n = strlen(host);
+	if (n && host[n - 1] == '/')
+		host[n - 1] = '\0';
+	if (!discovery_host_valid(host)) {
+		fprintf(stderr, "trainplane-server: %s is not http[s]://HOST[:PORT]/\n", root);
+		free(host);
+		return 2;
+	}
+	char *doc = discovery_document(api, argv[0], scheme, host, &len);
+	free(host);
+	if (!doc) {
+		fprintf(stderr, "trainplane-server: no discovery document of %s %s (ml v1, "
+			"aiplatform v1, logging v2)\n", api, argv[0]);
+		return 1;
+	}
+	int rc = fwrite(doc, 1, len, stdout) != len || putchar('\n') == EOF;
+	free(doc);
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "config", required_argument, NULL, 'c' },
 		{ "routes", no_argument, NULL, 'r' },
 		{ "schemas", no_argument, NULL, 's' },
+		{ "discovery", required_argument, NULL, 'd' },
 		{ "check-config", no_argument, NULL, 'k' },
 		{ "hash-token", no_argument, NULL, 't' },
 		{ "help", no_argument, NULL, 'h' },
@@ -337,6 +381,7 @@ int main(int argc, char **argv)
 		case 'c': config_path = optarg; break;
 		case 'r': print_routes(); return 0;
 		case 's': return print_schemas();
+		case 'd': return print_discovery(optarg, argc - optind, argv + optind);
 		case 'k': check_only = true; break;
 		case 't': return hash_token();
 		case 'h': usage(stdout); return 0;

@@ -10,6 +10,7 @@
 #include "api_ml.h"
 #include "api_storage.h"
 #include "api_vertex.h"
+#include "discovery.h"
 #include "http.h"
 
 static void health_live(struct request *req)
@@ -51,6 +52,10 @@ const struct route routes[] = {
 	/* Public, as its operation id has no dot (auth.h): scraped without
 	 * credentials in every auth mode; it shows counts, never a job's name. */
 	{ "GET", "/metrics", metrics_handle, "metrics", false },
+	/* The discovery documents (discovery.h): public, as Google's are. */
+	{ "GET", "/discovery/v1/apis/{api}/{version}/rest", api_discovery_get_rest,
+	  "discoveryApisGetRest", false },
+	{ "GET", "/$discovery/rest", api_discovery_rest, "discoveryRest", false },
 	{ "GET", "/v1/projects/{projectsId}:getConfig", api_ml_get_config,
 	  "ml.projects.getConfig", false },
 	{ "POST", JOBS, api_ml_jobs_create, "ml.projects.jobs.create", true },

@@ -120,6 +120,39 @@ int sysparams_read_or_reply(struct request *req)
 	return 0;
 }
 
+static const char *const xgafv_values[] = { "1", "2", NULL };
+static const char *const alt_values[] = { "json", "media", NULL };
+
+/* What the code above reads, and what it accepts and ignores (docs/api.md). */
+const struct sysparam_doc sysparam_docs[] = {
+	{ "$.xgafv", "string", NULL, xgafv_values,
+	  "The error format: 2 (the default) is the envelope {\"error\": {code, message, "
+	  "status, details}}; 1 adds the errors[] list of Google's older clients." },
+	{ "access_token", "string", NULL, NULL,
+	  "Accepted and ignored: credentials are read from the Authorization header (and from "
+	  "key in auth_mode tokens)." },
+	{ "alt", "string", "json", alt_values,
+	  "json (the default); media serves an object's bytes (Cloud Storage downloads only)." },
+	{ "callback", "string", NULL, NULL,
+	  "JSONP is not supported: a non-empty callback is refused (400)." },
+	{ "fields", "string", NULL, NULL,
+	  "A partial response: the fields of a successful reply to keep, e.g. "
+	  "jobs(jobId,state),nextPageToken." },
+	{ "key", "string", NULL, NULL,
+	  "An API key: a token of the tokens file in auth_mode tokens; accepted and ignored in "
+	  "auth_mode open." },
+	{ "oauth_token", "string", NULL, NULL,
+	  "Accepted and ignored: credentials are read from the Authorization header." },
+	{ "prettyPrint", "boolean", "true", NULL,
+	  "Indented JSON replies (true, the default), or compact ones (false)." },
+	{ "quotaUser", "string", NULL, NULL, "Accepted and ignored." },
+	{ "uploadType", "string", NULL, NULL,
+	  "Cloud Storage uploads: media, multipart or resumable; accepted and ignored "
+	  "elsewhere." },
+	{ "upload_protocol", "string", NULL, NULL, "Accepted and ignored." },
+};
+const size_t sysparam_docs_count = ARRAY_SIZE(sysparam_docs);
+
 /* Routes whose answer may be the object's bytes (alt=media). */
 static bool serves_media(const struct route *r)
 {
@@ -172,7 +205,9 @@ int sysparams_alt_or_reply(struct request *req)
  */
 static bool google_api(const struct route *r)
 {
-	static const char *const prefixes[] = { "ml.", "aiplatform.", "logging.", "storage." };
+	/* (the discovery documents' ids have no dot: they are public) */
+	static const char *const prefixes[] = { "ml.", "aiplatform.", "logging.", "storage.",
+						"discovery" };
 
 	if (!r)
 		return true;

@@ -1,7 +1,9 @@
 /*
  * messages.h - every API message trainplane parses or renders, in one
- * place: the roots of ml v1 (Job) and Vertex (CustomJob, TrainingPipeline)
- * whose descriptors reach all the others.
+ * place: the roots of ml v1 (Job), Vertex (CustomJob, TrainingPipeline,
+ * HyperparameterTuningJob) and the messages around them (list replies,
+ * IAM policies, operations, log entries), whose descriptors reach all the
+ * others.
  */
 #ifndef TP_MESSAGES_H
 #define TP_MESSAGES_H

@@ -187,3 +187,52 @@ static const struct schema_field job_fields[] = {
 	{ "jobPosition", "job_position", SK_INT64, .number = 0, .output_only = 1 },
 };
 MESSAGE(ml_job_message, ML "Job", job_fields);
+
+/* --- the other messages of the ml v1 methods -------------------------------- */
+
+static const struct schema_field list_jobs_response_fields[] = {
+	{ "jobs", "jobs", SK_MESSAGE, .number = 1, .repeated = 1, .message = &ml_job_message },
+	{ "nextPageToken", "next_page_token", SK_STRING, .number = 2 },
+};
+MESSAGE(ml_list_jobs_response_message, ML "ListJobsResponse", list_jobs_response_fields);
+
+/* jobs.cancel's body: {} (or none). */
+const struct schema_message ml_cancel_job_request_message = { ML "CancelJobRequest", NULL, 0 };
+
+static const struct schema_field config_fields[] = {
+	{ "tpuServiceAccount", "tpu_service_account", SK_STRING, .number = 0 },
+};
+static MESSAGE(config, ML "Config", config_fields);
+
+static const struct schema_field get_config_response_fields[] = {
+	{ "serviceAccount", "service_account", SK_STRING, .number = 1 },
+	{ "serviceAccountProject", "service_account_project", SK_INT64, .number = 2 },
+	{ "config", "config", SK_MESSAGE, .number = 0, .message = &config },
+};
+MESSAGE(ml_get_config_response_message, ML "GetConfigResponse", get_config_response_fields);
+
+ENUM(capability_type, ML "Capability.Type", "TYPE_UNSPECIFIED", "TRAINING", "BATCH_PREDICTION",
+     "ONLINE_PREDICTION");
+
+/* What catalog_location_json() writes: one TRAINING capability. */
+static const struct schema_field capability_fields[] = {
+	{ "type", "type", SK_ENUM, .number = 0, .enumeration = &capability_type },
+	{ "availableAccelerators", "available_accelerators", SK_ENUM, .number = 0, .repeated = 1,
+	  .enumeration = &accelerator_type },
+};
+static MESSAGE(capability, ML "Capability", capability_fields);
+
+static const struct schema_field location_fields[] = {
+	{ "name", "name", SK_STRING, .number = 0 },
+	{ "capabilities", "capabilities", SK_MESSAGE, .number = 0, .repeated = 1,
+	  .message = &capability },
+};
+MESSAGE(ml_location_message, ML "Location", location_fields);
+
+static const struct schema_field list_locations_response_fields[] = {
+	{ "locations", "locations", SK_MESSAGE, .number = 0, .repeated = 1,
+	  .message = &ml_location_message },
+	{ "nextPageToken", "next_page_token", SK_STRING, .number = 0 },
+};
+MESSAGE(ml_list_locations_response_message, ML "ListLocationsResponse",
+	list_locations_response_fields);

@@ -366,3 +366,29 @@ static const struct schema_field hyperparameter_tuning_job_fields[] = {
 };
 MESSAGE(vertex_hyperparameter_tuning_job_message, AI "HyperparameterTuningJob",
 	hyperparameter_tuning_job_fields);
+
+/* --- the list methods' replies ----------------------------------------------- */
+
+static const struct schema_field list_custom_jobs_response_fields[] = {
+	{ "customJobs", "custom_jobs", SK_MESSAGE, .number = 1, .repeated = 1,
+	  .message = &vertex_custom_job_message },
+	{ "nextPageToken", "next_page_token", SK_STRING, .number = 2 },
+};
+MESSAGE(vertex_list_custom_jobs_response_message, AI "ListCustomJobsResponse",
+	list_custom_jobs_response_fields);
+
+static const struct schema_field list_training_pipelines_response_fields[] = {
+	{ "trainingPipelines", "training_pipelines", SK_MESSAGE, .number = 1, .repeated = 1,
+	  .message = &vertex_training_pipeline_message },
+	{ "nextPageToken", "next_page_token", SK_STRING, .number = 2 },
+};
+MESSAGE(vertex_list_training_pipelines_response_message, AI "ListTrainingPipelinesResponse",
+	list_training_pipelines_response_fields);
+
+static const struct schema_field list_tuning_jobs_response_fields[] = {
+	{ "hyperparameterTuningJobs", "hyperparameter_tuning_jobs", SK_MESSAGE, .number = 1,
+	  .repeated = 1, .message = &vertex_hyperparameter_tuning_job_message },
+	{ "nextPageToken", "next_page_token", SK_STRING, .number = 2 },
+};
+MESSAGE(vertex_list_hyperparameter_tuning_jobs_response_message,
+	AI "ListHyperparameterTuningJobsResponse", list_tuning_jobs_response_fields);

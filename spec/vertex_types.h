@@ -32,4 +32,9 @@ extern const struct schema_message vertex_training_pipeline_message;	/* Training
 extern const struct schema_message vertex_hyperparameter_tuning_job_message;
 extern const struct schema_message vertex_parameter_spec_message;	/* StudySpec.ParameterSpec */
 
+/* The list methods' replies (the discovery document describes them). */
+extern const struct schema_message vertex_list_custom_jobs_response_message;
+extern const struct schema_message vertex_list_training_pipelines_response_message;
+extern const struct schema_message vertex_list_hyperparameter_tuning_jobs_response_message;
+
 #endif

@@ -5,7 +5,9 @@
 // (`x-proto-type`) is compared with the server's descriptors
 // (`trainplane-server --schemas`): fields, JSON types, enum values,
 // output-only as readOnly, both ways. Every JSON route references Google's
-// system parameters (components/parameters). The server is not started.
+// system parameters (components/parameters). And the discovery documents
+// (`trainplane-server --discovery`) give each method the query parameters,
+// request and response openapi.yaml gives it. The server is not started.
 
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -162,6 +164,57 @@ describe('openapi.yaml', () => {
         assert.deepEqual(declared, [...names].sort(), `${m.toUpperCase()} ${p}: path parameters`);
       }
     }
+  });
+
+  it('agrees with the discovery documents (--discovery): query parameters, request and response messages', () => {
+    const { doc } = specRoutes();
+    const components = doc.components.schemas;
+    // A component's name in a discovery document: its proto type in PascalCase.
+    const discoveryName = (ref) => {
+      const t = components[ref.split('/').pop()]?.['x-proto-type'];
+      return t ? t.split('.').map((w) => w[0].toUpperCase() + w.slice(1)).join('') : `(${ref}: no x-proto-type)`;
+    };
+    const ops = new Map();
+    for (const item of Object.values(doc.paths)) {
+      for (const m of METHODS) if (item[m]) ops.set(item[m].operationId, { item, op: item[m] });
+    }
+    const problems = [];
+    for (const [api, version] of [['ml', 'v1'], ['aiplatform', 'v1'], ['logging', 'v2']]) {
+      const r = runServerSync(['--discovery', api, version]);
+      assert.equal(r.status, 0, r.stderr);
+      const d = JSON.parse(r.stdout);
+      const methods = [];
+      const walk = (node) => {
+        methods.push(...Object.values(node.methods ?? {}));
+        Object.values(node.resources ?? {}).forEach(walk);
+      };
+      walk(d);
+      assert.ok(methods.length > 0, api);
+      for (const m of methods) {
+        const { item, op } = ops.get(m.id) ?? {};
+        if (!op) {
+          problems.push(`${m.id}: not in openapi.yaml`);
+          continue;
+        }
+        const described = [...(item.parameters ?? []), ...(op.parameters ?? [])]
+          .filter((x) => !x.$ref && x.in === 'query')
+          .map((x) => `${x.name} ${x.schema?.type} ${x.schema?.format ?? ''}`).sort();
+        const listed = Object.entries(m.parameters).filter(([, p]) => p.location === 'query')
+          .map(([n, p]) => `${n} ${p.type} ${p.format ?? ''}`).sort();
+        if (JSON.stringify(described) !== JSON.stringify(listed)) {
+          problems.push(`${m.id}: query parameters ${JSON.stringify(listed)} in the discovery document, ${JSON.stringify(described)} in openapi.yaml`);
+        }
+        const body = op.requestBody?.content?.['application/json']?.schema;
+        if (!body ? m.request : body.$ref && discoveryName(body.$ref) !== m.request?.$ref) {
+          problems.push(`${m.id}: request ${m.request?.$ref} in the discovery document, ${JSON.stringify(body)} in openapi.yaml`);
+        }
+        const reply = op.responses?.['200']?.content?.['application/json']?.schema;
+        if (!reply?.$ref || discoveryName(reply.$ref) !== m.response.$ref) {
+          problems.push(`${m.id}: response ${m.response.$ref} in the discovery document, ${JSON.stringify(reply)} in openapi.yaml`);
+        }
+      }
+    }
+    assert.deepEqual(problems, []);
   });
 
   it('every JSON route takes Google\'s system parameters, described once (server/sysparams.c)', () => {

@@ -105,6 +105,12 @@ describe('HTTPS server', () => {
       (e) => /self[- ]signed|unable to verify|UNABLE_TO_GET_ISSUER|SELF_SIGNED/i.test(`${e.code} ${e.message}`));
   });
 
+  it('the discovery documents name the server by https:// (googleapiclient calls their rootUrl)', async () => {
+    const r = await req('GET', '/discovery/v1/apis/ml/v1/rest?fields=rootUrl,baseUrl');
+    assert.equal(r.status, 200, r.text);
+    assert.deepEqual(r.json, { rootUrl: `${base}/`, baseUrl: `${base}/` });
+  });
+
   it('plain HTTP on the TLS port fails cleanly; the server stays up', async () => {
     const port = new URL(base).port;
     const outcome = await new Promise((resolve) => {

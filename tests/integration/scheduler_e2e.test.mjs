@@ -394,7 +394,7 @@ describe('scheduler and agents end to end', { skip: !AGENT_BIN && 'TRAINPLANE_AG
     await victim.kill('SIGKILL');
     finish.open();
     try {
-      await waitNodeState(server.base, victim.node, 'LOST', 10_000);
+      await waitNodeState(server.base, victim.node, 'LOST', 30_000);
       const job = await waitJobState(server.base, PROJECT, id, 'SUCCEEDED', 20_000, w.logs);
       assert.equal(job.state, 'SUCCEEDED');
       const entries = byTime(await readJobLog(server.base, PROJECT, id));
@@ -446,7 +446,7 @@ describe('scheduler and agents end to end', { skip: !AGENT_BIN && 'TRAINPLANE_AG
     const killed = Date.now() / 1000;
     await victim.kill('SIGKILL');
     try {
-      await waitNodeState(server.base, victim.node, 'LOST', 10_000);
+      await waitNodeState(server.base, victim.node, 'LOST', 30_000);
       const lostSeen = Date.now() / 1000;
       const job = await waitJobState(server.base, PROJECT, id, 'SUCCEEDED', 20_000, w.logs);
       const [attempt2, start2, end2] = replica();
@@ -536,7 +536,7 @@ describe('scheduler and agents end to end', { skip: !AGENT_BIN && 'TRAINPLANE_AG
       `the second server did not take over:\n${s2.stderr().slice(-2000)}`);
     // The agent of the dead server is cut off: the new leader finds its
     // node LOST, and places the next job on the other one.
-    await waitNodeState(s2.base, 'l1', 'LOST', 10_000);
+    await waitNodeState(s2.base, 'l1', 'LOST', 30_000);
     assert.equal((await getNode(s2.base, 'l2')).state, 'READY');
     const next = `lead_b_${Date.now()}`;
     await createJob(s2.base, PROJECT, next, custom({ master: `echo two; : ${m}` }));
@@ -576,7 +576,7 @@ describe('scheduler and agents end to end', { skip: !AGENT_BIN && 'TRAINPLANE_AG
     const m = w.mark('timeout');
     const id = `to_run_${Date.now()}`;
     await createJob(server.base, PROJECT, id, custom({ master: `sleep 60; : ${m}`, extra: { scheduling: { maxRunningTime: '2s' } } }));
-    const job = await waitJobState(server.base, PROJECT, id, 'FAILED', 10_000, w.logs);
+    const job = await waitJobState(server.base, PROJECT, id, 'FAILED', 30_000, w.logs);
     assert.match(job.errorMessage, /max_running_time/);
     assert.ok(Date.parse(job.endTime) - Date.parse(job.startTime) >= 1900, 'ran about 2 s');
     assert.equal(job.errorMessage, 'Job exceeded the maximum running time (scheduling.max_running_time) of 2s.');

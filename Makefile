@@ -297,10 +297,10 @@ ITEST_RUNS       := $(ITEST_BIN:$(BUILD)/tests/%=run-%)
 # `node --test` sorts its files by name) starts them in this order, so the
 # long ones do not start last and hold up the end.
 IT_FILES         := $(wildcard tests/integration/*.test.mjs)
-IT_SLOW_NAMES    := gcloud_seeds fencing access replication storage_gcloud cli_hp_tuning replica_identity_restore \
-                    scheduler_e2e replica_identity_fresh cli_gcloud_format http_hardening http_churn storage_api \
-                    vertex_restart resilience replica_identity_side_by_side metrics sync_protocol cli orderly_stop \
-                    tuning_resilience packages replica_identity
+IT_SLOW_NAMES    := storage_gcloud gcloud_seeds fencing access replication replica_identity_restore cli_hp_tuning \
+                    scheduler_e2e replica_identity_fresh http_hardening http_churn resilience metrics vertex_restart \
+                    replica_identity_side_by_side sync_protocol storage_api cli orderly_stop cli_gcloud_format \
+                    tuning_resilience replica_identity packages
 IT_SLOW          := $(foreach n,$(IT_SLOW_NAMES),$(filter %/$(n).test.mjs,$(IT_FILES)))
 IT_ORDER         := $(IT_SLOW) $(filter-out $(IT_SLOW),$(IT_FILES))
 TEST_TIMES       := $(abspath $(BUILD)/test-times.txt)

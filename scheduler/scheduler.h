@@ -38,6 +38,11 @@ struct sched_config {
 	int starve_s;		/* a queued job this old reserves its region */
 	int log_retention_days;	/* log entries older than this are deleted */
 	struct listen_hub *hub;	/* hears passes asked for by other servers (NULL: none) */
+	/* Emulator mode (docs/emulator.md): the leader keeps a simulated fleet
+	 * generated from the catalog and plays its replicas. */
+	bool emulator;
+	int emulator_nodes_per_type;	/* nodes of each kind in each region */
+	double emulator_replica_s;	/* a simulated replica's run, by default */
 };
 
 struct sched;

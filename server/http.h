@@ -66,6 +66,7 @@ struct server {
 	struct httpd *http;
 	struct storage_fs *storage;	/* the Cloud Storage API's files; NULL: none */
 	uint64_t storage_max_object;	/* bytes; 0: 5 TiB */
+	bool emulator;		/* emulator mode: its controls are open (api_emulator.h) */
 };
 
 #define ROUTE_MAX_PARAMS 4

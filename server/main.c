@@ -38,6 +38,7 @@
 #include "store_pipe.h"
 #include "job_cache.h"
 #include "tls.h"
+#include "wire.h"
 
 struct server_config {
 	char *agent_token;
@@ -46,6 +47,9 @@ struct server_config {
 	char *database_url;
 	int db_pool_size;
 	int db_wait_seconds;
+	bool emulator;
+	int emulator_nodes_per_type;
+	char *emulator_replica_duration;
 	int http_header_timeout_seconds;
 	int http_idle_timeout_seconds;
 	int http_io_timeout_seconds;
@@ -78,6 +82,13 @@ static const char *check_auth_mode(const char *v)
 	return strcmp(v, "open") && strcmp(v, "tokens") ? "must be open or tokens" : NULL;
 }
 
+static const char *check_duration(const char *v)
+{
+	int64_t ns;
+	return wire_duration_parse(v, &ns) || ns < 0 || ns > 366LL * 86400 * 1000000000 ?
+	       "must be a duration such as \"2s\" or \"0.5s\" (at most a year)" : NULL;
+}
+
 static const char *check_log_level(const char *v)
 {
 	enum log_level l;
@@ -101,6 +112,9 @@ static const struct config_key server_keys[] = {
 	KEY(db_pipeline, CONFIG_BOOL, "true", 0, 0, NULL),
 	KEY(db_pool_size, CONFIG_INT, "16", 1, 1000, NULL),
 	KEY(db_wait_seconds, CONFIG_INT, "30", 0, 3600, NULL),
+	KEY(emulator, CONFIG_BOOL, "false", 0, 0, NULL),
+	KEY(emulator_nodes_per_type, CONFIG_INT, "8", 1, 1000, NULL),
+	KEY(emulator_replica_duration, CONFIG_STRING, "2s", 0, 0, check_duration),
 	KEY(http_header_timeout_seconds, CONFIG_INT, "10", 1, 3600, NULL),
 	KEY(http_idle_timeout_seconds, CONFIG_INT, "120", 1, 86400, NULL),
 	KEY(http_io_timeout_seconds, CONFIG_INT, "60", 1, 3600, NULL),
@@ -139,7 +153,9 @@ static const struct {
 
 static void usage(FILE *f)
 {
-	fputs("usage: trainplane-server [--config FILE] [--routes] [--schemas] [--check-config]\n"
+	fputs("usage: trainplane-server [--config FILE] [--emulator] [--routes] [--schemas] "
+	      "[--check-config]\n"
+	      "       (--emulator: emulator: true, docs/emulator.md)\n"
 	      "       trainplane-server --hash-token < TOKEN   (the sha256 for a tokens file)\n"
 	      "       trainplane-server --discovery API VERSION [ROOT_URL]   (ml v1, aiplatform v1,\n"
 	      "         logging v2; ROOT_URL http://127.0.0.1:8080/ unless given)\n"
@@ -347,6 +363,7 @@ int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "config", required_argument, NULL, 'c' },
+		{ "emulator", no_argument, NULL, 'e' },
 		{ "routes", no_argument, NULL, 'r' },
 		{ "schemas", no_argument, NULL, 's' },
 		{ "discovery", required_argument, NULL, 'd' },
@@ -357,7 +374,7 @@ int main(int argc, char **argv)
 	};
 	struct server_config cfg = { 0 };
 	const char *config_path = getenv("TRAINPLANE_CONFIG");
-	bool check_only = false;
+	bool check_only = false, emulator_flag = false;
 	char err[2048];
 	struct catalog *cat = NULL;
 	struct auth_tokens *tokens = NULL;
@@ -379,6 +396,7 @@ int main(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "c:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'c': config_path = optarg; break;
+		case 'e': emulator_flag = true; break;
 		case 'r': print_routes(); return 0;
 		case 's': return print_schemas();
 		case 'd': return print_discovery(optarg, argc - optind, argv + optind);
@@ -397,6 +415,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "trainplane-server: bad configuration: %s\n", err);
 		goto out;
 	}
+	if (emulator_flag)
+		cfg.emulator = true;
 	enum log_level level;
 	if (!log_level_parse(cfg.log_level, &level))
 		log_set_level(level);
@@ -467,7 +487,13 @@ int main(int argc, char **argv)
 					   .lease_s = cfg.lease_seconds,
 					   .tick_ms = cfg.scheduler_tick_ms,
 					   .starve_s = cfg.starve_seconds,
-					   .log_retention_days = cfg.log_retention_days, .hub = hub };
+					   .log_retention_days = cfg.log_retention_days, .hub = hub,
+					   .emulator = cfg.emulator,
+					   .emulator_nodes_per_type = cfg.emulator_nodes_per_type };
+		int64_t ns = 0;
+		if (wire_duration_parse(cfg.emulator_replica_duration, &ns))
+			ns = 2000000000;	/* (checked at load) */
+		sc.emulator_replica_s = (double)ns / 1e9;
 		sched = sched_start(&sc);
 	}
 	struct server srv = { .store = st, .catalogs = catalogs, .tokens = token_snap,
@@ -479,7 +505,8 @@ int main(int argc, char **argv)
 					       (size_t)cfg.max_body_bytes },
 			      .agent_token = agent_token,
 			      .sync_interval_s = cfg.sync_interval_seconds,
-			      .lease_s = cfg.lease_seconds, .sched = sched };
+			      .lease_s = cfg.lease_seconds, .sched = sched,
+			      .emulator = cfg.emulator };
 	if (cfg.db_pipeline)
 		srv.pipe = pipe = store_pipe_start(conninfo);
 	if (cfg.job_cache_entries)

@@ -4,6 +4,7 @@
  * `trainplane-server --routes`).
  */
 #include "api_agent.h"
+#include "api_emulator.h"
 #include "api_iam.h"
 #include "api_logging.h"
 #include "api_metrics.h"
@@ -115,6 +116,7 @@ const struct route routes[] = {
 	  "trainplane.nodes.drain", true },
 	{ "POST", "/trainplane/v1/nodes/{nodesId}:undrain", api_nodes_undrain,
 	  "trainplane.nodes.undrain", true },
+	{ "GET", "/trainplane/v1/emulator", api_emulator_get, "trainplane.emulator.get", false },
 	{ "POST", "/agent/v1/nodes/{nodesId}:register", api_agent_register,
 	  "agent.nodes.register", true, true },
 	{ "POST", "/agent/v1/nodes/{nodesId}:sync", api_agent_sync, "agent.nodes.sync", true, true },

@@ -1,0 +1,23 @@
+/*
+ * api_emulator.h - the emulator's controls under /trainplane/v1/emulator
+ * (docs/emulator.md): its state, and the guard every control that changes
+ * what clients see (reset, the clock, scripted outcomes) passes first.
+ */
+#ifndef TP_API_EMULATOR_H
+#define TP_API_EMULATOR_H
+
+#include <stdbool.h>
+
+#include "http.h"
+
+/*
+ * True in emulator mode. Otherwise replies 400 FAILED_PRECONDITION (this
+ * server is no emulator; the control would change a real cluster's jobs or
+ * time) and returns false.
+ */
+bool emulator_only(struct request *req);
+
+/* GET /trainplane/v1/emulator: {"enabled": bool}. Open in every mode. */
+void api_emulator_get(struct request *req);
+
+#endif

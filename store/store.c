@@ -17,7 +17,7 @@
 struct store_conn {
 	struct store *owner;
 	PGconn *pg;		/* NULL until first use */
-	uint64_t prepared;	/* bit per store_stmt.id prepared on pg */
+	struct store_prepared prepared;	/* the statements prepared on pg */
 	bool broken;		/* reset before the next use */
 	bool in_tx;		/* between store_begin() and commit/rollback */
 	bool standalone;	/* outside the pool: never reset, see store_conn_open() */
@@ -309,7 +309,7 @@ static void conn_ready(struct store *st, struct store_conn *c)
 	} else {
 		c->pg = connect_db(st->conninfo);
 	}
-	c->prepared = 0;
+	memset(&c->prepared, 0, sizeof(c->prepared));
 	c->broken = PQstatus(c->pg) != CONNECTION_OK;
 	if (c->broken)
 		log_warn("database connection failed: %s", PQerrorMessage(c->pg));
@@ -415,7 +415,7 @@ static PGresult *run(struct store_conn *c, const struct store_stmt *stmt, const 
 			*rc = STORE_UNAVAILABLE;
 			return NULL;
 		}
-		if (stmt && !(c->prepared & (UINT64_C(1) << stmt->id))) {
+		if (stmt && !store_prepared_has(&c->prepared, stmt->id)) {
 			store_stmt_claim(stmt);
 			res = PQprepare(c->pg, stmt->name, stmt->sql, nparams, NULL);
 			if (PQresultStatus(res) != PGRES_COMMAND_OK) {
@@ -427,7 +427,7 @@ static PGresult *run(struct store_conn *c, const struct store_stmt *stmt, const 
 				return NULL;
 			}
 			PQclear(res);
-			c->prepared |= UINT64_C(1) << stmt->id;
+			store_prepared_set(&c->prepared, stmt->id, true);
 		}
 		if (stmt)
 			res = PQexecPrepared(c->pg, stmt->name, nparams, params, NULL, NULL, 0);

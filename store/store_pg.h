@@ -12,22 +12,43 @@
 
 #include <libpq-fe.h>
 #include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
 
 #include "store.h"
 
 /* A statement known to the runner; see store_exec(). */
 struct store_stmt {
-	/* unique, < STORE_MAX_STMTS: bit in the prepared mask. Taken: 0 store.c,
+	/* unique, < STORE_MAX_STMTS: its bit in struct store_prepared. Taken: 0 store.c,
 	 * 1-4, 7 and 59-63 store_job, 5-6 store_iam, 10-18, 28-29, 46 and 49 store_node,
 	 * 30-42, 47-48 and 52 store_sched, 8-9 and 53-56 store_study, 50-51 store_log, 57 store_metrics, 19-27 and 43-45
-	 * store_storage. Two statements with one id
+	 * store_storage; 64-79 the emulator's clock, 80-95 its reset, 96-111 its rules,
+	 * 112-127 its fleet. Two statements with one id
 	 * abort the server at first use. */
 	unsigned id;
 	const char *name;
 	const char *sql;
 	bool readonly;		/* safe to retry after a lost connection */
 };
-#define STORE_MAX_STMTS 64
+#define STORE_MAX_STMTS 256
+
+/* Which statements a connection has prepared: one bit per store_stmt.id. */
+struct store_prepared {
+	uint64_t bits[STORE_MAX_STMTS / 64];
+};
+
+static inline bool store_prepared_has(const struct store_prepared *p, unsigned id)
+{
+	return p->bits[id / 64] & (UINT64_C(1) << (id % 64));
+}
+
+static inline void store_prepared_set(struct store_prepared *p, unsigned id, bool on)
+{
+	if (on)
+		p->bits[id / 64] |= UINT64_C(1) << (id % 64);
+	else
+		p->bits[id / 64] &= ~(UINT64_C(1) << (id % 64));
+}
 /* Checks that no other statement has stmt's id (aborts if one has). */
 void store_stmt_claim(const struct store_stmt *stmt);
 

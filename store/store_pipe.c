@@ -55,7 +55,7 @@ struct store_pipe {
 
 	/* the thread's own */
 	PGconn *pg;		/* the connection's, while it is open */
-	uint64_t prepared;	/* bit per store_stmt.id prepared on pg */
+	struct store_prepared prepared;	/* the statements prepared on pg */
 	struct slot *slots;	/* ring buffer */
 	size_t slot_head, slot_len, slot_cap;
 	struct item *retry, **retry_tail;	/* to send again after a reconnect */
@@ -198,7 +198,7 @@ static void conn_down(void *ctx, struct store_conn *c, const char *why)
 		slot_pop(p);
 	}
 	p->pg = NULL;
-	p->prepared = 0;
+	memset(&p->prepared, 0, sizeof(p->prepared));
 	p->want_write = false;
 	p->read_only = false;
 }
@@ -214,7 +214,7 @@ static enum store_rc conn_up(void *ctx, struct store_conn *c, char *err, size_t 
 		return STORE_UNAVAILABLE;
 	}
 	p->pg = pg;
-	p->prepared = 0;
+	memset(&p->prepared, 0, sizeof(p->prepared));
 	return STORE_OK;
 }
 
@@ -227,12 +227,12 @@ static bool send_item(struct store_pipe *p, struct item *it)
 {
 	const struct store_stmt *st = it->stmt;
 
-	if (!(p->prepared & (UINT64_C(1) << st->id))) {
+	if (!store_prepared_has(&p->prepared, st->id)) {
 		store_stmt_claim(st);
 		if (!PQsendPrepare(p->pg, st->name, st->sql, it->nparams, NULL))
 			return false;
 		slot_push(p, SLOT_PREPARE)->stmt_id = st->id;
-		p->prepared |= UINT64_C(1) << st->id;
+		store_prepared_set(&p->prepared, st->id, true);
 	}
 	if (!PQsendQueryPrepared(p->pg, st->name, it->nparams, (const char *const *)it->params,
 				 NULL, NULL, 0))
@@ -393,7 +393,7 @@ static const char *read_results(struct store_pipe *p)
 			if (!done.res || PQresultStatus(done.res) != PGRES_COMMAND_OK) {
 				log_error("store pipe: cannot prepare statement %u: %s", done.stmt_id,
 					  done.res ? PQresultErrorMessage(done.res) : "no result");
-				p->prepared &= ~(UINT64_C(1) << done.stmt_id);
+				store_prepared_set(&p->prepared, done.stmt_id, false);
 				p->batch_failed = true;	/* what follows is aborted */
 			}
 			PQclear(done.res);

@@ -21,5 +21,5 @@ for x in "$b"/bin/* "$b$pg"/bin/*; do ldd "$x" | awk '$3 ~ /^\// {print $3}'; do
 	while read -r l; do cp -L "$l" "$b/lib/"; done
 tar -C "$b" -cJf .gpu/gpub.tar.xz .
 rm -rf "$b"
-cp tools/gpu-check/check.sh tools/gpu-check/check.py .gpu/
+cp tools/gpu-check/check.sh tools/gpu-check/check.py deploy/catalog.yaml .gpu/
 ls -la .gpu

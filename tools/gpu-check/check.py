@@ -1,6 +1,7 @@
 # GPU check on a lent machine: the real server (embedded PostgreSQL), a real
 # agent (process runtime) that discovers the GPU through NVML, a Vertex
-# custom job asking for 1 x NVIDIA_H100_80GB, and the replica's view of
+# custom job asking for the machine's one GPU (CHECK_MACHINE and CHECK_ACCEL,
+# set by check.sh from nvidia-smi), and the replica's view of
 # CUDA_VISIBLE_DEVICES and of the GPU through PyTorch.
 import json, os, subprocess, sys, time, urllib.request
 
@@ -34,9 +35,9 @@ code = ("import os, torch; print('CUDA_VISIBLE_DEVICES=' + os.environ.get('CUDA_
         "print('torch sees', torch.cuda.device_count(), 'GPU(s):', torch.cuda.get_device_name(0));"
         "x = torch.ones(4096, 4096, device='cuda'); print('matmul sum', float((x @ x).sum()))")
 st, job = call('POST', '/v1/projects/demo/locations/us-central1/customJobs', {
-    'displayName': 'h100-check',
+    'displayName': 'gpu-check',
     'jobSpec': {'workerPoolSpecs': [{
-        'machineSpec': {'machineType': 'a3-highgpu-1g', 'acceleratorType': 'NVIDIA_H100_80GB', 'acceleratorCount': 1},
+        'machineSpec': {'machineType': os.environ['CHECK_MACHINE'], 'acceleratorType': os.environ['CHECK_ACCEL'], 'acceleratorCount': 1},
         'replicaCount': '1',
         'containerSpec': {'imageUri': 'localhost/unused:1', 'command': ['python3', '-c', code]}}]}})
 print('CREATE', st, json.dumps(job)[:600])

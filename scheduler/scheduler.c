@@ -17,6 +17,7 @@
 #include "snapshot.h"
 #include "placement.h"
 #include "replica_env.h"
+#include "sim_fleet.h"
 #include "store_log.h"
 #include "store_sched.h"
 #include "strbuf.h"
@@ -45,6 +46,8 @@ struct sched {
 	bool starving;		/* a job waits past starve_s: every pass is full */
 	int64_t last_full, last_pass, last_housekeeping;	/* mono_usec() */
 	int64_t noted_id;	/* queued jobs of node-less regions up to it have a line */
+	struct sim_fleet *fleet;	/* emulator mode: the simulated fleet (sim_fleet.h) */
+	struct listen_sub *node_sub;	/* "tp_node": the fleet's desired sets moved */
 };
 
 #define FULL_PASS_EVERY_US (INT64_C(10) * 1000000)
@@ -699,12 +702,68 @@ static void conn_down(void *ctx, struct store_conn *c, const char *why)
 		log_info("scheduler: leadership given up (the server is stopping)");
 	__atomic_store_n(&s->leader, false, __ATOMIC_RELEASE);
 	s->conn = NULL;
+	if (s->fleet) {
+		char inc[17];
+		replica_id_nonce(inc);
+		sim_fleet_reset(s->fleet, inc);	/* the next leader registers its own */
+	}
 }
 
 static void lose_leadership(struct sched *s, const char *why)
 {
 	bgconn_drop(s->bg, why);	/* conn_down() runs now */
 }
+
+/*
+ * Emulator mode: the simulated fleet's turn after the pass (sim_fleet.h).
+ * Returns when the fleet next needs a turn, on mono_usec()'s clock.
+ */
+static int64_t fleet_turn(struct sched *s, struct store_conn *c)
+{
+	int ended = 0;
+	int64_t now = now_usec(), next = INT64_MAX;
+	enum store_rc rc = sim_fleet_turn(s->fleet, c, now, &ended, &next);
+
+	if (rc == STORE_NOT_FOUND || rc == STORE_STALE) {
+		char inc[17];
+		replica_id_nonce(inc);
+		sim_fleet_reset(s->fleet, inc);
+		return mono_usec();
+	}
+	if (rc == STORE_UNAVAILABLE || store_conn_lost(c)) {
+		lose_leadership(s, "database connection lost");
+		return INT64_MAX;
+	}
+	if (rc != STORE_OK) {
+		log_error("emulator: the simulated fleet's turn failed: %s", store_rc_name(rc));
+		return mono_usec() + 1000000;
+	}
+	if (ended)	/* capacity freed: place what waits for it */
+		__atomic_store_n(&s->want_full, true, __ATOMIC_RELEASE);
+	if (next == INT64_MAX)
+		return INT64_MAX;
+	int64_t in = next - now_usec();
+	return mono_usec() + (in > 0 ? in : 0);
+}
+
+/* A node's desired set moved: the fleet's own wake the scheduler's thread. */
+static void on_node_notify(void *ctx, const char *payload)
+{
+	struct sched *s = ctx;
+
+	if (sched_is_leader(s) && sim_fleet_has_node(payload))
+		wake(s, &s->want_new);
+}
+
+static void on_node_listening(void *ctx)
+{
+	struct sched *s = ctx;
+
+	if (sched_is_leader(s))
+		wake(s, &s->want_new);	/* notifications may have been missed */
+}
+
+static const struct listen_sub_ops node_sub_ops = { on_node_notify, on_node_listening, NULL };
 
 /* One turn: campaign, forward wake-ups, or run a pass (leader). */
 static void sched_turn(void *ctx, struct store_conn *c, short revents, struct bgloop_wait *w)
@@ -776,9 +835,14 @@ static void sched_turn(void *ctx, struct store_conn *c, short revents, struct bg
 	}
 	if (rc != STORE_OK)
 		log_error("scheduler pass failed: %s", store_rc_name(rc));
+	int64_t fleet_at = s->fleet ? fleet_turn(s, c) : INT64_MAX;
+	if (s->fleet && (!s->leader || store_conn_lost(c)))
+		return;		/* (fleet_turn gave the leadership up) */
 	int64_t wait = __atomic_load_n(&s->want_full, __ATOMIC_ACQUIRE) ? MIN_FULL_GAP_US :
 		       (int64_t)s->cfg.tick_ms * 1000;
 	w->deadline_us = mono_usec() + wait;
+	if (fleet_at < w->deadline_us)
+		w->deadline_us = fleet_at;
 }
 
 static const struct bgconn_ops sched_conn_ops = { NULL, conn_down, sched_turn };
@@ -795,9 +859,22 @@ struct sched *sched_start(const struct sched_config *cfg)
 	s->cfg.conninfo = s->conninfo;
 	s->last_log_expiry = mono_usec() - INT64_C(3600) * 1000000 - 1;
 	s->studies = study_pass_state_new();
+	if (cfg->emulator) {
+		struct snap_ref *ref = NULL;
+		const struct catalog *cat = snapshot_acquire(cfg->catalogs, &ref);
+		char inc[17];
+		replica_id_nonce(inc);
+		s->fleet = sim_fleet_new(cat, cfg->emulator_nodes_per_type, cfg->emulator_replica_s,
+					 inc);
+		snapshot_release(ref);
+		log_info("emulator: a simulated fleet of %zu nodes from the catalog (%d of each "
+			 "kind in each region)", sim_fleet_size(s->fleet), cfg->emulator_nodes_per_type);
+	}
 	bgconn_start(s->conninfo, &conn_cfg, &sched_conn_ops, s, &s->bg);
 	if (cfg->hub)
 		s->sub = listen_hub_subscribe(cfg->hub, "tp_sched", &sched_sub_ops, s);
+	if (cfg->hub && s->fleet)
+		s->node_sub = listen_hub_subscribe(cfg->hub, "tp_node", &node_sub_ops, s);
 	return s;
 }
 
@@ -807,6 +884,8 @@ void sched_stop(struct sched *s)
 		return;
 	listen_hub_unsubscribe(s->cfg.hub, s->sub);
 	s->sub = NULL;
+	listen_hub_unsubscribe(s->cfg.hub, s->node_sub);
+	s->node_sub = NULL;
 	bgconn_stop(s->bg);	/* closing the connection releases the lock: a standby takes over */
 }
 
@@ -816,6 +895,7 @@ void sched_free(struct sched *s)
 		return;
 	bgconn_free(s->bg);
 	study_pass_state_free(s->studies);
+	sim_fleet_free(s->fleet);
 	free(s->conninfo);
 	free(s);
 }

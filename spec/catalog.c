@@ -951,6 +951,26 @@ const struct catalog_machine *catalog_machine_find(const struct catalog *cat, co
 	return bsearch(&key, cat->machines, cat->n_machines, sizeof(*cat->machines), cmp_machine);
 }
 
+size_t catalog_machine_count(const struct catalog *cat)
+{
+	return cat->n_machines;
+}
+
+const struct catalog_machine *catalog_machine(const struct catalog *cat, size_t i)
+{
+	return i < cat->n_machines ? &cat->machines[i] : NULL;
+}
+
+size_t catalog_region_total(const struct catalog *cat)
+{
+	return cat->n_regions;
+}
+
+const struct catalog_region *catalog_region(const struct catalog *cat, size_t i)
+{
+	return i < cat->n_regions ? &cat->regions[i] : NULL;
+}
+
 int catalog_machine_size(const struct catalog *cat, const char *machine_type,
 			 struct machine_size *out)
 {

@@ -150,6 +150,13 @@ size_t catalog_accelerator_count(const struct catalog *cat);
 const struct catalog_accelerator *catalog_accelerator(const struct catalog *cat, size_t i);
 int catalog_accelerator_find(const struct catalog *cat, const char *name);
 
+/* Every machine type and every region (either API's), sorted by name: i
+ * from 0 to the count - 1 (the emulator's fleet is generated from them). */
+size_t catalog_machine_count(const struct catalog *cat);
+const struct catalog_machine *catalog_machine(const struct catalog *cat, size_t i);
+size_t catalog_region_total(const struct catalog *cat);
+const struct catalog_region *catalog_region(const struct catalog *cat, size_t i);
+
 /* A Compute Engine or legacy machine type by name; NULL when unknown. */
 const struct catalog_machine *catalog_machine_find(const struct catalog *cat, const char *name);
 

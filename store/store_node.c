@@ -66,12 +66,20 @@ static enum store_rc register_once(struct store_conn *c, const char *const *para
 enum store_rc store_node_register(struct store *st, const struct node_info *n,
 				  char *cluster_id, size_t cluster_id_len)
 {
+	struct store_conn *c = store_acquire(st);
+	enum store_rc rc = store_node_register_on(c, n, cluster_id, cluster_id_len);
+	store_release(st, c);
+	return rc;
+}
+
+enum store_rc store_node_register_on(struct store_conn *c, const struct node_info *n,
+				     char *cluster_id, size_t cluster_id_len)
+{
 	char vcpus[16], mem[24], lo[16], hi[16], accel[16], cores[16], lease[16], grace[16];
 	const char *params[] = { n->name, n->incarnation, n->region, n->zone,
 				 n->machine_type ? n->machine_type : "", vcpus, mem, n->address, lo,
 				 hi, n->runtime, n->accel_type, accel, n->tpu_type, cores,
 				 n->agent_version ? n->agent_version : "" };
-	struct store_conn *c;
 	enum store_rc rc;
 
 	snprintf(vcpus, sizeof(vcpus), "%d", n->vcpus);
@@ -84,13 +92,11 @@ enum store_rc store_node_register(struct store *st, const struct node_info *n,
 	snprintf(grace, sizeof(grace), "%d", n->stop_grace_s);
 	const char *fencing[] = { n->name, lease, grace,
 				  n->disconnect_policy ? n->disconnect_policy : "keep_running" };
-	c = store_acquire(st);
 	for (int attempt = 0;; attempt++) {
 		rc = register_once(c, params, fencing, cluster_id, cluster_id_len);
 		if (!store_retry(rc, attempt, "an agent's registration"))
 			break;
 	}
-	store_release(st, c);
 	return rc;
 }
 
@@ -464,11 +470,10 @@ out:
 	return rc;
 }
 
-enum store_rc store_node_sync(struct store *st, const char *node, const char *incarnation,
-			      int lease_s, bool stopping, const json_t *reports,
-			      json_t **desired, int64_t *version, bool *changed)
+static enum store_rc sync_on(struct store_conn *c, const char *node, const char *incarnation,
+			     int lease_s, bool stopping, const json_t *reports, json_t **desired,
+			     int64_t *version, bool *changed)
 {
-	struct store_conn *c = store_acquire(st);
 	char *reports_text = reports ? json_dumps(reports, JSON_COMPACT) : xstrdup("[]");
 	enum store_rc rc;
 
@@ -478,8 +483,50 @@ enum store_rc store_node_sync(struct store *st, const char *node, const char *in
 		if (!store_retry(rc, attempt, "an agent's sync"))
 			break;
 	}
-	store_release(st, c);
 	free(reports_text);
+	return rc;
+}
+
+enum store_rc store_node_sync(struct store *st, const char *node, const char *incarnation,
+			      int lease_s, bool stopping, const json_t *reports,
+			      json_t **desired, int64_t *version, bool *changed)
+{
+	struct store_conn *c = store_acquire(st);
+	enum store_rc rc = sync_on(c, node, incarnation, lease_s, stopping, reports, desired, version,
+				   changed);
+	store_release(st, c);
+	return rc;
+}
+
+enum store_rc store_node_sync_on(struct store_conn *c, const char *node, const char *incarnation,
+				 int lease_s, const json_t *reports, json_t **desired,
+				 int64_t *version, bool *changed)
+{
+	return sync_on(c, node, incarnation, lease_s, false, reports, desired, version, changed);
+}
+
+/* The simulated fleet's nodes (scheduler/sim_fleet.c), by incarnation. */
+static const struct store_stmt stmt_versions_of = {
+	112, "node_versions_of",
+	"SELECT coalesce(jsonb_object_agg(name, desired_version), '{}') FROM nodes "
+	"WHERE incarnation = $1",
+	true,
+};
+
+enum store_rc store_node_versions_of(struct store_conn *c, const char *incarnation,
+				     json_t **out)
+{
+	const char *p[] = { incarnation };
+	enum store_rc rc;
+
+	*out = NULL;
+	PGresult *res = store_exec(c, &stmt_versions_of, 1, p, &rc);
+	if (rc == STORE_OK) {
+		*out = PQntuples(res) == 1 ? json_loads(PQgetvalue(res, 0, 0), 0, NULL) : NULL;
+		if (!*out)
+			rc = STORE_ERROR;
+	}
+	PQclear(res);
 	return rc;
 }
 

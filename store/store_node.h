@@ -59,6 +59,24 @@ enum store_rc store_node_sync(struct store *st, const char *node, const char *in
 			      int lease_s, bool stopping, const json_t *reports,
 			      json_t **desired, int64_t *version, bool *changed) MUST_CHECK;
 
+/*
+ * The same two on a connection the caller holds, for callers that run on a
+ * dedicated connection: the emulator's simulated fleet, which plays its
+ * agents on the scheduler's (scheduler/sim_fleet.h).
+ */
+enum store_rc store_node_register_on(struct store_conn *c, const struct node_info *n,
+				     char *cluster_id, size_t cluster_id_len) MUST_CHECK;
+enum store_rc store_node_sync_on(struct store_conn *c, const char *node, const char *incarnation,
+				 int lease_s, const json_t *reports, json_t **desired,
+				 int64_t *version, bool *changed) MUST_CHECK;
+
+/*
+ * The desired-set versions of the nodes that incarnation registered, as a
+ * new object {name: version}: the simulated fleet syncs those that moved.
+ */
+enum store_rc store_node_versions_of(struct store_conn *c, const char *incarnation,
+				     json_t **out) MUST_CHECK;
+
 /* The node's desired-set version (STORE_NOT_FOUND if none). */
 enum store_rc store_node_version(struct store *st, const char *node, int64_t *version) MUST_CHECK;
 

@@ -6,6 +6,7 @@
 
 #include "log.h"
 #include "scheduler.h"
+#include "sim_fleet.h"
 #include "store_node.h"
 #include "wire.h"
 
@@ -54,6 +55,13 @@ void api_agent_register(struct request *req)
 	struct node_info n = { .name = req->params[0] };
 	int64_t vcpus = 0, mem = 0, lo = 0, hi = 0, count = 0, cores = 0, grace = 0;
 
+	if (req->srv->emulator && sim_fleet_has_node(n.name)) {
+		/* Two owners of one node would fight over it (each registration
+		 * makes the other's syncs stale). */
+		reply_error(req, API_INVALID_ARGUMENT, "Node names that start with \"sim-\" are the "
+			    "emulator's simulated fleet's; register this node under another name.");
+		return;
+	}
 	n.incarnation = str_field(b, "incarnation");
 	n.region = str_field(b, "region");
 	n.zone = str_field(b, "zone");

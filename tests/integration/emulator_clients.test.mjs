@@ -10,6 +10,7 @@ import assert from 'node:assert/strict';
 import aiplatform from '@google-cloud/aiplatform';
 import { OAuth2Client } from 'google-auth-library';
 
+import { AGENT_TOKEN } from './agents.mjs';
 import { google } from './googleapis.mjs';
 import { startPostgres, startServer, waitFor } from './harness.mjs';
 
@@ -85,6 +86,16 @@ describe('emulator: every job Google would run runs', () => {
       assert.ok(types.has(t), `${t} nodes`);
     const regions = new Set(nodes.map((n) => n.region));
     assert.ok(regions.has('europe-west4') && regions.has('us-central1') && regions.has('asia-east1'));
+  });
+
+  it('a real agent cannot take a simulated node\'s name', async () => {
+    const res = await fetch(`${server.base}/agent/v1/nodes/sim-us-central1-a-cpu-0:register`, {
+      method: 'POST', headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${AGENT_TOKEN}` },
+      body: JSON.stringify({ incarnation: 'x1', region: 'us-central1', zone: 'us-central1-a', address: '127.0.0.1',
+        runtime: 'simulate', vcpus: 4, memoryMb: 4096, portRange: [30000, 30010] }),
+    });
+    assert.equal(res.status, 400);
+    assert.match((await res.json()).error.message, /simulated fleet/);
   });
 
   it('ml v1 (googleapis): 8 x A100 in us-central1, master and 2 workers, TF_CONFIG in the log', async () => {

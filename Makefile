@@ -175,6 +175,9 @@ test_paging_LINK         := server/paging.o
 test_placement_LINK      := scheduler spec
 test_replica_env_LINK    := scheduler spec
 test_schema_LINK         := spec server/api_error.o
+test_sim_fleet_LINK      := scheduler/sim_fleet.o spec
+test_sim_fleet_WRAP      := store_node_register_on store_node_sync_on store_node_versions_of \
+                            store_rc_name
 test_store_filter_LINK   := store spec
 test_store_filter_WRAP   := store_acquire store_release store_exec_sql
 test_tuning_LINK         := scheduler/tuning.o scheduler/tuning_gp.o

@@ -195,6 +195,11 @@ size_t sim_fleet_size(const struct sim_fleet *f)
 	return f ? f->n : 0;
 }
 
+const struct node_info *sim_fleet_node(const struct sim_fleet *f, size_t i)
+{
+	return &f->nodes[i].info;
+}
+
 static void rep_release(struct sim_rep *r)
 {
 	free(r->id);

@@ -33,6 +33,7 @@
 #include "catalog.h"
 #include "common.h"
 #include "store.h"
+#include "store_node.h"
 
 struct sim_fleet;
 
@@ -43,6 +44,8 @@ struct sim_fleet *sim_fleet_new(const struct catalog *cat, int nodes_per_type, d
 void sim_fleet_free(struct sim_fleet *f);	/* NULL is a no-op */
 
 size_t sim_fleet_size(const struct sim_fleet *f);
+/* Its i-th node as it registers it (i < sim_fleet_size()). */
+const struct node_info *sim_fleet_node(const struct sim_fleet *f, size_t i);
 
 /*
  * One turn on the caller's connection: registers the fleet (the first turn,

@@ -18,6 +18,7 @@
 #include "placement.h"
 #include "replica_env.h"
 #include "sim_fleet.h"
+#include "store_clock.h"
 #include "store_log.h"
 #include "store_sched.h"
 #include "strbuf.h"
@@ -721,8 +722,11 @@ static void lose_leadership(struct sched *s, const char *why)
 static int64_t fleet_turn(struct sched *s, struct store_conn *c)
 {
 	int ended = 0;
-	int64_t now = now_usec(), next = INT64_MAX;
-	enum store_rc rc = sim_fleet_turn(s->fleet, c, now, &ended, &next);
+	int64_t next = INT64_MAX;
+	struct emu_clock clock;
+	enum store_rc rc = store_clock_read(c, &clock);
+	if (rc == STORE_OK)
+		rc = sim_fleet_turn(s->fleet, c, &clock, now_usec(), &ended, &next);
 
 	if (rc == STORE_NOT_FOUND || rc == STORE_STALE) {
 		char inc[17];

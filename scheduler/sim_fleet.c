@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "emu_clock.h"
 #include "log.h"
 #include "store_node.h"
 #include "wire.h"
@@ -47,6 +48,7 @@ struct sim_node {
 };
 
 struct sim_fleet {
+	struct emu_clock clock;		/* this turn's (reports carry real instants) */
 	struct sim_node *nodes;
 	size_t n, cap;
 	double replica_s;
@@ -247,10 +249,17 @@ void sim_fleet_free(struct sim_fleet *f)
 
 /* ---- playing replicas ------------------------------------------------- */
 
-static void rep_log(struct sim_rep *r, int64_t now_us, bool err, const char *fmt, ...)
-	PRINTF_LIKE(4, 5);
+/* A real instant for a report: the server puts it on the emulator's clock. */
+static void report_time(const struct sim_fleet *f, int64_t emu_us, char *buf, size_t len)
+{
+	wire_time_format(emu_clock_real_for(&f->clock, emu_us), buf, len);
+}
 
-static void rep_log(struct sim_rep *r, int64_t now_us, bool err, const char *fmt, ...)
+static void rep_log(const struct sim_fleet *f, struct sim_rep *r, int64_t now_us, bool err,
+		    const char *fmt, ...) PRINTF_LIKE(5, 6);
+
+static void rep_log(const struct sim_fleet *f, struct sim_rep *r, int64_t now_us, bool err,
+		    const char *fmt, ...)
 {
 	char when[40];
 	va_list ap;
@@ -261,7 +270,7 @@ static void rep_log(struct sim_rep *r, int64_t now_us, bool err, const char *fmt
 	va_end(ap);
 	if (len < 0)
 		abort();	/* out of memory, as x*alloc */
-	wire_time_format(now_us, when, sizeof(when));
+	report_time(f, now_us, when, sizeof(when));
 	if (!r->logs)
 		r->logs = json_array();
 	json_array_append_new(r->logs, json_pack("{s:s,s:s,s:s}", "stream", err ? "stderr" : "stdout",
@@ -365,25 +374,26 @@ static void rep_start(struct sim_fleet *f, struct sim_node *n, const json_t *d, 
 	r->has_metric = sc.has_metric;
 	r->metric = sc.metric;
 	if (sc.outcome == OUT_HANG)
-		rep_log(r, now_us, false, "simulate: replica %s attempt %d runs on node %s until it "
+		rep_log(f, r, now_us, false, "simulate: replica %s attempt %d runs on node %s until it "
 			"is stopped", r->id, r->attempt, n->name);
 	else if (preempt)
-		rep_log(r, now_us, false, "simulate: replica %s attempt %d runs on node %s for %gs, "
+		rep_log(f, r, now_us, false, "simulate: replica %s attempt %d runs on node %s for %gs, "
 			"then its VM is preempted", r->id, r->attempt, n->name, sc.seconds);
 	else
-		rep_log(r, now_us, false, "simulate: replica %s attempt %d runs on node %s for %gs, "
+		rep_log(f, r, now_us, false, "simulate: replica %s attempt %d runs on node %s for %gs, "
 			"then exits with %d", r->id, r->attempt, n->name, sc.seconds, sc.exit_code);
 	/* What a trainer prints of its environment: TF_CONFIG, CLUSTER_SPEC... */
 	size_t i;
 	json_t *e;
 	json_array_foreach(json_object_get(d, "env"), i, e)
 		if (json_is_string(e))
-			rep_log(r, now_us, false, "%s", json_string_value(e));
+			rep_log(f, r, now_us, false, "%s", json_string_value(e));
 	r->news = true;
 	n->dirty = true;
 }
 
-static void rep_end(struct sim_node *n, struct sim_rep *r, int64_t at_us, bool stopped)
+static void rep_end(const struct sim_fleet *f, struct sim_node *n, struct sim_rep *r, int64_t at_us,
+		    bool stopped)
 {
 	r->ended = true;
 	r->news = true;
@@ -392,27 +402,27 @@ static void rep_end(struct sim_node *n, struct sim_rep *r, int64_t at_us, bool s
 	if (stopped) {
 		r->lost = false;
 		r->exit_code = 143;
-		rep_log(r, at_us, true, "simulate: stopped by SIGTERM");
+		rep_log(f, r, at_us, true, "simulate: stopped by SIGTERM");
 	} else if (r->lost) {
 		r->message = xasprintf("The simulated VM of node %s was preempted (a SPOT VM's "
 				       "preemption).", n->name);
-		rep_log(r, at_us, true, "simulate: preempted");
+		rep_log(f, r, at_us, true, "simulate: preempted");
 	} else {
-		rep_log(r, at_us, r->exit_code != 0, "simulate: exiting with %d", r->exit_code);
+		rep_log(f, r, at_us, r->exit_code != 0, "simulate: exiting with %d", r->exit_code);
 	}
 }
 
-static json_t *rep_report(struct sim_rep *r)
+static json_t *rep_report(const struct sim_fleet *f, struct sim_rep *r)
 {
 	char start[40], end[40];
 	json_t *o;
 
-	wire_time_format(r->start_us, start, sizeof(start));
+	report_time(f, r->start_us, start, sizeof(start));
 	o = json_pack("{s:s,s:i,s:I,s:s,s:s}", "replica", r->id, "attempt", r->attempt,
 		      "seq", (json_int_t)++r->seq, "state",
 		      !r->ended ? "RUNNING" : r->lost ? "LOST" : "EXITED", "startTime", start);
 	if (r->ended) {
-		wire_time_format(r->end_us, end, sizeof(end));
+		report_time(f, r->end_us, end, sizeof(end));
 		json_object_set_new(o, "endTime", json_string(end));
 		if (!r->lost)
 			json_object_set_new(o, "exitCode", json_integer(r->exit_code));
@@ -463,7 +473,7 @@ static void apply_desired(struct sim_fleet *f, struct sim_node *n, const json_t 
 		if (!r && !strcmp(want, "RUN"))
 			rep_start(f, n, d, now_us);
 		else if (r && !r->ended && strcmp(want, "RUN"))
-			rep_end(n, r, now_us, true);
+			rep_end(f, n, r, now_us, true);
 	}
 }
 
@@ -477,7 +487,7 @@ static enum store_rc sync_node(struct sim_fleet *f, struct sim_node *n, struct s
 		n->dirty = false;
 		for (size_t i = 0; i < n->n; i++)
 			if (n->reps[i].news)
-				json_array_append_new(reports, rep_report(&n->reps[i]));
+				json_array_append_new(reports, rep_report(f, &n->reps[i]));
 		enum store_rc rc = store_node_sync_on(c, n->name, f->incarnation, SIM_LEASE_S,
 						      reports, &desired, &version, &changed);
 		json_decref(reports);
@@ -528,14 +538,18 @@ static enum store_rc register_fleet(struct sim_fleet *f, struct store_conn *c)
 	return STORE_OK;
 }
 
-enum store_rc sim_fleet_turn(struct sim_fleet *f, struct store_conn *c, int64_t now_us,
-			     int *ended, int64_t *next_us)
+enum store_rc sim_fleet_turn(struct sim_fleet *f, struct store_conn *c,
+			     const struct emu_clock *clock, int64_t real_us, int *ended,
+			     int64_t *next_real_us)
 {
 	enum store_rc rc;
 	json_t *versions = NULL;
+	int64_t now_us = emu_clock_at(clock, real_us), next = INT64_MAX;
+	int64_t *next_us = &next;
 
+	f->clock = *clock;
 	*ended = 0;
-	*next_us = INT64_MAX;
+	*next_real_us = INT64_MAX;
 	if (!f->registered && (rc = register_fleet(f, c)) != STORE_OK)
 		return rc;
 	if ((rc = store_node_versions_of(c, f->incarnation, &versions)) != STORE_OK)
@@ -548,7 +562,7 @@ enum store_rc sim_fleet_turn(struct sim_fleet *f, struct store_conn *c, int64_t 
 		for (size_t k = 0; k < n->n; k++) {
 			struct sim_rep *r = &n->reps[k];
 			if (!r->ended && r->end_us <= now_us)
-				rep_end(n, r, r->end_us, false);
+				rep_end(f, n, r, r->end_us, false);
 		}
 	}
 	json_decref(versions);
@@ -560,5 +574,6 @@ enum store_rc sim_fleet_turn(struct sim_fleet *f, struct store_conn *c, int64_t 
 			if (!n->reps[k].ended && n->reps[k].end_us < *next_us)
 				*next_us = n->reps[k].end_us;
 	}
+	*next_real_us = emu_clock_real_for(clock, next);
 	return STORE_OK;
 }

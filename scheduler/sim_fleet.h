@@ -19,8 +19,9 @@
  * SPOT VM ("preempt"), or runs until stopped ("hang"); a script's metric
  * is reported with its end, as a trainer's metric file would be.
  *
- * Time is the caller's: every call takes "now" as wall-clock microseconds
- * on the emulator's clock, and the fleet's deadlines are on it too.
+ * Time is the emulator's (lib/emu_clock.h): a replica runs its script's
+ * seconds of emulated time, so an advanced clock ends it at once; reports
+ * carry real instants, which the server puts back on the clock.
  * One thread (the scheduler's) uses a fleet.
  */
 #ifndef TP_SIM_FLEET_H
@@ -31,6 +32,7 @@
 #include <stdint.h>
 
 #include "catalog.h"
+#include "emu_clock.h"
 #include "common.h"
 #include "store.h"
 #include "store_node.h"
@@ -48,15 +50,17 @@ size_t sim_fleet_size(const struct sim_fleet *f);
 const struct node_info *sim_fleet_node(const struct sim_fleet *f, size_t i);
 
 /*
- * One turn on the caller's connection: registers the fleet (the first turn,
- * and after a leadership change: a new incarnation, whose predecessor's
- * replicas are LOST and restart as on a rebooted node), syncs every node
- * whose desired set moved or whose replicas have news, and plays what the
- * desired sets ask. *ended: replicas ended (capacity freed). *next_us: the
- * fleet's next deadline on the emulator's clock (INT64_MAX: none).
+ * One turn on the caller's connection at real_us (wall clock, read on
+ * clock): registers the fleet (the first turn, and after a leadership
+ * change: a new incarnation, whose predecessor's replicas are LOST and
+ * restart as on a rebooted node), syncs every node whose desired set moved
+ * or whose replicas have news, and plays what the desired sets ask.
+ * *ended: replicas ended (capacity freed). *next_real_us: the real instant
+ * of the fleet's next deadline at the clock's speed (INT64_MAX: none).
  */
-enum store_rc sim_fleet_turn(struct sim_fleet *f, struct store_conn *c, int64_t now_us,
-			     int *ended, int64_t *next_us) MUST_CHECK;
+enum store_rc sim_fleet_turn(struct sim_fleet *f, struct store_conn *c,
+			     const struct emu_clock *clock, int64_t real_us, int *ended,
+			     int64_t *next_real_us) MUST_CHECK;
 
 /*
  * Forgets the registration and every replica: the next turn registers the

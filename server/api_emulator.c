@@ -3,6 +3,13 @@
  */
 #include "api_emulator.h"
 
+#include "api_error.h"
+#include "emu_clock.h"
+#include "log.h"
+#include "scheduler.h"
+#include "store_clock.h"
+#include "wire.h"
+
 bool emulator_only(struct request *req)
 {
 	if (req->srv->emulator)
@@ -17,4 +24,85 @@ bool emulator_only(struct request *req)
 void api_emulator_get(struct request *req)
 {
 	reply_json(req, 200, json_pack("{s:b}", "enabled", req->srv->emulator));
+}
+
+/* ---- the clock (schema/022_clock.sql, docs/emulator.md "The clock") ---- */
+
+static void reply_clock(struct request *req, const struct emu_clock *c)
+{
+	char time[40], offset[40];
+	int64_t real = now_usec(), emu = emu_clock_at(c, real);
+
+	wire_time_format(emu, time, sizeof(time));
+	wire_duration_format((emu - real) * 1000, offset, sizeof(offset));
+	reply_json(req, 200, json_pack("{s:s,s:f,s:s}", "time", time, "speed", c->speed,
+				       "offset", offset));
+}
+
+void api_emulator_get_clock(struct request *req)
+{
+	struct emu_clock c;
+	enum store_rc rc;
+
+	if (!emulator_only(req))
+		return;
+	if ((rc = store_clock_get(req->srv->store, &c)) != STORE_OK) {
+		reply_store_error(req, rc);
+		return;
+	}
+	reply_clock(req, &c);
+}
+
+/* At most a year at a time: a test of a 24-hour wait needs no more. */
+#define MAX_ADVANCE_NS (INT64_C(366) * 86400 * 1000000000)
+
+void api_emulator_advance_clock(struct request *req)
+{
+	const json_t *d = json_object_get(req->json, "duration");
+	int64_t ns = 0;
+	struct emu_clock c;
+	enum store_rc rc;
+
+	if (!emulator_only(req))
+		return;
+	if (!json_is_string(d) || wire_duration_parse(json_string_value(d), &ns)) {
+		reply_error(req, API_INVALID_ARGUMENT, "Field: duration Error: a duration such as "
+			    "\"7200s\" is required");
+		return;
+	}
+	if (ns < 1000 || ns > MAX_ADVANCE_NS) {
+		reply_error(req, API_INVALID_ARGUMENT, "Field: duration Error: must be from 0.000001s "
+			    "to 31622400s (366 days): time never goes back");
+		return;
+	}
+	if ((rc = store_clock_advance(req->srv->store, ns / 1000, &c)) != STORE_OK) {
+		reply_store_error(req, rc);
+		return;
+	}
+	log_info("emulator: the clock advanced by %s", json_string_value(d));
+	sched_wake(req->srv->sched);	/* timeouts and simulated ends are judged now */
+	reply_clock(req, &c);
+}
+
+void api_emulator_set_clock_speed(struct request *req)
+{
+	const json_t *v = json_object_get(req->json, "speed");
+	double speed = 0;
+	struct emu_clock c;
+	enum store_rc rc;
+
+	if (!emulator_only(req))
+		return;
+	if (!v || wire_double_get(v, &speed) || !(speed > 0 && speed <= 1e6)) {
+		reply_error(req, API_INVALID_ARGUMENT, "Field: speed Error: a number greater than 0 "
+			    "and at most 1000000 is required");
+		return;
+	}
+	if ((rc = store_clock_set_speed(req->srv->store, speed, &c)) != STORE_OK) {
+		reply_store_error(req, rc);
+		return;
+	}
+	log_info("emulator: the clock runs at %g times real time", speed);
+	sched_wake(req->srv->sched);
+	reply_clock(req, &c);
 }

@@ -20,4 +20,13 @@ bool emulator_only(struct request *req);
 /* GET /trainplane/v1/emulator: {"enabled": bool}. Open in every mode. */
 void api_emulator_get(struct request *req);
 
+/*
+ * The clock: GET /trainplane/v1/emulator/clock, POST ...:advanceClock
+ * ({"duration": "7200s"}), POST ...:setClockSpeed ({"speed": 60}); each
+ * answers {"time", "speed", "offset"}.
+ */
+void api_emulator_get_clock(struct request *req);
+void api_emulator_advance_clock(struct request *req);
+void api_emulator_set_clock_speed(struct request *req);
+
 #endif

@@ -17,6 +17,7 @@
 #include "sim_fleet.h"
 
 static struct catalog *cat;
+static const struct emu_clock identity = { 0, 0, 1.0 };
 
 static int setup(void **state)
 {
@@ -193,7 +194,7 @@ static void a_replica_runs_prints_its_env_and_exits_after_its_script(void **stat
 	desired_now = json_pack("[{s:s,s:i,s:s,s:[s,s],s:{s:f,s:i,s:f}}]", "replica", "r1", "attempt", 1,
 				"desired", "RUN", "env", "TF_CONFIG={\"cluster\":{}}", "RANK=0",
 				"simulate", "seconds", 1.5, "exitCode", 3, "metric", 0.25);
-	assert_int_equal(sim_fleet_turn(f, NULL, t0, &ended, &next), STORE_OK);
+	assert_int_equal(sim_fleet_turn(f, NULL, &identity, t0, &ended, &next), STORE_OK);
 	assert_int_equal(registered, (int)sim_fleet_size(f));
 	/* The first sync got the set; the second reported the start. */
 	const json_t *r = report_of("r1");
@@ -206,14 +207,14 @@ static void a_replica_runs_prints_its_env_and_exits_after_its_script(void **stat
 
 	/* Before its end nothing is due: no sync. */
 	int before = synced;
-	assert_int_equal(sim_fleet_turn(f, NULL, t0 + 1000000, &ended, &next), STORE_OK);
+	assert_int_equal(sim_fleet_turn(f, NULL, &identity, t0 + 1000000, &ended, &next), STORE_OK);
 	assert_int_equal(synced, before);
 
 	/* At its end: EXITED 3 with its metric; the server then drops it. */
 	json_decref(desired_now);
 	desired_now = json_array();
 	version_now++;
-	assert_int_equal(sim_fleet_turn(f, NULL, t0 + 1500000, &ended, &next), STORE_OK);
+	assert_int_equal(sim_fleet_turn(f, NULL, &identity, t0 + 1500000, &ended, &next), STORE_OK);
 	r = report_of("r1");
 	assert_non_null(r);
 	assert_string_equal(json_string_value(json_object_get(r, "state")), "EXITED");
@@ -242,10 +243,10 @@ static void stop_preempt_and_hang(void **state)
 				"replica", "spot", "attempt", 1, "desired", "RUN", "simulate", "seconds", 1.0,
 				"outcome", "preempt");
 	version_now++;
-	assert_int_equal(sim_fleet_turn(f, NULL, t0, &ended, &next), STORE_OK);
+	assert_int_equal(sim_fleet_turn(f, NULL, &identity, t0, &ended, &next), STORE_OK);
 	assert_true(next == t0 + 1000000);	/* the hang has no end */
 	/* The preemptible one is lost, as a preempted VM. */
-	assert_int_equal(sim_fleet_turn(f, NULL, t0 + 1000000, &ended, &next), STORE_OK);
+	assert_int_equal(sim_fleet_turn(f, NULL, &identity, t0 + 1000000, &ended, &next), STORE_OK);
 	const json_t *r = report_of("spot");
 	assert_string_equal(json_string_value(json_object_get(r, "state")), "LOST");
 	assert_non_null(strstr(json_string_value(json_object_get(r, "message")), "preempted"));
@@ -254,7 +255,7 @@ static void stop_preempt_and_hang(void **state)
 	json_decref(desired_now);
 	desired_now = json_pack("[{s:s,s:i,s:s}]", "replica", "hang", "attempt", 1, "desired", "STOP");
 	version_now++;
-	assert_int_equal(sim_fleet_turn(f, NULL, t0 + 3600000000LL, &ended, &next), STORE_OK);
+	assert_int_equal(sim_fleet_turn(f, NULL, &identity, t0 + 3600000000LL, &ended, &next), STORE_OK);
 	r = report_of("hang");
 	assert_string_equal(json_string_value(json_object_get(r, "state")), "EXITED");
 	assert_int_equal(json_integer_value(json_object_get(r, "exitCode")), 143);
@@ -264,9 +265,9 @@ static void stop_preempt_and_hang(void **state)
 	desired_now = json_pack("[{s:s,s:i,s:s,s:s}]", "replica", "lbl", "attempt", 2, "desired", "RUN",
 				"simulate", "fail-7-after-2s");
 	version_now++;
-	assert_int_equal(sim_fleet_turn(f, NULL, t0, &ended, &next), STORE_OK);
+	assert_int_equal(sim_fleet_turn(f, NULL, &identity, t0, &ended, &next), STORE_OK);
 	assert_true(next == t0 + 2000000);
-	assert_int_equal(sim_fleet_turn(f, NULL, t0 + 2000000, &ended, &next), STORE_OK);
+	assert_int_equal(sim_fleet_turn(f, NULL, &identity, t0 + 2000000, &ended, &next), STORE_OK);
 	assert_int_equal(json_integer_value(json_object_get(report_of("lbl"), "exitCode")), 7);
 
 	json_decref(desired_now);

@@ -8,6 +8,7 @@
 #include "log.h"
 #include "scheduler.h"
 #include "store_clock.h"
+#include "store_reset.h"
 #include "wire.h"
 
 bool emulator_only(struct request *req)
@@ -105,4 +106,41 @@ void api_emulator_set_clock_speed(struct request *req)
 	log_info("emulator: the clock runs at %g times real time", speed);
 	sched_wake(req->srv->sched);
 	reply_clock(req, &c);
+}
+
+/* ---- reset (docs/emulator.md "Reset") ----------------------------------- */
+
+void api_emulator_reset(struct request *req)
+{
+	const json_t *p = json_object_get(req->json, "project");
+	const char *project = NULL;
+	int64_t deleted = 0;
+	enum store_rc rc;
+
+	if (!emulator_only(req))
+		return;
+	if (req->json && json_object_size(req->json) > (p ? 1u : 0u)) {
+		reply_error(req, API_INVALID_ARGUMENT, "Invalid JSON payload: the body of :reset is "
+			    "{} (every project) or {\"project\": \"ID\"}.");
+		return;
+	}
+	if (p) {
+		project = json_string_value(p);
+		if (!project || !project_id_valid(project)) {
+			reply_error(req, API_INVALID_ARGUMENT, "Field: project Error: a project id is 1 to "
+				    "30 lowercase letters, digits and hyphens, not beginning or ending "
+				    "with a hyphen (or a project number, or domain:project)");
+			return;
+		}
+	}
+	int64_t t0 = mono_usec();
+	if ((rc = store_reset(req->srv->store, project, &deleted)) != STORE_OK) {
+		reply_store_error(req, rc);
+		return;
+	}
+	log_info("emulator: reset %s%s: %lld job(s) deleted in %.1f ms", project ? "project " : "",
+		 project ? project : "every project", (long long)deleted,
+		 (double)(mono_usec() - t0) / 1000.0);
+	sched_wake(req->srv->sched);	/* capacity freed */
+	reply_json(req, 200, json_pack("{s:I}", "deletedJobs", (json_int_t)deleted));
 }

@@ -29,4 +29,10 @@ void api_emulator_get_clock(struct request *req);
 void api_emulator_advance_clock(struct request *req);
 void api_emulator_set_clock_speed(struct request *req);
 
+/*
+ * POST /trainplane/v1/emulator:reset: {} clears every project, {"project":
+ * "ID"} one; answers {"deletedJobs": N}.
+ */
+void api_emulator_reset(struct request *req);
+
 #endif

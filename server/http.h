@@ -176,6 +176,8 @@ void reply_store_error(struct request *req, enum store_rc rc);
  * fills params (newly allocated strings), or NULL; *path_known tells
  * whether some route had this path with another method.
  */
+/* A project id as the routes take them: "my-project", a number, "example.com:p". */
+bool project_id_valid(const char *s);
 const struct route *route_match(const char *method, const char *path,
 				char *params[ROUTE_MAX_PARAMS], bool *path_known);
 

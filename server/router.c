@@ -134,7 +134,7 @@ static bool plain_project_valid(const char *s, size_t n)
  * a domain-scoped id ("example.com:my-project"). Google's minimum of 6
  * characters is not enforced, so that short names ("demo") work offline.
  */
-static bool project_id_valid(const char *s)
+bool project_id_valid(const char *s)
 {
 	const char *colon = strchr(s, ':');
 	if (!colon)

@@ -117,6 +117,8 @@ const struct route routes[] = {
 	{ "POST", "/trainplane/v1/nodes/{nodesId}:undrain", api_nodes_undrain,
 	  "trainplane.nodes.undrain", true },
 	{ "GET", "/trainplane/v1/emulator", api_emulator_get, "trainplane.emulator.get", false },
+	{ "POST", "/trainplane/v1/emulator:reset", api_emulator_reset, "trainplane.emulator.reset",
+	  true },
 	{ "GET", "/trainplane/v1/emulator/clock", api_emulator_get_clock,
 	  "trainplane.emulator.getClock", false },
 	{ "POST", "/trainplane/v1/emulator:advanceClock", api_emulator_advance_clock,

@@ -18,6 +18,7 @@
 #include "placement.h"
 #include "replica_env.h"
 #include "sim_fleet.h"
+#include "sim_outcome.h"
 #include "store_clock.h"
 #include "store_log.h"
 #include "store_sched.h"
@@ -48,6 +49,7 @@ struct sched {
 	int64_t last_full, last_pass, last_housekeeping;	/* mono_usec() */
 	int64_t noted_id;	/* queued jobs of node-less regions up to it have a line */
 	struct sim_fleet *fleet;	/* emulator mode: the simulated fleet (sim_fleet.h) */
+	struct sim_outcomes *outcomes;	/* emulator mode: scripted outcomes (sim_outcome.h) */
 	struct listen_sub *node_sub;	/* "tp_node": the fleet's desired sets moved */
 };
 
@@ -547,6 +549,9 @@ static enum store_rc sched_tick(struct sched *s, bool full)
 	if (rc != STORE_OK)
 		goto out;
 
+	if (s->outcomes && (rc = sim_outcomes_refresh(s->outcomes, s->conn)) != STORE_OK)
+		goto out;
+	json_t *held = json_array();	/* jobs a "queue" rule holds: their log says so */
 	/* Plans borrow the catalog's strings: hold it for the pass (SIGHUP may
 	 * replace it meanwhile). */
 	const struct catalog *cat = snapshot_acquire(s->cfg.catalogs, &cat_ref);
@@ -591,6 +596,16 @@ static enum store_rc sched_tick(struct sched *s, bool full)
 				  (long long)json_integer_value(json_object_get(q, "id")), err);
 			continue;
 		}
+		int rule = s->outcomes ? sim_outcomes_apply(s->outcomes, q, &plans[kept]) : -1;
+		if (rule >= 0) {
+			char *text = xasprintf("The job is queued: the emulator's rule rules[%d] (outcome "
+					       "queue) holds it.", rule);
+			json_array_append_new(held, json_pack("{s:O, s:s}", "job",
+							      json_object_get(q, "id"), "text", text));
+			free(text);
+			job_plan_release(&plans[kept]);
+			continue;
+		}
 		reps = xcalloc(plans[kept].n, sizeof(*reps));
 		for (size_t k = 0; k < plans[kept].n; k++) {
 			const struct replica_demand *d = &plans[kept].replicas[k].demand;
@@ -606,6 +621,11 @@ static enum store_rc sched_tick(struct sched *s, bool full)
 		total += plans[kept].n;
 		kept++;
 	}
+	if (json_array_size(held))
+		rc = store_sched_note_queued(s->conn, held, false, s->cfg.lease_s, &s->noted_id);
+	json_decref(held);
+	if (rc != STORE_OK)
+		goto out;
 	as = xcalloc(total + 1, sizeof(*as));
 	place_queue(nodes, nnodes, jobs, kept, waited, (int64_t)s->cfg.starve_s * 1000000,
 		    offsets, as, placed);
@@ -870,6 +890,7 @@ struct sched *sched_start(const struct sched_config *cfg)
 		replica_id_nonce(inc);
 		s->fleet = sim_fleet_new(cat, cfg->emulator_nodes_per_type, cfg->emulator_replica_s,
 					 inc);
+		s->outcomes = sim_outcomes_new();
 		snapshot_release(ref);
 		log_info("emulator: a simulated fleet of %zu nodes from the catalog (%d of each "
 			 "kind in each region)", sim_fleet_size(s->fleet), cfg->emulator_nodes_per_type);
@@ -900,6 +921,7 @@ void sched_free(struct sched *s)
 	bgconn_free(s->bg);
 	study_pass_state_free(s->studies);
 	sim_fleet_free(s->fleet);
+	sim_outcomes_free(s->outcomes);
 	free(s->conninfo);
 	free(s);
 }

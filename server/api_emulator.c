@@ -3,12 +3,17 @@
  */
 #include "api_emulator.h"
 
+#include <stdlib.h>
+
 #include "api_error.h"
 #include "emu_clock.h"
 #include "log.h"
 #include "scheduler.h"
 #include "store_clock.h"
 #include "store_reset.h"
+#include "store_sim_rules.h"
+#include "sim_rules.h"
+#include "violation.h"
 #include "wire.h"
 
 bool emulator_only(struct request *req)
@@ -143,4 +148,57 @@ void api_emulator_reset(struct request *req)
 		 (double)(mono_usec() - t0) / 1000.0);
 	sched_wake(req->srv->sched);	/* capacity freed */
 	reply_json(req, 200, json_pack("{s:I}", "deletedJobs", (json_int_t)deleted));
+}
+
+/* ---- scripted outcomes (spec/sim_rules.h, docs/emulator.md) ------------- */
+
+void api_emulator_get_rules(struct request *req)
+{
+	char *text = NULL;
+	enum store_rc rc;
+
+	if (!emulator_only(req))
+		return;
+	if ((rc = store_sim_rules_get(req->srv->store, &text)) != STORE_OK) {
+		reply_store_error(req, rc);
+		return;
+	}
+	json_t *list = json_loads(text, 0, NULL);
+	free(text);
+	reply_json(req, 200, json_pack("{s:o}", "rules", list ? list : json_array()));
+}
+
+void api_emulator_set_rules(struct request *req)
+{
+	const json_t *list = json_object_get(req->json, "rules");
+	struct violations vs = VIOLATIONS_INIT;
+	enum store_rc rc;
+
+	if (!emulator_only(req))
+		return;
+	if (!list || json_object_size(req->json) != 1) {
+		reply_error(req, API_INVALID_ARGUMENT, "Invalid JSON payload: the body of :setRules is "
+			    "{\"rules\": [...]}.");
+		return;
+	}
+	struct sim_rules *rules = sim_rules_parse(list, "rules", &vs);
+	if (!rules) {
+		char *msg = api_violations_message(&vs);
+		reply_violations(req, &vs, msg);
+		free(msg);
+		violations_release(&vs);
+		return;
+	}
+	size_t n = sim_rules_count(rules);
+	sim_rules_free(rules);
+	char *text = json_dumps(list, JSON_COMPACT);
+	rc = store_sim_rules_set(req->srv->store, text);
+	free(text);
+	if (rc != STORE_OK) {
+		reply_store_error(req, rc);
+		return;
+	}
+	log_info("emulator: %zu scripted-outcome rule(s) set", n);
+	sched_wake(req->srv->sched);	/* a queue rule lifted: place what it held */
+	reply_json(req, 200, json_pack("{s:O}", "rules", list));
 }

@@ -35,4 +35,12 @@ void api_emulator_set_clock_speed(struct request *req);
  */
 void api_emulator_reset(struct request *req);
 
+/*
+ * Scripted outcomes: GET /trainplane/v1/emulator/rules, POST
+ * ...:setRules ({"rules": [...]}, spec/sim_rules.h); each answers
+ * {"rules": [...]}.
+ */
+void api_emulator_get_rules(struct request *req);
+void api_emulator_set_rules(struct request *req);
+
 #endif

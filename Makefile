@@ -175,6 +175,7 @@ test_paging_LINK         := server/paging.o
 test_placement_LINK      := scheduler spec
 test_replica_env_LINK    := scheduler spec
 test_schema_LINK         := spec server/api_error.o
+test_sim_rules_LINK      := spec
 test_sim_fleet_LINK      := scheduler/sim_fleet.o spec
 test_sim_fleet_WRAP      := store_node_register_on store_node_sync_on store_node_versions_of \
                             store_rc_name

@@ -20,6 +20,7 @@
 #include "cli.h"
 #include "common.h"
 #include "ml_types.h"
+#include "yamldoc.h"
 #include "schema.h"
 #include "vertex_types.h"
 
@@ -67,52 +68,13 @@ static int is_int(const char *s)
 	return 1;
 }
 
-static json_t *any_scalar(yaml_node_t *n)
-{
-	const char *s = scalar(n);
-	if (!plain(n))
-		return json_string(s);
-	if (!strcmp(s, "true") || !strcmp(s, "True"))
-		return json_true();
-	if (!strcmp(s, "false") || !strcmp(s, "False"))
-		return json_false();
-	if (!strcmp(s, "null") || !strcmp(s, "~") || !*s)
-		return json_null();
-	if (is_int(s))
-		return json_integer(strtoll(s, NULL, 10));
-	char *end;
-	errno = 0;
-	double d = strtod(s, &end);
-	if (!*end && end != s && !errno)
-		return json_real(d);
-	return json_string(s);
-}
-
 static json_t *conv_any(struct conv *c, yaml_node_t *n)
 {
-	json_t *out;
-	switch (n->type) {
-	case YAML_SCALAR_NODE:
-		return any_scalar(n);
-	case YAML_SEQUENCE_NODE:
-		out = json_array();
-		for (yaml_node_item_t *it = n->data.sequence.items.start; it < n->data.sequence.items.top; it++)
-			json_array_append_new(out, conv_any(c, yaml_document_get_node(c->doc, *it)));
-		return out;
-	case YAML_MAPPING_NODE:
-		out = json_object();
-		for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; p++) {
-			yaml_node_t *k = yaml_document_get_node(c->doc, p->key);
-			if (k->type != YAML_SCALAR_NODE) {
-				conv_err(c, k, "a key must be a string%s%s", "", NULL);
-				continue;
-			}
-			json_object_set_new(out, scalar(k), conv_any(c, yaml_document_get_node(c->doc, p->value)));
-		}
-		return out;
-	default:
-		return json_null();
-	}
+	char err[512];
+	json_t *out = yaml_doc_json(c->doc, n, c->name, err, sizeof(err));
+	if (!out && !c->err)
+		c->err = xstrdup(err);
+	return out ? out : json_null();
 }
 
 static json_t *conv_field(struct conv *c, const struct schema_field *f, yaml_node_t *n);

@@ -6,6 +6,7 @@
 #define TP_YAMLDOC_H
 
 #include <stddef.h>
+#include <jansson.h>
 #include <yaml.h>
 
 /*
@@ -21,5 +22,14 @@ int yaml_doc_load(const char *path, yaml_document_t *doc, char *err, size_t errl
  */
 int yaml_doc_load_text(const char *name, const char *text, size_t len, yaml_document_t *doc,
 		       char *err, size_t errlen);
+
+/*
+ * Node n of doc as JSON (new reference), with the scalars a YAML reader
+ * expects: plain true/false, null/~/empty, integers and numbers as such,
+ * anything else (and every quoted scalar) a string. NULL with
+ * "name:line:col: a key must be a string" in err when a key is not a scalar.
+ */
+json_t *yaml_doc_json(yaml_document_t *doc, yaml_node_t *n, const char *name, char *err,
+		      size_t errlen);
 
 #endif

@@ -100,12 +100,8 @@ int sim_outcomes_apply(const struct sim_outcomes *o, const json_t *q, struct job
 	const json_t *params = json_object_get(q, "trial_params");
 	for (size_t i = 0; i < plan->n; i++) {
 		struct plan_replica *r = &plan->replicas[i];
-		char role[24], err[256];
-		if (job.vertex)
-			snprintf(role, sizeof(role), "workerpool%d", (int)r->role);
-		else
-			snprintf(role, sizeof(role), "%s", replica_role_name(r->role));
-		json_t *sim = sim_rules_simulate(o->rules, &job, role, params ? trial_param : NULL,
+		char err[256];
+		json_t *sim = sim_rules_simulate(o->rules, &job, (int)r->role, params ? trial_param : NULL,
 						 (void *)params, err, sizeof(err));
 		if (err[0])
 			log_warn("emulator: job %lld: %s", (long long)json_integer_value(

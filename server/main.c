@@ -39,6 +39,10 @@
 #include "job_cache.h"
 #include "tls.h"
 #include "wire.h"
+#include "sim_rules.h"
+#include "store_sim_rules.h"
+#include "violation.h"
+#include "yamldoc.h"
 
 struct server_config {
 	char *agent_token;
@@ -50,6 +54,7 @@ struct server_config {
 	bool emulator;
 	int emulator_nodes_per_type;
 	char *emulator_replica_duration;
+	char *emulator_rules_file;
 	int http_header_timeout_seconds;
 	int http_idle_timeout_seconds;
 	int http_io_timeout_seconds;
@@ -115,6 +120,7 @@ static const struct config_key server_keys[] = {
 	KEY(emulator, CONFIG_BOOL, "false", 0, 0, NULL),
 	KEY(emulator_nodes_per_type, CONFIG_INT, "8", 1, 1000, NULL),
 	KEY(emulator_replica_duration, CONFIG_STRING, "2s", 0, 0, check_duration),
+	KEY(emulator_rules_file, CONFIG_STRING, NULL, 0, 0, NULL),
 	KEY(http_header_timeout_seconds, CONFIG_INT, "10", 1, 3600, NULL),
 	KEY(http_idle_timeout_seconds, CONFIG_INT, "120", 1, 86400, NULL),
 	KEY(http_io_timeout_seconds, CONFIG_INT, "60", 1, 3600, NULL),
@@ -140,6 +146,50 @@ static const struct config_key server_keys[] = {
 	KEY(tls_key_file, CONFIG_STRING, NULL, 0, 0, NULL),
 	KEY(tokens_file, CONFIG_STRING, NULL, 0, 0, NULL),
 };
+
+/*
+ * The emulator's rules file (docs/emulator.md, "Scripted outcomes"): YAML
+ * (or JSON) with a `rules:` list, checked as setRules checks a list. NULL
+ * path: none (*out NULL). -1 with the file and every problem in err.
+ */
+static int load_rules_file(const char *path, json_t **out, char *err, size_t errlen)
+{
+	yaml_document_t doc;
+	json_t *top = NULL;
+
+	*out = NULL;
+	if (!path || !*path)
+		return 0;
+	if (yaml_doc_load(path, &doc, err, errlen))
+		return -1;
+	yaml_node_t *root = yaml_document_get_root_node(&doc);
+	if (root)
+		top = yaml_doc_json(&doc, root, path, err, errlen);
+	yaml_document_delete(&doc);
+	if (!root || (top && !json_is_array(json_object_get(top, "rules")))) {
+		snprintf(err, errlen, "%s: a `rules:` list is required", path);
+		json_decref(top);
+		return -1;
+	}
+	if (!top)
+		return -1;
+	struct violations vs = VIOLATIONS_INIT;
+	json_t *list = json_incref(json_object_get(top, "rules"));
+	json_decref(top);
+	struct sim_rules *rules = sim_rules_parse(list, "rules", &vs);
+	if (!rules) {
+		size_t at = (size_t)snprintf(err, errlen, "%s:", path);
+		for (size_t i = 0; i < vs.n && at < errlen; i++)
+			at += (size_t)snprintf(err + at, errlen - at, " %s: %s;", vs.v[i].field,
+					       vs.v[i].description);
+		violations_release(&vs);
+		json_decref(list);
+		return -1;
+	}
+	sim_rules_free(rules);
+	*out = list;
+	return 0;
+}
 
 /* What leaving a key unset means, where that is more than "none" (--help). */
 static const struct {
@@ -391,6 +441,7 @@ int main(int argc, char **argv)
 	struct store_pipe *pipe = NULL;
 	struct job_cache *job_cache = NULL;
 	char *conninfo = NULL;
+	json_t *rules = NULL;
 	int rc = 1, c;
 
 	while ((c = getopt_long(argc, argv, "c:h", opts, NULL)) != -1) {
@@ -439,6 +490,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, "trainplane-server: bad TLS configuration: %s\n", err);
 		goto out;
 	}
+	if (load_rules_file(cfg.emulator_rules_file, &rules, err, sizeof(err))) {
+		fprintf(stderr, "trainplane-server: bad emulator rules: %s\n", err);
+		goto out;
+	}
 	if (check_only) {
 		printf("configuration and catalog are valid\n");
 		rc = 0;
@@ -473,6 +528,21 @@ int main(int argc, char **argv)
 	if (store_open(conninfo, cfg.db_pool_size, cfg.db_wait_seconds, &st, err, sizeof(err))) {
 		log_error("%s", err);
 		goto out;
+	}
+	if (cfg.emulator && rules) {
+		char *text = json_dumps(rules, JSON_COMPACT);
+		enum store_rc src = store_sim_rules_set(st, text);
+		free(text);
+		if (src != STORE_OK) {
+			log_error("emulator: cannot store the rules of %s: %s", cfg.emulator_rules_file,
+				  store_rc_name(src));
+			goto out;
+		}
+		log_info("emulator: %zu scripted-outcome rule(s) from %s", json_array_size(rules),
+			 cfg.emulator_rules_file);
+	} else if (rules) {
+		log_warn("emulator_rules_file is set but this server is not an emulator: its rules "
+			 "do not apply");
 	}
 	if (cfg.lease_seconds <= cfg.sync_interval_seconds) {
 		log_error("lease_seconds (%d) must be longer than sync_interval_seconds (%d)",
@@ -575,5 +645,6 @@ out:
 	snapshot_free(catalogs);
 	snapshot_free(token_snap);
 	config_free(server_keys, ARRAY_SIZE(server_keys), &cfg);
+	json_decref(rules);
 	return rc;
 }

@@ -17,7 +17,8 @@ static const char *const outcome_names[] = { "succeed", "fail", "preempt", "hang
 
 struct rule {
 	/* match: NULL / absent matches anything */
-	char *project, *job_id, *display_name, *role;
+	char *project, *job_id, *display_name;
+	int role;		/* -1 any, else the replica role (pool) index */
 	json_t *labels;
 	int api;		/* -1 any, 0 ml, 1 vertex */
 	enum outcome outcome;
@@ -32,16 +33,23 @@ struct sim_rules {
 	size_t n;
 };
 
-static const char *const roles[] = { "master", "chief", "worker", "parameter_server", "ps",
-				     "evaluator", "workerpool0", "workerpool1", "workerpool2",
-				     "workerpool3" };
+/* Role names and the role (Vertex: worker pool) index each stands for. */
+static const struct {
+	const char *name;
+	int index;
+} roles[] = {
+	{ "master", 0 }, { "chief", 0 }, { "workerpool0", 0 },
+	{ "worker", 1 }, { "workerpool1", 1 },
+	{ "parameter_server", 2 }, { "ps", 2 }, { "workerpool2", 2 },
+	{ "evaluator", 3 }, { "workerpool3", 3 },
+};
 
-static bool in_list(const char *s, const char *const *list, size_t n)
+static int role_index(const char *s)
 {
-	for (size_t i = 0; i < n; i++)
-		if (!strcmp(s, list[i]))
-			return true;
-	return false;
+	for (size_t i = 0; s && i < ARRAY_SIZE(roles); i++)
+		if (!strcmp(s, roles[i].name))
+			return roles[i].index;
+	return -1;
 }
 
 /* A glob: a string of 1 to 256 printable characters. */
@@ -83,12 +91,10 @@ static void parse_match(struct rule *r, const json_t *m, const char *path, struc
 			if (r->api == -2)
 				violations_add(vs, p, "must be \"ml\" or \"vertex\"");
 		} else if (!strcmp(key, "role")) {
-			const char *s = json_string_value(v);
-			if (!s || !in_list(s, roles, ARRAY_SIZE(roles)))
+			r->role = role_index(json_string_value(v));
+			if (r->role < 0)
 				violations_add(vs, p, "must be master, chief, worker, parameter_server, ps, "
 					       "evaluator or workerpool0 to workerpool3");
-			else
-				r->role = xstrdup(s);
 		} else if (!strcmp(key, "labels")) {
 			const char *lk;
 			json_t *lv;
@@ -116,6 +122,7 @@ static void parse_rule(struct rule *r, const json_t *o, const char *path, struct
 	bool has_outcome = false;
 
 	r->api = -1;
+	r->role = -1;
 	r->seconds = -1;
 	r->times = 1;
 	if (!json_is_object(o)) {
@@ -186,7 +193,6 @@ static void rule_release(struct rule *r)
 	free(r->project);
 	free(r->job_id);
 	free(r->display_name);
-	free(r->role);
 	json_decref(r->labels);
 	sim_expr_free(r->metric);
 }
@@ -234,20 +240,6 @@ static bool glob_ok(const char *pattern, const char *s)
 	return !pattern || (s && !fnmatch(pattern, s, 0));
 }
 
-static bool role_ok(const char *want, const char *role)
-{
-	if (!want)
-		return true;
-	if (!role)
-		return false;
-	/* chief is Vertex's word for the master; plans say ps for parameter_server */
-	if (!strcmp(want, "chief"))
-		want = "master";
-	if (!strcmp(want, "parameter_server"))
-		want = "ps";
-	return !strcmp(want, role);
-}
-
 static bool job_ok(const struct rule *r, const struct sim_job *job)
 {
 	if (r->api >= 0 && r->api != (int)job->vertex)
@@ -273,14 +265,13 @@ int sim_rules_holds(const struct sim_rules *rs, const struct sim_job *job)
 	return -1;
 }
 
-json_t *sim_rules_simulate(const struct sim_rules *rs, const struct sim_job *job,
-			   const char *role, sim_rules_param lookup, void *ctx, char *err,
-			   size_t errlen)
+json_t *sim_rules_simulate(const struct sim_rules *rs, const struct sim_job *job, int role,
+			   sim_rules_param lookup, void *ctx, char *err, size_t errlen)
 {
 	err[0] = '\0';
 	for (size_t i = 0; rs && i < rs->n; i++) {
 		const struct rule *r = &rs->r[i];
-		if (r->outcome == OUT_QUEUE || !job_ok(r, job) || !role_ok(r->role, role))
+		if (r->outcome == OUT_QUEUE || !job_ok(r, job) || (r->role >= 0 && r->role != role))
 			continue;
 		json_t *o = json_object();
 		json_object_set_new(o, "outcome", json_string(r->outcome == OUT_HANG ? "hang" :

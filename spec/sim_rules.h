@@ -13,7 +13,9 @@
  *    "times": 1,            (preempt: the attempts preempted, default 1)
  *    "metric": "-(lr - 0.01)^2"}   (succeed: a tuning trial's metric)
  *
- * Globs are fnmatch(3) patterns (* ? [...]); an absent match key matches
+ * A role names a replica role of ml v1 or the Vertex worker pool in its
+ * place (chief and workerpool0 are the master, workerpool1 the workers,
+ * ...). Globs are fnmatch(3) patterns (* ? [...]); an absent match key matches
  * anything. "queue" holds the whole job QUEUED; the others script the
  * matched replicas. The job label `trainplane-simulate` wins over rules.
  */
@@ -52,16 +54,16 @@ struct sim_job {
 int sim_rules_holds(const struct sim_rules *r, const struct sim_job *job);
 
 /*
- * The simulate object of a replica (role: master, worker, ps or evaluator
- * for ml v1, workerpool<i> for Vertex): {"seconds"?, "exitCode"?, "outcome": "exit" | "hang" |
+ * The simulate object of a replica of role (its role index: 0 master or
+ * chief or workerpool0, 1 worker or workerpool1, 2 parameter_server or
+ * workerpool2, 3 evaluator or workerpool3): {"seconds"?, "exitCode"?, "outcome": "exit" | "hang" |
  * "preempt", "preemptTimes"?, "metric"?} from the first rule that matches,
  * or NULL. lookup and ctx give a trial's parameter values for a metric
  * (NULL: no trial); a metric that cannot be evaluated is left out, with
  * why in err (err[0] is '\0' otherwise).
  */
 typedef int (*sim_rules_param)(void *ctx, const char *name, double *value);
-json_t *sim_rules_simulate(const struct sim_rules *r, const struct sim_job *job,
-			   const char *role, sim_rules_param lookup, void *ctx, char *err,
-			   size_t errlen);
+json_t *sim_rules_simulate(const struct sim_rules *r, const struct sim_job *job, int role,
+			   sim_rules_param lookup, void *ctx, char *err, size_t errlen);
 
 #endif

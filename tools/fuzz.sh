@@ -27,6 +27,7 @@ log         | lib/log.c lib/common.c lib/wire.c lib/strbuf.c |
 http        | SERVER_SOURCES tests/fuzz/stub_store.c |
 httpd       | httpd/httpd.c httpd/http_parse.c lib/common.c lib/log.c lib/strbuf.c lib/wire.c |
 fields      | server/fields.c lib/common.c lib/strbuf.c |
+sim_rules   | spec/sim_rules.c spec/sim_expr.c lib/common.c lib/violation.c lib/strbuf.c |
 list_filter | spec/list_filter.c spec/job_state.c store/store_filter.c lib/common.c lib/strbuf.c lib/wire.c lib/log.c |
 '
 

@@ -15,14 +15,18 @@
 #include "job_cache.h"
 #include "listen_hub.h"
 #include "scheduler.h"
+#include "sim_fleet.h"
 #include "store.h"
+#include "store_clock.h"
 #include "store_iam.h"
 #include "store_job.h"
 #include "store_log.h"
 #include "store_metrics.h"
 #include "store_node.h"
 #include "store_pipe.h"
+#include "store_reset.h"
 #include "store_sched.h"
+#include "store_sim_rules.h"
 #include "store_storage.h"
 
 enum store_rc stub_store_rc = STORE_UNAVAILABLE;
@@ -366,6 +370,55 @@ bool sched_is_leader(struct sched *s)
 {
 	(void)s;
 	return false;
+}
+
+/* --- the emulator: no clock moves, no rules, nothing to reset -------------- */
+
+bool sim_fleet_has_node(const char *node)
+{
+	return node && !strncmp(node, "sim-", 4);
+}
+
+enum store_rc store_clock_get(struct store *st, struct emu_clock *out)
+{
+	(void)st;
+	*out = EMU_CLOCK_IDENTITY;
+	return STORE_OK;
+}
+
+enum store_rc store_clock_advance(struct store *st, int64_t us, struct emu_clock *out)
+{
+	(void)st, (void)us;
+	*out = EMU_CLOCK_IDENTITY;
+	return STORE_OK;
+}
+
+enum store_rc store_clock_set_speed(struct store *st, double speed, struct emu_clock *out)
+{
+	(void)st;
+	*out = EMU_CLOCK_IDENTITY;
+	out->speed = speed;
+	return STORE_OK;
+}
+
+enum store_rc store_reset(struct store *st, const char *project, int64_t *deleted)
+{
+	(void)st, (void)project;
+	*deleted = 0;
+	return STORE_OK;
+}
+
+enum store_rc store_sim_rules_get(struct store *st, char **json)
+{
+	(void)st;
+	*json = xstrdup("[]");
+	return STORE_OK;
+}
+
+enum store_rc store_sim_rules_set(struct store *st, const char *json)
+{
+	(void)st, (void)json;
+	return STORE_OK;
 }
 
 /* --- the LISTEN hub: no notifications in the fuzzer ---------------------------- */

@@ -60,7 +60,7 @@ struct desired_replica {
 	char *runtime_version, *python_version;	/* pythonRuntime, ml v1; NULL: unset */
 	char *executor_image;	/* pythonRuntime, Vertex; NULL: unset */
 	bool has_simulate;	/* a `simulate` object or script string was given */
-	double sim_seconds;
+	double sim_seconds;	/* < 0: the agent's simulate_default's */
 	int sim_exit;
 };
 void desired_replica_release(struct desired_replica *d);

@@ -15,8 +15,14 @@
 static void simulate_start(const struct agent_config *cfg, struct replica *r,
 			   const struct desired_replica *d)
 {
-	if (d && d->has_simulate) {
+	if (d && d->has_simulate && d->sim_seconds >= 0) {
 		r->sim_seconds = d->sim_seconds;
+		r->sim_exit = d->sim_exit;
+	} else if (d && d->has_simulate) {
+		/* an exit code without seconds: the default's length */
+		int ignored;
+		if (simulate_script_parse(cfg->simulate_default, &r->sim_seconds, &ignored))
+			r->sim_seconds = 2;
 		r->sim_exit = d->sim_exit;
 	} else if (simulate_script_parse(cfg->simulate_default, &r->sim_seconds, &r->sim_exit)) {
 		r->sim_seconds = 2;

@@ -308,14 +308,20 @@ static int parse_desired(json_t *o, size_t idx, struct desired_replica *d, char 
 		}
 		d->has_simulate = true;
 	} else if (sim && json_is_object(sim)) {
-		double sec = 0;
+		/* The server's rules (docs/emulator.md): no seconds is the agent's
+		 * default; "hang" runs until stopped (a year); "preempt" and
+		 * "metric" are the simulated fleet's, played here as an exit. */
+		double sec = -1;
 		int code = 0;
-		if (json_unpack_ex(sim, &jerr, 0, "{s?F, s?i}", "seconds", &sec, "exitCode",
-				   &code) || sec < 0 || sec > 86400.0 * 365 || code < 0 ||
-		    code > 255) {
+		const char *outcome = NULL;
+		if (json_unpack_ex(sim, &jerr, 0, "{s?F, s?i, s?s}", "seconds", &sec, "exitCode",
+				   &code, "outcome", &outcome) || sec > 86400.0 * 365 || code < 0 ||
+		    code > 255 || (sec < 0 && json_object_get(sim, "seconds"))) {
 			snprintf(err, errlen, "replicas[%zu]: bad simulate object", idx);
 			return -1;
 		}
+		if (outcome && !strcmp(outcome, "hang"))
+			sec = 86400.0 * 365;
 		d->sim_seconds = sec;
 		d->sim_exit = code;
 		d->has_simulate = true;

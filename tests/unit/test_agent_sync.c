@@ -177,6 +177,20 @@ static void answer__the_protocol_example_parses(void **state)
 	assert_null(desired_find(&ds, "1234-ps-0", 2));
 	desired_set_release(&ds);
 
+	/* An emulator rule's object (docs/emulator.md): no seconds is the
+	 * agent's default (-1), "hang" runs a year, an exit code alone fails. */
+	const char *rules = "{\"desiredVersion\": \"43\", \"replicas\": ["
+		"{\"replica\": \"r-0\", \"attempt\": 1, \"desired\": \"RUN\","
+		" \"simulate\": {\"outcome\": \"exit\", \"exitCode\": 7, \"rule\": 0}},"
+		"{\"replica\": \"r-1\", \"attempt\": 1, \"desired\": \"RUN\","
+		" \"simulate\": {\"outcome\": \"hang\"}}]}";
+	assert_int_equal(sync_parse_answer(rules, strlen(rules), &ds, err, sizeof(err)), 0);
+	assert_true(ds.v[0].has_simulate);
+	assert_true(ds.v[0].sim_seconds < 0);
+	assert_int_equal(ds.v[0].sim_exit, 7);
+	assert_true(ds.v[1].sim_seconds >= 86400.0 * 365);
+	desired_set_release(&ds);
+
 	/* A trainer package replica: its packages, module and runtime; a value
 	 * the job chose is the start's to judge, not the answer's. */
 	const char *pkg =
@@ -239,6 +253,8 @@ static void answer__bad_ones_are_rejected_whole(void **state)
 		  " \"simulate\": \"explode\"}]}", "bad simulate script" },
 		{ "{\"replicas\": [{\"replica\": \"a\", \"attempt\": 1, \"desired\": \"RUN\","
 		  " \"simulate\": {\"exitCode\": 300}}]}", "bad simulate object" },
+		{ "{\"replicas\": [{\"replica\": \"a\", \"attempt\": 1, \"desired\": \"RUN\","
+		  " \"simulate\": {\"seconds\": -1}}]}", "bad simulate object" },
 		{ "{\"desiredVersion\": [], \"replicas\": []}", "desiredVersion" },
 		{ "{\"replicas\": [{\"replica\": \"a\", \"attempt\": 1, \"desired\": \"RUN\","
 		  " \"packages\": \"gs://b/t.tar.gz\", \"pythonModule\": \"t\"}]}",

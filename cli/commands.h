@@ -15,4 +15,7 @@ int cli_hp_tuning_jobs_run(const char *verb, int argc, char **argv);
 /* trainplane nodes VERB ... (nodes.c): the agents' nodes. */
 int cli_nodes_run(const char *verb, int argc, char **argv);
 
+/* trainplane emulator VERB ... (emulator.c): an emulator's reset, clock and rules. */
+int cli_emulator_run(const char *verb, int argc, char **argv);
+
 #endif

@@ -14,6 +14,7 @@
  *   trainplane ai hp-tuning-jobs describe|cancel|stream-logs NAME|ID [--region R]
  *   trainplane ai hp-tuning-jobs list --region R [--filter F] [--limit N] [--sort-by [~]FIELD]
  *   trainplane nodes list|drain NODE|undrain NODE
+ *   trainplane emulator reset|clock|advance-clock D|set-clock-speed F|rules [set FILE]
  *
  * Endpoint: --endpoint, else TRAINPLANE_ENDPOINT, else the first line of
  * $TRAINPLANE_STATE_DIR/endpoint (./var/endpoint: the file `make run`
@@ -48,7 +49,9 @@ static const char top_usage[] =
 	"      [--parallel-trial-count N] [--algorithm A]\n"
 	"  ai hp-tuning-jobs describe|cancel|stream-logs (NAME | ID --region R)\n"
 	"  ai hp-tuning-jobs list --region R [--filter EXPR] [--limit N] [--sort-by [~]FIELD] [--uri]\n"
-	"  nodes list | drain NODE | undrain NODE\n\n"
+	"  nodes list | drain NODE | undrain NODE\n"
+	"  emulator reset [--all] | clock | advance-clock DURATION | set-clock-speed FACTOR\n"
+	"  emulator rules [set FILE]\n\n"
 	"Every command takes --format (json, yaml, value(KEYS), table(KEYS), csv(KEYS)).\n"
 	"Every command takes --help. Endpoint: --endpoint, TRAINPLANE_ENDPOINT, the file\n"
 	"$TRAINPLANE_STATE_DIR/endpoint (./var/endpoint, written by make run) or\n"
@@ -126,15 +129,20 @@ int main(int argc, char **argv)
 		snprintf(namebuf, sizeof namebuf, "trainplane.nodes.%s", sub);
 		cli_cmd_name = namebuf;
 		rc = cli_nodes_run(sub, argc - i - 2, argv + i + 2);
+	} else if (!strcmp(g, "emulator") && sub && !cli_is_help(sub)) {
+		snprintf(namebuf, sizeof namebuf, "trainplane.emulator.%s", sub);
+		cli_cmd_name = namebuf;
+		rc = cli_emulator_run(sub, argc - i - 2, argv + i + 2);
 	} else if (!strcmp(g, "ai") && sub && !cli_is_help(sub) && strcmp(sub, "custom-jobs") &&
 		   strcmp(sub, "hp-tuning-jobs")) {
 		fprintf(stderr, "ERROR: (trainplane.ai) Invalid choice: '%s'. Valid choices are [custom-jobs, "
 			"hp-tuning-jobs].\n", sub);
 		return EXIT_USAGE;
-	} else if ((!strcmp(g, "ai-platform") || !strcmp(g, "nodes") || !strcmp(g, "ai"))) {
+	} else if ((!strcmp(g, "ai-platform") || !strcmp(g, "nodes") || !strcmp(g, "ai") ||
+		    !strcmp(g, "emulator"))) {
 		return usage(sub && cli_is_help(sub) ? 0 : (verb && cli_is_help(verb) ? 0 : EXIT_USAGE));
 	} else {
-		fprintf(stderr, "ERROR: (trainplane) Invalid choice: '%s'. Valid choices are [ai, ai-platform, nodes].\n", g);
+		fprintf(stderr, "ERROR: (trainplane) Invalid choice: '%s'. Valid choices are [ai, ai-platform, emulator, nodes].\n", g);
 		return EXIT_USAGE;
 	}
 	curl_global_cleanup();

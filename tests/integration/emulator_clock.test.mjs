@@ -6,6 +6,10 @@
 
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 
 import { assertError, client, startPostgres, startServer, waitFor } from './harness.mjs';
 
@@ -133,5 +137,51 @@ describe('the emulator\'s clock', () => {
     assertError(await p.post('/trainplane/v1/emulator:setClockSpeed', { speed: 2 }), 400,
       'FAILED_PRECONDITION', /not an emulator/);
     assert.deepEqual((await c.get('/trainplane/v1/emulator')).json, { enabled: true });
+  });
+});
+
+describe('trainplane emulator (the CLI)', () => {
+  const CLI = process.env.TRAINPLANE_CLI_BIN;
+  const run = (server, args) => new Promise((resolve) => {
+    execFile(CLI, args, { env: { ...process.env, TRAINPLANE_ENDPOINT: `${server.base}/`, TRAINPLANE_PROJECT: 'cli' } },
+      (err, stdout, stderr) => resolve({ code: err ? err.code : 0, stdout, stderr }));
+  });
+
+  it('advance-clock, set-clock-speed, clock, rules set and reset against the emulator', async () => {
+    const before = Date.parse((await c.get('/trainplane/v1/emulator/clock')).json.time);
+    let r = await run(emu, ['emulator', 'advance-clock', '1h30m', '--format', 'json']);
+    assert.equal(r.code, 0, r.stderr);
+    assert.ok(Date.parse(JSON.parse(r.stdout).time) - before >= 5400_000);
+    r = await run(emu, ['emulator', 'set-clock-speed', '1', '--format', 'value(speed)']);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stdout.trim(), '1.0');
+    r = await run(emu, ['emulator', 'clock']);
+    assert.match(r.stdout, /^offset: /m);
+    const file = path.join(os.tmpdir(), `tp-rules-${process.pid}.yaml`);
+    fs.writeFileSync(file, 'rules:\n  - match: {project: cli}\n    outcome: fail\n    exitCode: 9\n');
+    r = await run(emu, ['emulator', 'rules', 'set', file]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal((await c.get('/trainplane/v1/emulator/rules')).json.rules[0].exitCode, 9);
+    fs.writeFileSync(file, 'rules:\n  - outcome: explode\n');
+    r = await run(emu, ['emulator', 'rules', 'set', file]);
+    assert.equal(r.code, 1);
+    assert.match(r.stderr, /rules\[0\]\.outcome/);
+    r = await run(emu, ['emulator', 'rules', 'set', file.replace('.yaml', '.none')]);
+    assert.equal(r.code, 1);
+    fs.rmSync(file);
+    assert.equal((await c.post('/trainplane/v1/emulator:setRules', { rules: [] })).status, 200);
+    assert.equal((await c.post('/v1/projects/cli/jobs', { jobId: 'one',
+      trainingInput: { scaleTier: 'BASIC', region: 'us-central1', masterConfig: image } })).status, 200);
+    r = await run(emu, ['emulator', 'reset']);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stderr, /Deleted 1 job\(s\) of project cli\./);
+    r = await run(emu, ['emulator', 'advance-clock', '-5s']);
+    assert.equal(r.code, 2);
+  });
+
+  it('a server that is no emulator: the error, exit 1', async () => {
+    const r = await run(plain, ['emulator', 'advance-clock', '60s']);
+    assert.equal(r.code, 1);
+    assert.match(r.stderr, /^ERROR: \(trainplane\.emulator\.advance-clock\) FAILED_PRECONDITION: .*not an emulator/m);
   });
 });

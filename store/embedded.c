@@ -7,6 +7,7 @@
 #include <limits.h>
 #include <pwd.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -103,6 +104,102 @@ static int run_as_db_user(const struct pg_embedded *pg, const char *const argv[]
 		if (errno != EINTR)
 			return -1;
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+/* Runs argv as this process's user, quietly; its exit status, or -1. */
+static int run_plain(const char *const argv[])
+{
+	pid_t pid = fork();
+	int status;
+
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		int devnull = open("/dev/null", O_RDWR);
+		if (devnull >= 0) {
+			dup2(devnull, 0);
+			dup2(devnull, 1);
+			close(devnull);
+		}
+		execv(argv[0], (char *const *)argv);
+		_exit(127);
+	}
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return -1;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+/*
+ * The prepared cluster a fresh state directory copies instead of running
+ * initdb (a fresh emulator starts in a fraction of the time): initdb's
+ * output, kept under $XDG_CACHE_HOME/trainplane (else ~/.cache/trainplane),
+ * named after the initdb binary (its path, inode, size and time), so that
+ * another PostgreSQL makes another. NULL: no cache directory to use
+ * (TRAINPLANE_PG_TEMPLATE=0 turns the cache off).
+ */
+static char *template_path(const char *initdb, char **cache_dir)
+{
+	const char *off = getenv("TRAINPLANE_PG_TEMPLATE");
+	const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+	struct stat st;
+
+	*cache_dir = NULL;
+	if ((off && !strcmp(off, "0")) || stat(initdb, &st))
+		return NULL;
+	if (xdg && xdg[0] == '/')
+		*cache_dir = xasprintf("%s/trainplane", xdg);
+	else if (home && home[0] == '/')
+		*cache_dir = xasprintf("%s/.cache/trainplane", home);
+	else
+		return NULL;
+	uint64_t h = 1469598103934665603ULL;
+	for (const char *c = initdb; *c; c++)
+		h = (h ^ (unsigned char)*c) * 1099511628211ULL;
+	h ^= (uint64_t)st.st_ino * 31 + (uint64_t)st.st_size * 17 + (uint64_t)st.st_mtime;
+	return xasprintf("%s/pgdata-%016llx", *cache_dir, (unsigned long long)h);
+}
+
+/* cp -a (with reflinks where the filesystem has them): 0 or -1. */
+static int copy_tree(const char *from, const char *to)
+{
+	const char *const argv[] = { "/bin/cp", "-a", "--reflink=auto", from, to, NULL };
+	return run_plain(argv) ? -1 : 0;
+}
+
+/* The data directory from the template: 0, or -1 (then initdb it). */
+static int data_from_template(const char *tpl, const char *data_dir)
+{
+	char *version = xasprintf("%s/PG_VERSION", tpl);
+	int ok = !access(version, F_OK);
+	free(version);
+	if (!ok)
+		return -1;
+	if (rmdir(data_dir) && errno != ENOENT)
+		return -1;	/* not empty: leave it to initdb's judgement */
+	if (copy_tree(tpl, data_dir)) {
+		const char *const rm[] = { "/bin/rm", "-rf", data_dir, NULL };
+		(void)run_plain(rm);
+		return -1;
+	}
+	return 0;
+}
+
+/* Keeps a copy of a fresh initdb as the template; a race loses harmlessly. */
+static void save_template(const char *tpl, const char *cache_dir, const char *data_dir)
+{
+	char *parent = xasprintf("%.*s", (int)(strrchr(cache_dir, '/') - cache_dir), cache_dir);
+	char *tmp = xasprintf("%s.tmp-%ld", tpl, (long)getpid());
+
+	if ((mkdir(parent, 0755) && errno != EEXIST) || (mkdir(cache_dir, 0755) && errno != EEXIST) ||
+	    copy_tree(data_dir, tmp) || rename(tmp, tpl)) {
+		const char *const rm[] = { "/bin/rm", "-rf", tmp, NULL };
+		(void)run_plain(rm);
+	} else {
+		log_info("kept a template of the fresh database in %s", tpl);
+	}
+	free(parent);
+	free(tmp);
 }
 
 /* Appends the last lines of the PostgreSQL log to err. */
@@ -255,16 +352,31 @@ int pg_embedded_start(const char *state_dir, const char *bin_dir, struct pg_embe
 
 	version = xasprintf("%s/PG_VERSION", pg->data_dir);
 	if (access(version, F_OK)) {
-		log_info("initialising the embedded database in %s", pg->data_dir);
-		if (make_dir(pg->data_dir, 0700, pg, true, err, errlen))
-			goto out;
-		const char *const argv[] = { initdb, "-D", pg->data_dir, "-U", DB_USER, "-A", "trust",
-				       "-E", "UTF8", "--locale=C", "--no-instructions", NULL };
-		if (run_as_db_user(pg, argv)) {
-			snprintf(err, errlen, "initdb failed");
-			add_log_tail(pg, err, errlen);
-			goto out;
+		char *cache_dir = NULL, *tpl = template_path(initdb, &cache_dir);
+		if (tpl && !data_from_template(tpl, pg->data_dir)) {
+			log_info("the embedded database in %s: a copy of %s", pg->data_dir, tpl);
+		} else {
+			log_info("initialising the embedded database in %s", pg->data_dir);
+			if (make_dir(pg->data_dir, 0700, pg, true, err, errlen)) {
+				free(tpl);
+				free(cache_dir);
+				goto out;
+			}
+			const char *const argv[] = { initdb, "-D", pg->data_dir, "-U", DB_USER, "-A",
+					       "trust", "-E", "UTF8", "--locale=C", "--no-instructions",
+					       NULL };
+			if (run_as_db_user(pg, argv)) {
+				snprintf(err, errlen, "initdb failed");
+				add_log_tail(pg, err, errlen);
+				free(tpl);
+				free(cache_dir);
+				goto out;
+			}
+			if (tpl)
+				save_template(tpl, cache_dir, pg->data_dir);
 		}
+		free(tpl);
+		free(cache_dir);
 	}
 
 	const char *const status_argv[] = { pg_ctl, "-D", pg->data_dir, "status", NULL };

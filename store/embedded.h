@@ -2,7 +2,9 @@
  * embedded.h - a private PostgreSQL under the server's state directory.
  *
  * With no database URL configured the server runs its own PostgreSQL:
- * initdb on first start (data in <state>/postgres), listening only on a
+ * initdb on first start (data in <state>/postgres; a copy of a template
+ * kept in ~/.cache/trainplane once one initdb has run, which saves most of
+ * a fresh start), listening only on a
  * unix socket in <state>/run, started with pg_ctl and stopped on exit. A
  * second start reuses the data. PostgreSQL refuses to run as root, so when
  * the server is root the database runs as the "postgres" system user and

@@ -2,6 +2,7 @@
 #
 #   make            build build/trainplane-server
 #   make run        install what is missing, build, start on embedded PostgreSQL
+#   make emulator   the same in emulator mode: a simulated fleet, a fresh database (docs/emulator.md)
 #   make test       the whole suite (unit, integration, interop, openapi lint)
 #   make test SANITIZE=1   the same under AddressSanitizer + UBSan (build/san/)
 #   make test-tsan  the connection churn test against a ThreadSanitizer server (build/tsan/)
@@ -82,7 +83,7 @@ SERVER := $(BUILD)/trainplane-server
 AGENT  := $(BUILD)/trainplane-agent
 CLI    := $(BUILD)/trainplane
 
-.PHONY: all deps run test test-unit test-integration test-integration-js lint-openapi format-check sql-check bench fuzz fuzz-smoke soak clean node-deps \
+.PHONY: all deps run emulator test test-unit test-integration test-integration-js lint-openapi format-check sql-check bench fuzz fuzz-smoke soak clean node-deps \
 	san-server test-tsan test-gcloud-format
 all: $(SERVER) $(if $(wildcard agent/main.c),$(AGENT)) $(if $(wildcard cli/main.c),$(CLI))
 
@@ -238,6 +239,7 @@ DEB_BENCH := wrk libmicrohttpd-dev nodejs python3
 DEB_SOAK  := nodejs
 
 DEB_FOR_run   := $(DEB_RUN)
+DEB_FOR_emulator := $(DEB_RUN)
 DEB_FOR_test  := $(DEB_RUN) $(DEB_TEST)
 DEB_FOR_bench := $(DEB_RUN) $(DEB_BENCH)
 DEB_FOR_fuzz  := $(DEB_RUN) $(DEB_FUZZ)
@@ -247,7 +249,7 @@ DEB_FOR_test-tsan := $(DEB_RUN) nodejs openssl
 # `deps` (what run, test, test-tsan, bench, fuzz and soak depend on) installs
 # the lists of the commands given on the command line, or every list when
 # none is.
-DEB_GOALS := $(filter run test test-tsan bench fuzz soak,$(MAKECMDGOALS))
+DEB_GOALS := $(filter run emulator test test-tsan bench fuzz soak,$(MAKECMDGOALS))
 DEB_PKGS  := $(sort $(foreach g,$(or $(DEB_GOALS),run test bench fuzz soak),$(DEB_FOR_$(g))))
 
 # Installs the Debian packages $(1) that are missing. nodejs, npm and python3
@@ -280,6 +282,11 @@ node_modules/.package-lock.json: package.json package-lock.json
 node-deps: node_modules/.package-lock.json
 
 # --- run ----------------------------------------------------------------------
+# The emulator (docs/emulator.md): a simulated fleet, a fresh database each time.
+emulator: deps
+	@$(MAKE) --no-print-directory all
+	./tools/emulator.sh $(SERVER)
+
 run: deps
 	@$(MAKE) --no-print-directory all
 	./tools/run.sh $(SERVER) $(AGENT)

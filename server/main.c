@@ -13,6 +13,8 @@
  * working directory; a `catalog` path replaces it.
  */
 #include <errno.h>
+#include <ftw.h>
+#include <sys/stat.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -138,7 +140,7 @@ static const struct config_key server_keys[] = {
 	KEY(scheduler, CONFIG_BOOL, "true", 0, 0, NULL),
 	KEY(scheduler_tick_ms, CONFIG_INT, "1000", 10, 60000, NULL),
 	KEY(starve_seconds, CONFIG_INT, "600", 1, 86400 * 7, NULL),
-	KEY(state_dir, CONFIG_STRING, "./var", 0, 0, NULL),
+	KEY(state_dir, CONFIG_STRING, NULL, 0, 0, NULL),
 	KEY(storage_max_object_gib, CONFIG_INT, "5120", 1, 1048576, NULL),
 	KEY(storage_root, CONFIG_STRING, NULL, 0, 0, NULL),
 	KEY(sync_interval_seconds, CONFIG_INT, "10", 1, 600, NULL),
@@ -198,8 +200,49 @@ static const struct {
 	{ "catalog", "the built-in catalog, deploy/catalog.yaml as built" },
 	{ "database_url", "an embedded PostgreSQL under state_dir" },
 	{ "postgres_bin_dir", "the newest /usr/lib/postgresql/N/bin" },
+	{ "state_dir", "./var; in emulator mode a fresh directory under $TMPDIR or /tmp, removed at "
+		       "exit" },
 	{ "storage_root", "state_dir/gcs (the agents' storage_root must be the same tree)" },
 };
+
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st, (void)flag, (void)ftw;
+	if (remove(path))
+		log_warn("cannot remove %s: %s", path, strerror(errno));
+	return 0;
+}
+
+/*
+ * An emulator without a state_dir gets a fresh one, removed at exit: a CI
+ * run starts clean, and never touches make run's ./var. 0 or -1.
+ */
+static int resolve_state_dir(struct server_config *cfg, bool *temporary)
+{
+	*temporary = false;
+	if (cfg->state_dir && *cfg->state_dir)
+		return 0;
+	free(cfg->state_dir);
+	if (!cfg->emulator) {
+		cfg->state_dir = xstrdup("./var");
+		return 0;
+	}
+	const char *tmp = getenv("TMPDIR");
+	char *dir = xasprintf("%s/trainplane-emulator-XXXXXX", tmp && *tmp == '/' ? tmp : "/tmp");
+	if (!mkdtemp(dir)) {
+		fprintf(stderr, "trainplane-server: cannot make a state directory %s: %s\n", dir,
+			strerror(errno));
+		free(dir);
+		cfg->state_dir = NULL;
+		return -1;
+	}
+	/* The embedded database runs as postgres when we are root: it must get in. */
+	if (chmod(dir, 0755))
+		log_warn("cannot chmod %s: %s", dir, strerror(errno));
+	cfg->state_dir = dir;
+	*temporary = true;
+	return 0;
+}
 
 static void usage(FILE *f)
 {
@@ -424,7 +467,7 @@ int main(int argc, char **argv)
 	};
 	struct server_config cfg = { 0 };
 	const char *config_path = getenv("TRAINPLANE_CONFIG");
-	bool check_only = false, emulator_flag = false;
+	bool check_only = false, emulator_flag = false, temporary_state = false;
 	char err[2048];
 	struct catalog *cat = NULL;
 	struct auth_tokens *tokens = NULL;
@@ -468,6 +511,8 @@ int main(int argc, char **argv)
 	}
 	if (emulator_flag)
 		cfg.emulator = true;
+	if (!check_only && resolve_state_dir(&cfg, &temporary_state))
+		goto out;
 	enum log_level level;
 	if (!log_level_parse(cfg.log_level, &level))
 		log_set_level(level);
@@ -637,6 +682,10 @@ out:
 	storage_fs_close(storage);
 	store_close(st);
 	pg_embedded_stop(pg);
+	if (temporary_state) {
+		log_info("removing the emulator's state directory %s", cfg.state_dir);
+		nftw(cfg.state_dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+	}
 	free(conninfo);
 	catalog_free(cat);
 	auth_tokens_free(tokens);

@@ -18,6 +18,10 @@
 #   pretty: jobs.get and a 100-job jobs.list pretty-printed (curl's default)
 #           against compact (prettyPrint=false) (tools/bench_pretty.sh;
 #           BENCH_PRETTY=0 leaves it out)
+#   emulator: exec to /readyz of trainplane-server --emulator, cold (initdb),
+#           warm (the template) and restarted, against pg_ctl start alone;
+#           the simulated fleet's registration; resets of 1,000 and 5,000
+#           jobs (tools/bench_emulator.sh; BENCH_EMULATOR=0 leaves it out)
 #   hold:   10,000 idle keep-alive connections and 2,000 parked agent syncs
 #           held, the server's RSS and CPU per connection and per parked
 #           poll (tools/bench_hold.sh; BENCH_HOLD=0 leaves it out)
@@ -259,4 +263,9 @@ fi
 # --- Cloud Storage: a 1 GiB object up and down, against cp on the same disk ------
 if [ "${BENCH_STORAGE:-1}" != 0 ]; then
 	tools/bench_storage.sh "$server"
+fi
+
+# --- emulator mode: start, fleet, reset ---------------------------------------
+if [ "${BENCH_EMULATOR:-1}" != 0 ]; then
+	tools/bench_emulator.sh "$server"
 fi

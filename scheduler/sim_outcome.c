@@ -92,6 +92,12 @@ int sim_outcomes_apply(const struct sim_outcomes *o, const json_t *q, struct job
 	if (job.vertex)
 		job.display_name = json_string_value(json_object_get(json_object_get(q, "spec"),
 								     "displayName"));
+	/* A trial matches as its tuning job: its id and display name. */
+	if (json_is_string(json_object_get(q, "parent_job_id"))) {
+		job.job_id = json_string_value(json_object_get(q, "parent_job_id"));
+		if (job.vertex)
+			job.display_name = json_string_value(json_object_get(q, "parent_display_name"));
+	}
 	int held = sim_rules_holds(o->rules, &job);
 	if (held >= 0)
 		return held;

@@ -23,7 +23,8 @@ enum store_rc sim_outcomes_refresh(struct sim_outcomes *o, struct store_conn *c)
 
 /*
  * Applies the rules to a queued job (the scheduler snapshot's object: id,
- * project, job_id, api, spec, labels, trial_params) and its plan. Returns
+ * project, job_id, api, spec, labels, trial_params; a trial matches as
+ * its tuning job, by parent_job_id and parent_display_name) and its plan. Returns
  * the index of a "queue" rule that holds the job (nothing placed), or -1
  * with every matched replica's run.simulate set. A job label
  * trainplane-simulate wins over the rules.

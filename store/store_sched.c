@@ -179,6 +179,9 @@ enum store_rc store_sched_housekeeping(struct store_conn *c, int lease_s, int *l
 	"     AND n.last_sync > now() - make_interval(secs => coalesce(n.lease_s, $1::int))), " \
 	" 'queued', (SELECT coalesce(jsonb_agg(q), '[]'::jsonb) FROM (SELECT j.id, j.project, j.job_id, " \
 	"   j.region, j.spec, j.labels, j.trial, j.trial_params, j.api, " \
+	/* a trial is its tuning job to the emulator's rules (scheduler/sim_outcome.c) */ \
+	"   (SELECT p.job_id FROM jobs p WHERE p.id = j.parent) AS parent_job_id, " \
+	"   (SELECT p.spec->>'displayName' FROM jobs p WHERE p.id = j.parent) AS parent_display_name, " \
 	"   (extract(epoch FROM (SELECT tp_now()) - j.create_time) * 1000)::int8 AS waited_ms " \
 	"   FROM jobs j WHERE j.state = 'QUEUED' AND j.id > $3::int8 AND NOT j.study " \
 	/* A region with no schedulable node can place nothing: skip its jobs. */ \

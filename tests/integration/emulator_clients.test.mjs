@@ -197,3 +197,82 @@ describe('emulator: every job Google would run runs', () => {
     assert.ok((await logging('long_one')).includes('simulate: stopped by SIGTERM'));
   });
 });
+
+describe('emulator: a client suite\'s own scripts, clock and isolation', () => {
+  const control = async (verb, body) => {
+    const r = await fetch(`${server.base}/trainplane/v1/emulator:${verb}`, {
+      method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+    const text = await r.text();
+    assert.equal(r.status, 200, text);
+    return JSON.parse(text);
+  };
+
+  it('a scripted failure reaches @google-cloud/aiplatform as Google\'s error', async () => {
+    await control('setRules', { rules: [{ match: { displayName: 'doomed-*' }, outcome: 'fail', exitCode: 13, seconds: 0.1 }] });
+    const j = await vertexJob('us-central1', 'doomed-run', [{ machineSpec: { machineType: 'n1-standard-4' },
+      replicaCount: 1, containerSpec: image }]);
+    assert.equal(j.state, 'JOB_STATE_FAILED');
+    assert.match(j.error.message, /non-zero status of 13/);
+    await control('setRules', { rules: [] });
+  });
+
+  it('a SPOT job is preempted once and restarted, then succeeds', async () => {
+    await control('setRules', { rules: [{ match: { labels: { tier: 'spot' } }, outcome: 'preempt', seconds: 0.2 }] });
+    const [job] = await jobs.createCustomJob({ parent: `projects/${PROJECT}/locations/us-central1`, customJob: {
+      displayName: 'spot', labels: { tier: 'spot' },
+      jobSpec: { scheduling: { strategy: 'SPOT' }, workerPoolSpecs: [{
+        machineSpec: { machineType: 'g2-standard-8', acceleratorType: 'NVIDIA_L4', acceleratorCount: 1 },
+        replicaCount: 1, containerSpec: image }] } } });
+    const done = await until(async () => {
+      const [j] = await jobs.getCustomJob({ name: job.name });
+      return j.state === 'JOB_STATE_SUCCEEDED' || j.state === 'JOB_STATE_FAILED' ? j : null;
+    }, 30_000, 'the SPOT job to end');
+    assert.equal(done.state, 'JOB_STATE_SUCCEEDED');
+    const log = await logging(job.name.split('/').pop());
+    assert.ok(log.some((l) => /preempted/.test(l)) && log.some((l) => /attempt 2/.test(l)), log.join('\n'));
+    await control('setRules', { rules: [] });
+  });
+
+  it('a 2-hour maxRunningTime is exceeded through the clock (googleapis)', async () => {
+    await ml.projects.jobs.create({ parent: `projects/${PROJECT}`, requestBody: {
+      jobId: 'two_hours', labels: { 'trainplane-simulate': 'run-86400s-exit-0' },
+      trainingInput: { scaleTier: 'BASIC', region: 'us-central1', masterConfig: image,
+        scheduling: { maxRunningTime: '7200s' } } } });
+    const name = `projects/${PROJECT}/jobs/two_hours`;
+    await until(async () => (await ml.projects.jobs.get({ name })).data.state === 'RUNNING', 30_000, 'RUNNING');
+    await control('advanceClock', { duration: '7201s' });
+    const j = await until(async () => {
+      const d = (await ml.projects.jobs.get({ name })).data;
+      return d.state === 'FAILED' ? d : null;
+    }, 30_000, 'FAILED by maxRunningTime');
+    assert.match(j.errorMessage, /max_running_time/);
+  });
+
+  it('a tuning job\'s simulated trials find the configured optimum (googleapis)', async () => {
+    await control('setRules', { rules: [{ match: { jobId: 'optimum' }, outcome: 'succeed', seconds: 0.1,
+      metric: '-(lr - 0.03)^2 - (units - 64)^2' }] });
+    await ml.projects.jobs.create({ parent: `projects/${PROJECT}`, requestBody: { jobId: 'optimum', trainingInput: {
+      scaleTier: 'BASIC', region: 'us-central1', masterConfig: image,
+      hyperparameters: { goal: 'MAXIMIZE', hyperparameterMetricTag: 'score', algorithm: 'GRID_SEARCH',
+        maxTrials: 9, maxParallelTrials: 3, params: [
+          { parameterName: 'lr', type: 'DISCRETE', discreteValues: [0.01, 0.03, 0.1] },
+          { parameterName: 'units', type: 'DISCRETE', discreteValues: [32, 64, 128] }] } } } });
+    const j = await until(async () => {
+      const d = (await ml.projects.jobs.get({ name: `projects/${PROJECT}/jobs/optimum` })).data;
+      return d.state === 'SUCCEEDED' || d.state === 'FAILED' ? d : null;
+    }, 60_000, 'the study to end');
+    assert.equal(j.state, 'SUCCEEDED', j.errorMessage);
+    const best = j.trainingOutput.trials[0];
+    assert.deepEqual([Number(best.hyperparameters.lr), Number(best.hyperparameters.units)], [0.03, 64]);
+    assert.equal(Number(best.finalMetric.objectiveValue ?? 0), 0);	// (proto3 JSON leaves a 0 out)
+    await control('setRules', { rules: [] });
+  });
+
+  it('reset between tests: the project is empty again, for both clients', async () => {
+    const r = await control('reset', { project: PROJECT });
+    assert.ok(r.deletedJobs >= 10);
+    assert.deepEqual((await ml.projects.jobs.list({ parent: `projects/${PROJECT}` })).data, {});
+    const [list] = await jobs.listCustomJobs({ parent: `projects/${PROJECT}/locations/us-central1` });
+    assert.equal(list.length, 0);
+  });
+});

@@ -164,15 +164,17 @@ describe('PostgreSQL restart during requests', () => {
 });
 
 describe('embedded PostgreSQL (no database URL)', () => {
-  it('initdb on first start, reuse on the second, stopped on exit', async () => {
+  it('initdb on first start (a template kept), reuse on the second, stopped on exit; a fresh one copies the template', async () => {
     const state = makeTempDir('tp-emb-');
-    cleanups.push(() => removeTempDir(state));
+    const cache = makeTempDir('tp-cache-');
+    cleanups.push(() => removeTempDir(state), () => removeTempDir(cache));
     const dataDir = path.join(state, 'postgres');
-    const env = { TRAINPLANE_STATE_DIR: state };
+    const env = { TRAINPLANE_STATE_DIR: state, XDG_CACHE_HOME: cache };
 
     const first = await startServer({ env, startTimeoutMs: 90_000 });
     cleanups.push(() => first.kill());
     assert.match(first.stderr(), /initialising the embedded database/);
+    assert.match(first.stderr(), /kept a template of the fresh database in /);
     assert.ok(fs.existsSync(path.join(dataDir, 'PG_VERSION')), 'a cluster under the state dir');
     assert.ok(postgresProcessesFor(dataDir).length > 0, 'its postgres runs');
     const made = await client(first.base).post('/v1/projects/emb/jobs', {
@@ -185,7 +187,7 @@ describe('embedded PostgreSQL (no database URL)', () => {
 
     const second = await startServer({ env, startTimeoutMs: 90_000 });
     cleanups.push(() => second.kill());
-    assert.doesNotMatch(second.stderr(), /initialising the embedded database/, 'the second start reuses the data');
+    assert.doesNotMatch(second.stderr(), /initialising the embedded database|a copy of/, 'the second start reuses the data');
     // A second server on the same state directory while this one runs is
     // refused at once: it must not adopt this one's database and, failing
     // later (here on its port), stop it under this one.
@@ -201,6 +203,17 @@ describe('embedded PostgreSQL (no database URL)', () => {
     await second.stop();
     assert.deepEqual(postgresProcessesFor(dataDir), [], 'no postgres left after the second exit');
     removeTempDir(state);
+
+    // A fresh state directory: a copy of the template, no initdb.
+    const fresh = makeTempDir('tp-emb-');
+    cleanups.push(() => removeTempDir(fresh));
+    const third = await startServer({ env: { TRAINPLANE_STATE_DIR: fresh, XDG_CACHE_HOME: cache }, startTimeoutMs: 90_000 });
+    cleanups.push(() => third.kill());
+    assert.match(third.stderr(), /the embedded database in .*: a copy of /);
+    assert.doesNotMatch(third.stderr(), /initialising the embedded database/);
+    assert.equal((await client(third.base).get('/v1/projects/emb/jobs/survivor')).status, 404, 'a database of its own');
+    await third.stop();
+    assert.deepEqual(postgresProcessesFor(path.join(fresh, 'postgres')), []);
   });
 });
 

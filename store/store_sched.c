@@ -162,8 +162,27 @@ enum store_rc store_sched_housekeeping(struct store_conn *c, int lease_s, int *l
  * placement order for full passes, creation order for new jobs only.
  */
 #define SNAPSHOT_SQL(order) \
+	"WITH q AS MATERIALIZED (SELECT j.id, j.project, j.job_id, " \
+	"   j.region, j.spec, j.labels, j.trial, j.trial_params, j.api, " \
+	/* a trial is its tuning job to the emulator's rules (scheduler/sim_outcome.c) */ \
+	"   (SELECT p.job_id FROM jobs p WHERE p.id = j.parent) AS parent_job_id, " \
+	"   (SELECT p.spec->>'displayName' FROM jobs p WHERE p.id = j.parent) AS parent_display_name, " \
+	"   (extract(epoch FROM (SELECT tp_now()) - j.create_time) * 1000)::int8 AS waited_ms " \
+	"   FROM jobs j WHERE j.state = 'QUEUED' AND j.id > $3::int8 AND NOT j.study " \
+	/* A region with no schedulable node can place nothing: skip its jobs. */ \
+	"   AND j.region IN (SELECT region FROM nodes WHERE state = 'READY' AND NOT draining " \
+	"     AND last_sync > now() - make_interval(secs => coalesce(lease_s, $1::int))) " \
+	"   ORDER BY " order " LIMIT $2), " \
+	"r AS MATERIALIZED (SELECT p.id, p.job, p.uid, " \
+	"   p.role, p.idx, j.region, p.vcpus, p.memory_mb, p.accel_type, p.accel_count, p.tpu, p.spec, " \
+	"   j.spec AS job_spec, j.job_id, j.trial " \
+	"   FROM replicas p JOIN jobs j ON j.id = p.job WHERE p.node IS NULL AND p.desired = 'RUN' " \
+	"   AND p.state = 'PENDING' ORDER BY p.job, p.id) " \
 	"SELECT jsonb_build_object(" \
-	" 'nodes', (SELECT coalesce(jsonb_agg(jsonb_build_object(" \
+	/* The nodes only when there is something to place: an idle pass over a
+	 * large cluster (an emulator's fleet) reads no node. */ \
+	" 'nodes', CASE WHEN EXISTS (SELECT 1 FROM q) OR EXISTS (SELECT 1 FROM r) THEN " \
+	"  (SELECT coalesce(jsonb_agg(jsonb_build_object(" \
 	"   'name', n.name, 'region', n.region, 'zone', n.zone, 'address', n.address, " \
 	"   'accel_type', n.accel_type, 'accel_count', n.accel_count, 'tpu', n.tpu_type IS NOT NULL, " \
 	"   'vcpus', n.vcpus, 'memory_mb', n.memory_mb, 'port_lo', n.port_lo, 'port_hi', n.port_hi, " \
@@ -176,24 +195,11 @@ enum store_rc store_sched_housekeeping(struct store_conn *c, int lease_s, int *l
 	"     FROM replicas p WHERE p.node = n.name AND p.desired <> 'DONE')) " \
 	"   ORDER BY n.name), '[]'::jsonb) " \
 	"   FROM nodes n WHERE n.state = 'READY' AND NOT n.draining " \
-	"     AND n.last_sync > now() - make_interval(secs => coalesce(n.lease_s, $1::int))), " \
-	" 'queued', (SELECT coalesce(jsonb_agg(q), '[]'::jsonb) FROM (SELECT j.id, j.project, j.job_id, " \
-	"   j.region, j.spec, j.labels, j.trial, j.trial_params, j.api, " \
-	/* a trial is its tuning job to the emulator's rules (scheduler/sim_outcome.c) */ \
-	"   (SELECT p.job_id FROM jobs p WHERE p.id = j.parent) AS parent_job_id, " \
-	"   (SELECT p.spec->>'displayName' FROM jobs p WHERE p.id = j.parent) AS parent_display_name, " \
-	"   (extract(epoch FROM (SELECT tp_now()) - j.create_time) * 1000)::int8 AS waited_ms " \
-	"   FROM jobs j WHERE j.state = 'QUEUED' AND j.id > $3::int8 AND NOT j.study " \
-	/* A region with no schedulable node can place nothing: skip its jobs. */ \
-	"   AND j.region IN (SELECT region FROM nodes WHERE state = 'READY' AND NOT draining " \
-	"     AND last_sync > now() - make_interval(secs => coalesce(lease_s, $1::int))) " \
-	"   ORDER BY " order " LIMIT $2) q), " \
+	"     AND n.last_sync > now() - make_interval(secs => coalesce(n.lease_s, $1::int))) " \
+	"  ELSE '[]'::jsonb END, " \
+	" 'queued', (SELECT coalesce(jsonb_agg(q), '[]'::jsonb) FROM q), " \
 	" 'max_queued_id', (SELECT max(id) FROM jobs WHERE state = 'QUEUED'), " \
-	" 'pending', (SELECT coalesce(jsonb_agg(r), '[]'::jsonb) FROM (SELECT p.id, p.job, p.uid, " \
-	"   p.role, p.idx, j.region, p.vcpus, p.memory_mb, p.accel_type, p.accel_count, p.tpu, p.spec, " \
-	"   j.spec AS job_spec, j.job_id, j.trial " \
-	"   FROM replicas p JOIN jobs j ON j.id = p.job WHERE p.node IS NULL AND p.desired = 'RUN' " \
-	"   AND p.state = 'PENDING' ORDER BY p.job, p.id) r))::text"
+	" 'pending', (SELECT coalesce(jsonb_agg(r), '[]'::jsonb) FROM r))::text"
 
 static const struct store_stmt stmt_snapshot = {
 	35, "sched_snapshot_full", SNAPSHOT_SQL("j.priority DESC, j.id"), true,

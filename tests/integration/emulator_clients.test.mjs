@@ -34,7 +34,8 @@ before(async () => {
   pg = await startPostgres();
   server = await startServer({
     pg, args: ['--emulator'],
-    env: { TRAINPLANE_EMULATOR_REPLICA_DURATION: '0.3s', TRAINPLANE_SCHEDULER_TICK_MS: '200' },
+    // (a fleet of 3 nodes of each kind a region: enough here, registered in a moment)
+    env: { TRAINPLANE_EMULATOR_NODES_PER_TYPE: '3', TRAINPLANE_EMULATOR_REPLICA_DURATION: '0.3s', TRAINPLANE_SCHEDULER_TICK_MS: '200' },
   });
   ml = google.ml({ version: 'v1', rootUrl: `http://127.0.0.1:${server.port}/`, auth: 'any-key' });
   const authClient = new OAuth2Client();

@@ -20,7 +20,9 @@ let c;
 
 before(async () => {
   pg = await startPostgres();
-  emu = await startServer({ pg, args: ['--emulator'], env: { TRAINPLANE_SCHEDULER_TICK_MS: '200' } });
+  // (a fleet of 2 nodes of each kind a region: enough here, registered in a moment)
+  emu = await startServer({ pg, args: ['--emulator'],
+    env: { TRAINPLANE_EMULATOR_NODES_PER_TYPE: '2', TRAINPLANE_SCHEDULER_TICK_MS: '200' } });
   // The same database, no emulator and no scheduler: its controls are shut.
   plain = await startServer({ pg, env: { TRAINPLANE_SCHEDULER: 'false' } });
   c = client(emu.base);

@@ -15,7 +15,9 @@ let c;
 
 before(async () => {
   pg = await startPostgres();
-  emu = await startServer({ pg, args: ['--emulator'], env: { TRAINPLANE_SCHEDULER_TICK_MS: '200' } });
+  // (a fleet of 3 nodes of each kind a region: enough here, registered in a moment)
+  emu = await startServer({ pg, args: ['--emulator'],
+    env: { TRAINPLANE_EMULATOR_NODES_PER_TYPE: '3', TRAINPLANE_SCHEDULER_TICK_MS: '200' } });
   plain = await startServer({ pg, env: { TRAINPLANE_SCHEDULER: 'false' } });
   c = client(emu.base);
 });

@@ -17,7 +17,8 @@ let c;
 before(async () => {
   pg = await startPostgres();
   emu = await startServer({ pg, args: ['--emulator'],
-    env: { TRAINPLANE_SCHEDULER_TICK_MS: '200', TRAINPLANE_EMULATOR_REPLICA_DURATION: '0.3s' } });
+    // (a fleet of 2 nodes of each kind a region: enough here, registered in a moment)
+    env: { TRAINPLANE_EMULATOR_NODES_PER_TYPE: '2', TRAINPLANE_SCHEDULER_TICK_MS: '200', TRAINPLANE_EMULATOR_REPLICA_DURATION: '0.3s' } });
   plain = await startServer({ pg, env: { TRAINPLANE_SCHEDULER: 'false' } });
   c = client(emu.base);
 });

@@ -41,7 +41,7 @@ before(async () => {
   // An emulator (docs/emulator.md): the jobs the snippets create run on its
   // simulated fleet, long enough (the doc's job sleeps 600 s) that the
   // cancel finds the job still running however slow the machine.
-  server = await startServer({ pg, args: ['--emulator'], env: { TRAINPLANE_EMULATOR_REPLICA_DURATION: '600s' } });
+  server = await startServer({ pg, args: ['--emulator'], env: { TRAINPLANE_EMULATOR_REPLICA_DURATION: '600s', TRAINPLANE_EMULATOR_NODES_PER_TYPE: '2' } });
 });
 
 after(async () => {

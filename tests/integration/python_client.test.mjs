@@ -259,6 +259,11 @@ describe('Python googleapiclient', () => {
     for (const id of ['py_before_1', 'py_before_2']) {
       assert.equal((await c.post('/v1/projects/demo/jobs', { jobId: id, trainingInput: trainingInput() })).status, 200);
     }
+    // The block reads its job, lists, then patches with the etag it read: a
+    // job placed meanwhile would have a new etag. An emulator rule keeps the
+    // block's job QUEUED (its Vertex job runs).
+    assert.equal((await c.post('/trainplane/v1/emulator:setRules', { rules: [
+      { match: { jobId: 'census_py_*' }, outcome: 'queue' }] })).status, 200);
     const r = await runPython(`${docSnippet()}\n${CHECKS}`);
     assert.equal(r.code, 0, `python3 exited ${r.code ?? r.signal}:\n${r.stderr}\n${r.stdout}`);
     const out = r.stdout;

@@ -309,10 +309,11 @@ ITEST_RUNS       := $(ITEST_BIN:$(BUILD)/tests/%=run-%)
 # `node --test` sorts its files by name) starts them in this order, so the
 # long ones do not start last and hold up the end.
 IT_FILES         := $(wildcard tests/integration/*.test.mjs)
-IT_SLOW_NAMES    := storage_gcloud gcloud_seeds fencing access replication replica_identity_restore cli_hp_tuning \
-                    scheduler_e2e replica_identity_fresh http_hardening http_churn resilience metrics vertex_restart \
-                    replica_identity_side_by_side sync_protocol storage_api cli orderly_stop cli_gcloud_format \
-                    tuning_resilience replica_identity packages
+IT_SLOW_NAMES    := storage_gcloud gcloud_seeds fencing access replication cli_hp_tuning scheduler_e2e \
+                    replica_identity_restore http_hardening http_churn storage_api emulator_clients \
+                    replica_identity_fresh resilience vertex_restart metrics cli sync_protocol \
+                    replica_identity_side_by_side packages replica_identity tuning_resilience \
+                    cli_gcloud_format emulator_clock tls orderly_stop deploy log
 IT_SLOW          := $(foreach n,$(IT_SLOW_NAMES),$(filter %/$(n).test.mjs,$(IT_FILES)))
 IT_ORDER         := $(IT_SLOW) $(filter-out $(IT_SLOW),$(IT_FILES))
 TEST_TIMES       := $(abspath $(BUILD)/test-times.txt)

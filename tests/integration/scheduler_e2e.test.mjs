@@ -583,9 +583,11 @@ describe('scheduler and agents end to end', { skip: !AGENT_BIN && 'TRAINPLANE_AG
     await waitNoProcesses(m, 5000);
     await w.finish();
     // A server whose agents have just left exits promptly: a parked
-    // long-poll whose agent hung up is finished by MHD without running it
-    // again, and shutdown must not wait for it.
-    assert.ok(w.stopMs[0] < 3000, `the server took ${w.stopMs[0]} ms to exit after SIGTERM`);
+    // long-poll whose agent hung up is finished without running it again,
+    // and shutdown must not wait for it. Waiting for it would take the
+    // poll's whole wait (the agents ask for 10 s); a loaded 2-core machine
+    // running make test has taken 4.1 s to stop a server that did not wait.
+    assert.ok(w.stopMs[0] < 8000, `the server took ${w.stopMs[0]} ms to exit after SIGTERM`);
   });
 
   it('re-adopts its replicas after an agent restart: nothing restarts, the job succeeds', async (t) => {

@@ -11,26 +11,20 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
-import { assertError, client, startPostgres, startServer, waitFor } from './harness.mjs';
+import { IMAGE, startEmulatorPair } from './emulator.mjs';
+import { assertError, client, waitFor } from './harness.mjs';
 
-let pg;
+let pair;
 let emu;
 let plain;
 let c;
 
 before(async () => {
-  pg = await startPostgres();
-  // (a fleet of 2 nodes of each kind a region: enough here, registered in a moment)
-  emu = await startServer({ pg, args: ['--emulator'],
-    env: { TRAINPLANE_EMULATOR_NODES_PER_TYPE: '2', TRAINPLANE_SCHEDULER_TICK_MS: '200' } });
-  // The same database, no emulator and no scheduler: its controls are shut.
-  plain = await startServer({ pg, env: { TRAINPLANE_SCHEDULER: 'false' } });
-  c = client(emu.base);
+  pair = await startEmulatorPair({ nodesPerType: 2 });
+  ({ emu, plain, c } = pair);
 });
 after(async () => {
-  if (plain) await plain.stop();
-  if (emu) await emu.stop();
-  if (pg) await pg.cleanup();
+  if (pair) await pair.stop();
 });
 
 async function state(path) {
@@ -43,7 +37,7 @@ async function until(fn, ms, what) {
   return v;
 }
 
-const image = { imageUri: 'us-docker.pkg.dev/team/trainer:1' };
+const image = IMAGE;
 
 describe('the emulator\'s clock', () => {
   it('a 2-hour maxRunningTime is exceeded as soon as the clock is 2 hours on', async () => {

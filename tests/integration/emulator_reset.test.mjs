@@ -6,28 +6,23 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 
-import { assertError, client, startPostgres, startServer, waitFor } from './harness.mjs';
+import { IMAGE, startEmulatorPair } from './emulator.mjs';
+import { assertError, client, waitFor } from './harness.mjs';
 
-let pg;
+let pair;
 let emu;
 let plain;
 let c;
 
 before(async () => {
-  pg = await startPostgres();
-  // (a fleet of 3 nodes of each kind a region: enough here, registered in a moment)
-  emu = await startServer({ pg, args: ['--emulator'],
-    env: { TRAINPLANE_EMULATOR_NODES_PER_TYPE: '3', TRAINPLANE_SCHEDULER_TICK_MS: '200' } });
-  plain = await startServer({ pg, env: { TRAINPLANE_SCHEDULER: 'false' } });
-  c = client(emu.base);
+  pair = await startEmulatorPair({ nodesPerType: 3 });
+  ({ emu, plain, c } = pair);
 });
 after(async () => {
-  if (plain) await plain.stop();
-  if (emu) await emu.stop();
-  if (pg) await pg.cleanup();
+  if (pair) await pair.stop();
 });
 
-const image = { imageUri: 'us-docker.pkg.dev/team/trainer:1' };
+const image = IMAGE;
 const forever = { 'trainplane-simulate': 'run-3600s-exit-0' };
 
 async function busyReplicas() {

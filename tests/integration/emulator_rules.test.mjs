@@ -7,28 +7,23 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 
-import { assertError, client, fieldViolations, startPostgres, startServer, waitFor } from './harness.mjs';
+import { IMAGE, startEmulatorPair } from './emulator.mjs';
+import { assertError, client, fieldViolations, waitFor } from './harness.mjs';
 
-let pg;
+let pair;
 let emu;
 let plain;
 let c;
 
 before(async () => {
-  pg = await startPostgres();
-  emu = await startServer({ pg, args: ['--emulator'],
-    // (a fleet of 2 nodes of each kind a region: enough here, registered in a moment)
-    env: { TRAINPLANE_EMULATOR_NODES_PER_TYPE: '2', TRAINPLANE_SCHEDULER_TICK_MS: '200', TRAINPLANE_EMULATOR_REPLICA_DURATION: '0.3s' } });
-  plain = await startServer({ pg, env: { TRAINPLANE_SCHEDULER: 'false' } });
-  c = client(emu.base);
+  pair = await startEmulatorPair({ nodesPerType: 2, env: { TRAINPLANE_EMULATOR_REPLICA_DURATION: '0.3s' } });
+  ({ emu, plain, c } = pair);
 });
 after(async () => {
-  if (plain) await plain.stop();
-  if (emu) await emu.stop();
-  if (pg) await pg.cleanup();
+  if (pair) await pair.stop();
 });
 
-const image = { imageUri: 'us-docker.pkg.dev/team/trainer:1' };
+const image = IMAGE;
 
 async function until(fn, ms, what) {
   let v;

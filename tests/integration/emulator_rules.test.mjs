@@ -135,6 +135,33 @@ describe('scripted outcomes', () => {
     assert.equal(Number(trials[0].finalMetric.objectiveValue), best, 'best trial first');
   });
 
+  it('a Vertex tuning job by display name: every trial reports the rule\'s metric, the best is the optimum', async () => {
+    await setRules([{ match: { api: 'vertex', displayName: 'sweep-*' }, outcome: 'succeed', seconds: 0.1,
+      metric: '10 - (x - 3)^2' }]);
+    const res = await c.post('/v1/projects/tune/locations/us-central1/hyperparameterTuningJobs', {
+      displayName: 'sweep-x', maxTrialCount: 5, parallelTrialCount: 5,
+      studySpec: { metrics: [{ metricId: 'score', goal: 'MAXIMIZE' }], algorithm: 'GRID_SEARCH',
+        parameters: [{ parameterId: 'x', integerValueSpec: { minValue: '1', maxValue: '5' } }] },
+      trialJobSpec: { workerPoolSpecs: [{ machineSpec: { machineType: 'n1-standard-4' }, replicaCount: '1',
+        containerSpec: image }] } });
+    assert.equal(res.status, 200, res.text);
+    const done = await until(async () => {
+      const j = (await c.get(`/v1/${res.json.name}`)).json;
+      return j.state === 'JOB_STATE_SUCCEEDED' || j.state === 'JOB_STATE_FAILED' ? j : null;
+    }, 60_000, 'the Vertex study to end');
+    assert.equal(done.state, 'JOB_STATE_SUCCEEDED', JSON.stringify(done));
+    assert.equal(done.trials.length, 5);
+    for (const t of done.trials) {
+      const x = Number(t.parameters[0].value);
+      const got = Number(t.finalMeasurement.metrics[0].value ?? 0);
+      assert.equal(got, 10 - (x - 3) ** 2, JSON.stringify(t));
+    }
+    const best = done.trials.reduce((a, t) => (Number(t.finalMeasurement.metrics[0].value ?? 0) >
+      Number(a.finalMeasurement.metrics[0].value ?? 0) ? t : a));
+    assert.equal(Number(best.parameters[0].value), 3);
+    await setRules([]);
+  });
+
   it('a server that is no emulator refuses the rules', async () => {
     const p = client(plain.base);
     assertError(await p.get('/trainplane/v1/emulator/rules'), 400, 'FAILED_PRECONDITION', /not an emulator/);

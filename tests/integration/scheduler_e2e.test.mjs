@@ -714,7 +714,10 @@ describe('scheduler and agents end to end', { skip: !AGENT_BIN && 'TRAINPLANE_AG
     }
     const job = await waitJobState(server.base, PROJECT, id, 'FAILED', 10_000, w.logs);
     const states = dedupe([created.state, ...(await watch.stop())]);
-    assert.deepEqual(states, ['QUEUED', 'PREPARING', 'RUNNING', 'FAILED']);
+    // RUNNING lasts about a second: a poll on a loaded machine can miss it
+    // (make test once saw QUEUED, PREPARING, FAILED); its startTime and
+    // endTime say that it ran.
+    assert.deepEqual(states.filter((st) => st !== 'RUNNING'), ['QUEUED', 'PREPARING', 'FAILED']);
     assert.equal(job.errorMessage, 'The replica master 0 exited with a non-zero status of 3.');
     const ran = Date.parse(job.endTime) - Date.parse(job.startTime);
     assert.ok(ran >= 900 && ran < 5000, `ran about 1 s: ${ran} ms`);

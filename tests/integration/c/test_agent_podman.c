@@ -7,12 +7,6 @@
  * arguments.
  * Skipped, saying why, where podman cannot run a container.
  */
-/* Which part of the cases this driver runs (see main). */
-#ifndef PODMAN_PART
-#define PODMAN_PART 1
-#endif
-#define PODMAN_PARTS 3
-
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -1042,13 +1036,6 @@ int main(void)
 		cmocka_unit_test_setup_teardown(podman__a_container_created_while_the_agent_restarted_is_started, setup, teardown),
 		cmocka_unit_test_setup_teardown(podman__the_supervisor_ends_when_its_container_is_removed, setup, teardown),
 	};
-	/* One part of PODMAN_PARTS (test_agent_podman_2.c, _3.c are the others):
-	 * the cases mostly wait on podman, so the parts run side by side. */
-	struct CMUnitTest mine[ARRAY_SIZE(tests)];
-	size_t n = 0;
-	for (size_t i = 0; i < ARRAY_SIZE(tests); i++)
-		if (i % PODMAN_PARTS == PODMAN_PART - 1)
-			mine[n++] = tests[i];
 	log_set_level(LOG_ERROR);
-	return _cmocka_run_group_tests("podman", mine, n, group_setup, NULL);
+	return cmocka_run_group_tests(tests, group_setup, NULL);
 }

@@ -40,6 +40,19 @@ static bool fits(const struct place_node *n, const struct place_replica *r, cons
 	return true;
 }
 
+/* A node as it would be with nothing placed on it. */
+static struct place_node emptied(const struct place_node *n)
+{
+	struct place_node empty = *n;
+	if (empty.total_vcpus > 0) {
+		empty.free_vcpus = empty.total_vcpus;
+		empty.free_memory_mb = empty.total_memory_mb;
+	}
+	empty.free_gpus = empty.gpus >= 64 ? ~UINT64_C(0) : (UINT64_C(1) << empty.gpus) - 1;
+	empty.tpu_busy = false;
+	return empty;
+}
+
 ssize_t place_never_fits(const struct place_node *nodes, size_t nnodes,
 			 const struct place_job *job)
 {
@@ -47,19 +60,29 @@ ssize_t place_never_fits(const struct place_node *nodes, size_t nnodes,
 		const struct place_replica *r = &job->replicas[k];
 		bool some = false;
 		for (size_t i = 0; i < nnodes && !some; i++) {
-			struct place_node empty = nodes[i];
-			if (empty.total_vcpus > 0) {
-				empty.free_vcpus = empty.total_vcpus;
-				empty.free_memory_mb = empty.total_memory_mb;
-			}
-			empty.free_gpus = empty.gpus >= 64 ? ~UINT64_C(0) : (UINT64_C(1) << empty.gpus) - 1;
-			empty.tpu_busy = false;
+			struct place_node empty = emptied(&nodes[i]);
 			some = fits(&empty, r, job->region, NULL);
 		}
 		if (!some)
 			return (ssize_t)k;
 	}
 	return -1;
+}
+
+bool place_fits_when_empty(const struct place_node *nodes, size_t nnodes,
+			   const struct place_job *job)
+{
+	struct place_node *empty = xcalloc(nnodes + 1, sizeof(*empty));
+	struct place_assignment *out = xcalloc(job->nreplicas + 1, sizeof(*out));
+	size_t n = 0;
+
+	for (size_t i = 0; i < nnodes; i++)	/* (its region's: the others cannot help) */
+		if (same(nodes[i].region, job->region))
+			empty[n++] = emptied(&nodes[i]);
+	bool ok = place_gang(empty, n, job, out) == 0;
+	free(empty);
+	free(out);
+	return ok;
 }
 
 /*
@@ -216,7 +239,10 @@ size_t place_queue(struct place_node *nodes, size_t nnodes, const struct place_j
 		if (!place_gang(nodes, nnodes, &jobs[j], out + offsets[j])) {
 			placed[j] = true;
 			nplaced++;
-		} else if (waited_usec[j] >= starve_usec) {
+		} else if (waited_usec[j] >= starve_usec &&
+			   place_fits_when_empty(nodes, nnodes, &jobs[j])) {
+			/* (a gang no emptied region could hold would hold it for
+			 * nothing: it waits, and the rest of its region runs) */
 			reserved[nreserved++] = jobs[j].region;
 		}
 	}

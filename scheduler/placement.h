@@ -78,6 +78,14 @@ int place_gang(struct place_node *nodes, size_t nnodes, const struct place_job *
 ssize_t place_never_fits(const struct place_node *nodes, size_t nnodes,
 			 const struct place_job *job);
 
+/*
+ * Whether the whole gang would fit on job's region if every node there were
+ * empty. A job that waited past the starvation limit reserves its region
+ * (place_queue) only then: one that never fits must not stop its region.
+ */
+bool place_fits_when_empty(const struct place_node *nodes, size_t nnodes,
+			   const struct place_job *job);
+
 /* Gives an assignment's resources back (a placed job that ended). */
 void place_release(struct place_node *nodes, const struct place_replica *r,
 		   const struct place_assignment *a);
@@ -87,7 +95,8 @@ void place_release(struct place_node *nodes, const struct place_replica *r,
  * priority). Jobs that fit are placed; a job that does not fit does not
  * block smaller ones behind it (backfill), except that a job waiting
  * longer than starve_usec reserves its region: nothing behind it is placed
- * in that region until it fits, so large gangs cannot starve.
+ * in that region until it fits, so large gangs cannot starve; unless it
+ * could not fit even with the region empty (place_fits_when_empty).
  *
  * waited_usec[i] is how long jobs[i] has been queued. placed[i] is set for
  * placed jobs, and out + offsets[i] receives job i's assignments (offsets

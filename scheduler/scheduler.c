@@ -644,7 +644,8 @@ static enum store_rc sched_tick(struct sched *s, bool full)
 		rc = commit_batch(s, batch);
 	json_decref(batch);
 	for (size_t i = 0; i < kept; i++)
-		if (!placed[i] && waited[i] >= (int64_t)s->cfg.starve_s * 1000000)
+		if (!placed[i] && waited[i] >= (int64_t)s->cfg.starve_s * 1000000 &&
+		    place_fits_when_empty(nodes, nnodes, &jobs[i]))
 			s->starving = true;
 	if (rc == STORE_OK)
 		rc = note_queued(s, nodes, nnodes, jobs, plans, placed, kept, full);

@@ -193,11 +193,32 @@ static void queue_backfills_but_does_not_starve(void **state)
 	assert_false(placed[0]);
 	assert_true(placed[1] && placed[2]);
 
-	/* Once the big job has waited too long, nothing overtakes it. */
+	/* It can never fit (12 GPUs, the region has 8): however long it has
+	 * waited, it reserves nothing, and the region goes on (issue 28: an
+	 * oversized job stopped its region). */
 	struct place_node fresh_nodes[] = { gpu_node("a", "us-central1-a", T4, 8) };
+	assert_false(place_fits_when_empty(fresh_nodes, 1, &jobs[0]));
 	assert_int_equal(place_queue(fresh_nodes, 1, jobs, 3, starved, 600000000LL, offsets, out,
-				     placed), 0);
-	assert_int_equal(fresh_nodes[0].free_gpus, 0xff);
+				     placed), 2);
+	assert_false(placed[0]);
+
+	/* One that fits an emptied region (8 GPUs), with 4 of them busy: once it
+	 * has waited too long, nothing overtakes it. */
+	struct place_replica fits_reps[] = { gpu4, gpu4 };
+	struct place_job waiting[] = { { 4, "us-central1", 2, fits_reps },
+				       { 5, "us-central1", 1, &gpu1 },
+				       { 6, "us-central1", 1, &gpu1 } };
+	struct place_node busy[] = { gpu_node("a", "us-central1-a", T4, 8) };
+	busy[0].total_vcpus = busy[0].free_vcpus;
+	busy[0].total_memory_mb = busy[0].free_memory_mb;
+	busy[0].free_gpus = 0x0f;
+	assert_true(place_fits_when_empty(busy, 1, &waiting[0]));
+	size_t offs[] = { 0, 2, 3 };
+	assert_int_equal(place_queue(busy, 1, waiting, 3, starved, 600000000LL, offs, out, placed), 0);
+	assert_int_equal(busy[0].free_gpus, 0x0f);
+	/* Fresh, the small ones backfill. */
+	assert_int_equal(place_queue(busy, 1, waiting, 3, fresh, 600000000LL, offs, out, placed), 2);
+	assert_false(placed[0]);
 }
 
 int main(void)

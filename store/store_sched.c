@@ -104,14 +104,26 @@ static const struct store_stmt stmt_timeouts = {
 	false,
 };
 
-/* Vertex: jobSpec.scheduling.timeout bounds the running time (default 7 days). */
+/*
+ * Vertex: jobSpec.scheduling.timeout bounds the running time (default 7
+ * days); a FLEX_START job waits for its resources up to maxWaitDuration
+ * (default 24 hours, 0 for ever), then fails (docs/vertex.md: Google does
+ * not say how; FAILED is the choice).
+ */
+#define FLEX_WAIT "coalesce(spec->'jobSpec'->'scheduling'->>'maxWaitDuration', '86400s')"
 static const struct store_stmt stmt_vertex_timeouts = {
 	37, "sched_vertex_timeouts",
 	"WITH t AS (SELECT id, state, format('The job exceeded its timeout (scheduling.timeout) of %s.', "
 	"    coalesce(spec->'jobSpec'->'scheduling'->>'timeout', '604800s')) AS message "
 	"  FROM jobs WHERE state = 'RUNNING' AND api = 'vertex' "
 	"  AND start_time + " DURATION("coalesce(spec->'jobSpec'->'scheduling'->>'timeout', "
-	"'604800s')") " < (SELECT tp_now())) "
+	"'604800s')") " < (SELECT tp_now()) "
+	" UNION ALL SELECT id, state, format('The job did not get the resources it requested "
+	"within its maximum wait duration (scheduling.max_wait_duration) of %s.', " FLEX_WAIT ") "
+	"  FROM jobs WHERE state = 'QUEUED' AND api = 'vertex' "
+	"  AND spec->'jobSpec'->'scheduling'->>'strategy' = 'FLEX_START' "
+	"  AND " DURATION(FLEX_WAIT) " > interval '0' "
+	"  AND create_time + " DURATION(FLEX_WAIT) " < (SELECT tp_now())) "
 	FAIL_TIMED_OUT,
 	false,
 };

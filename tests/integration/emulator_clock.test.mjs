@@ -114,6 +114,27 @@ describe('the emulator\'s clock', () => {
     assert.ok(Date.parse(b.time) >= Date.parse(a.time) && Date.parse(b.time) - Date.parse(a.time) < 60_000);
   });
 
+  it('a FLEX_START job that gets no resources fails after its maxWaitDuration, through the clock', async () => {
+    // (a rule holds it QUEUED, as a full cluster would)
+    assert.equal((await c.post('/trainplane/v1/emulator:setRules', { rules: [
+      { match: { displayName: 'flex-*' }, outcome: 'queue' }] })).status, 200);
+    const res = await c.post('/v1/projects/clock/locations/us-central1/customJobs', {
+      displayName: 'flex-wait', jobSpec: { scheduling: { strategy: 'FLEX_START', maxWaitDuration: '1800s' },
+        workerPoolSpecs: [{ machineSpec: { machineType: 'a2-highgpu-1g', acceleratorType: 'NVIDIA_TESLA_A100',
+          acceleratorCount: 1 }, replicaCount: '1', containerSpec: image }] } });
+    assert.equal(res.status, 200, res.text);
+    const name = res.json.name;
+    assert.equal((await c.post('/trainplane/v1/emulator:advanceClock', { duration: '1700s' })).status, 200);
+    assert.equal((await state(`/v1/${name}`)).state, 'JOB_STATE_QUEUED', 'not yet');
+    assert.equal((await c.post('/trainplane/v1/emulator:advanceClock', { duration: '101s' })).status, 200);
+    const job = await until(async () => {
+      const j = await state(`/v1/${name}`);
+      return j.state === 'JOB_STATE_FAILED' ? j : null;
+    }, 20_000, 'FAILED after its maxWaitDuration');
+    assert.match(job.error.message, /maximum wait duration \(scheduling.max_wait_duration\) of 1800s/);
+    assert.equal((await c.post('/trainplane/v1/emulator:setRules', { rules: [] })).status, 200);
+  });
+
   it('bad requests are 400 INVALID_ARGUMENT; time never goes back', async () => {
     for (const body of [{}, { duration: 7200 }, { duration: 'abc' }, { duration: '-5s' }, { duration: '0s' },
       { duration: '40000000s' }]) {

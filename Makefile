@@ -161,6 +161,7 @@ test_auth_WRAP           := store_iam_get
 test_cli_LINK            := cli spec
 test_cli_format_LINK     := cli spec
 test_catalog_LINK        := spec
+test_catalog_sources_LINK := spec
 test_fields_LINK         := server/fields.o
 test_http_parse_LINK     := httpd
 test_httpd_LINK          := httpd

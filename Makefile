@@ -227,7 +227,7 @@ DEB_FUZZ  := clang libclang-rt-14-dev
 # openapi lint); podman and busybox-static (real containers from an image
 # made offline); prometheus/promtool, yamllint and systemd-analyze (metrics
 # and deploy tests); openssl (test CAs, tokens); wrk (SIGHUP under load);
-# procps (pgrep); python3 (test_agent_podman's fake docker daemon);
+# procps (pgrep); python3 (test_agent_podman_escape's fake docker daemon);
 # python3-googleapi (Python's discovery-based Google client, 1.7.12:
 # python_client.test.mjs runs docs/api.md's Python block with it); the
 # fuzzing set (make test replays every fuzz corpus).

@@ -6,7 +6,7 @@
 // pythonPackageSpec.executorImageUri, in customJobs and in trainingPipelines;
 // Vertex env names too. Nothing refused is stored. Valid references with
 // registry ports, digests, IPv6 registries and localhost/ names are accepted.
-// (The agent's own refusal, with real podman: tests/integration/c/test_agent_podman.c.)
+// (The agent's own refusal, with real podman: tests/integration/c/test_agent_podman_escape.c.)
 
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';

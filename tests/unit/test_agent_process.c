@@ -169,7 +169,8 @@ static void process__ignoring_sigterm_gets_sigkill_after_grace_and_leaves_no_orp
 	f->cfg.stop_grace_seconds = 1;
 	struct replica *r = start(f, "j-stubborn", cmd, NULL, NULL);
 	pid_t pgid = r->pgid;
-	test_sleep_ms(100);
+	/* (its trap is set once it says started: a loaded machine can take longer) */
+	assert_true(test_wait_output(&f->cfg, r, "stdout:started\n", 10000));
 	int64_t t0 = now_usec();
 	runtime_stop(&f->cfg, r);
 	assert_true(test_wait_end(&f->cfg, r, 6000));
@@ -198,10 +199,14 @@ static void fence__supervisor_sigkills_a_stubborn_replica_at_deadline_plus_grace
 	const char *cmd[] = { "sh", "-c",
 			      "trap '' TERM; sleep 1000 & echo started; while :; do sleep 0.05; done",
 			      NULL };
-	/* No agent polls or stops anything here: the supervisor alone acts. */
-	int64_t deadline = lease_in(f, 400, 1, true);
+	/* No agent stops anything here: the supervisor alone acts. The lease
+	 * runs out 400 ms after the shell has set its trap (it says started):
+	 * on a loaded machine the shell can take longer than that to start. */
+	(void)lease_in(f, 60000, 1, true);
 	struct replica *r = start(f, "j-fenced", cmd, NULL, NULL);
 	pid_t pgid = r->pgid;
+	assert_true(test_wait_output(&f->cfg, r, "stdout:started\n", 10000));
+	int64_t deadline = lease_in(f, 400, 1, true);
 	while (test_group_alive(pgid) && lease_clock_usec() < deadline + 5000000)
 		test_sleep_ms(10);
 	int64_t gone = lease_clock_usec();

@@ -37,6 +37,7 @@
 #include "scheduler.h"
 #include "snapshot.h"
 #include "store.h"
+#include "store_job.h"
 #include "store_pipe.h"
 #include "job_cache.h"
 #include "tls.h"
@@ -574,6 +575,7 @@ int main(int argc, char **argv)
 		log_error("%s", err);
 		goto out;
 	}
+	store_jobs_on_emulated_clock(cfg.emulator);
 	if (cfg.emulator && rules) {
 		char *text = json_dumps(rules, JSON_COMPACT);
 		enum store_rc src = store_sim_rules_set(st, text);

@@ -28,14 +28,22 @@ struct job_rows {
 
 /* Statement ids: 0 is store.c's ping; each id is one bit of a mask. */
 /* Returns only what the server does not know: the rest it just sent. */
+#define INSERT_JOB(stamp) \
+	"INSERT INTO jobs (api, project, job_id, region, spec, labels, state, priority, create_time, " \
+	"  update_time) " \
+	"SELECT $1, $2, $3, $4, $5, $6, 'QUEUED', " \
+	"  coalesce(($5::jsonb->'scheduling'->>'priority')::int, 0), t.now, t.now " \
+	"FROM " stamp " t " \
+	"ON CONFLICT (project, api, job_id) DO NOTHING " \
+	"RETURNING id, version, (extract(epoch from create_time) * 1000000)::int8"
 static const struct store_stmt stmt_insert = {
-	1, "job_insert",
-	"INSERT INTO jobs (api, project, job_id, region, spec, labels, state, priority) "
-	"VALUES ($1, $2, $3, $4, $5, $6, 'QUEUED', "
-	"  coalesce(($5::jsonb->'scheduling'->>'priority')::int, 0)) "
-	"ON CONFLICT (project, api, job_id) DO NOTHING "
-	"RETURNING id, version, (extract(epoch from create_time) * 1000000)::int8",
-	false,
+	1, "job_insert", INSERT_JOB("(SELECT now() AS now)"), false,
+};
+/* On an emulator's clock (store_jobs_on_emulated_clock): 0.8-0.9 of the
+ * plain insert's rate measured alone, which a server that is no emulator
+ * does not pay. */
+static const struct store_stmt stmt_insert_clock = {
+	67, "job_insert_clock", INSERT_JOB(TP_NOW_ROW), false,
 };
 /* A Vertex tuning job's trial is a CustomJob with an id of its own
  * (schema/018): get finds it, as Trial.customJob names it. */
@@ -67,14 +75,27 @@ static const struct store_stmt stmt_set_labels = {
 };
 
 /* Vertex: the numeric id is the row's own id, as text. */
+#define INSERT_NUMBERED(stamp) \
+	"WITH n AS (SELECT nextval(pg_get_serial_sequence('jobs', 'id')) AS id) " \
+	"INSERT INTO jobs (id, api, project, job_id, region, spec, labels, state, create_time, " \
+	"  update_time) " \
+	"SELECT n.id, $1, $2, n.id::text, $3, $4, $5, 'QUEUED', t.now, t.now FROM n, " stamp " t " \
+	"RETURNING " JOB_COLS
 static const struct store_stmt stmt_insert_numbered = {
-	60, "job_insert_numbered",
-	"WITH n AS (SELECT nextval(pg_get_serial_sequence('jobs', 'id')) AS id) "
-	"INSERT INTO jobs (id, api, project, job_id, region, spec, labels, state) "
-	"SELECT n.id, $1, $2, n.id::text, $3, $4, $5, 'QUEUED' FROM n "
-	"RETURNING " JOB_COLS,
-	false,
+	60, "job_insert_numbered", INSERT_NUMBERED("(SELECT now() AS now)"), false,
 };
+static const struct store_stmt stmt_insert_numbered_clock = {
+	68, "job_insert_numbered_clock", INSERT_NUMBERED(TP_NOW_ROW), false,
+};
+
+/* Whether creates stamp jobs with the emulator's clock (set once at start). */
+static bool emulated_clock;
+
+void store_jobs_on_emulated_clock(bool on)
+{
+	emulated_clock = on;
+}
+
 static const struct store_stmt stmt_delete_final = {
 	61, "job_delete_final",
 	"WITH d AS (DELETE FROM jobs WHERE " KEY_MATCH
@@ -209,7 +230,8 @@ enum store_rc store_job_insert(struct store *st, const struct job_key *key, cons
 	struct store_conn *c = store_acquire(st);
 	struct job_stamp stamp;
 	enum store_rc rc;
-	PGresult *res = store_exec(c, &stmt_insert, 6, params, &rc);
+	PGresult *res = store_exec(c, emulated_clock ? &stmt_insert_clock : &stmt_insert, 6, params,
+				    &rc);
 
 	store_release(st, c);
 	rc = insert_stamp(res, rc, &stamp);
@@ -233,7 +255,7 @@ void store_job_insert_piped(struct store_pipe *pipe, const struct job_key *key,
 {
 	const char *params[] = { key->api, key->project, key->job_id, region, spec_json,
 				 labels_json };
-	store_pipe_submit(pipe, &stmt_insert, 6, params, insert_piped_done, (void (*)(void))done,
+	store_pipe_submit(pipe, emulated_clock ? &stmt_insert_clock : &stmt_insert, 6, params, insert_piped_done, (void (*)(void))done,
 			  arg);
 }
 
@@ -378,7 +400,8 @@ enum store_rc store_job_insert_numbered(struct store *st, const char *api, const
 					const char *labels_json, struct job_rows **out)
 {
 	const char *params[] = { api, project, region, spec_json, labels_json };
-	return exec_rows(st, &stmt_insert_numbered, 5, params, out);
+	return exec_rows(st, emulated_clock ? &stmt_insert_numbered_clock : &stmt_insert_numbered, 5,
+			 params, out);
 }
 
 enum store_rc store_job_delete_final(struct store *st, const struct job_key *key,

@@ -174,4 +174,11 @@ enum store_rc store_vertex_operation_list(struct store *st, const char *project,
 					  const char *location, int64_t after_id, int limit,
 					  int64_t **ids, int64_t **create_us, size_t *n) MUST_CHECK;
 
+/*
+ * Creates stamp createTime with the emulator's clock (schema/022) when on,
+ * with now() otherwise: a server that is no emulator pays nothing for the
+ * clock on its hottest write. Set once, before any create.
+ */
+void store_jobs_on_emulated_clock(bool on);
+
 #endif

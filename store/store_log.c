@@ -68,7 +68,7 @@ out:
 
 static const struct store_stmt stmt_expire = {
 	50, "log_expire",
-	"DELETE FROM log_entries WHERE time < (SELECT tp_now()) - make_interval(days => $1::int)", false,
+	"DELETE FROM log_entries WHERE time < " TP_NOW " - make_interval(days => $1::int)", false,
 };
 
 enum store_rc store_log_expire(struct store_conn *c, int days, long *deleted)
@@ -87,7 +87,7 @@ enum store_rc store_log_expire(struct store_conn *c, int days, long *deleted)
 static const struct store_stmt stmt_add = {
 	51, "log_add",
 	"INSERT INTO log_entries (job, task, attempt, stream, time, text) "
-	"VALUES ($1::int8, $2, 0, CASE WHEN $4::boolean THEN 'warning' ELSE 'system' END, (SELECT tp_now()), $3)",
+	"VALUES ($1::int8, $2, 0, CASE WHEN $4::boolean THEN 'warning' ELSE 'system' END, " TP_NOW ", $3)",
 	false,
 };
 

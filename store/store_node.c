@@ -33,7 +33,7 @@ static const struct store_stmt stmt_register = {
 	"  state = 'READY', last_sync = now(), desired_version = nodes.desired_version + 1 "
 	" RETURNING name), "
 	/* Replicas of an older incarnation are gone with it. */
-	"lost AS (UPDATE replicas SET state = 'LOST', end_time = (SELECT tp_now()) "
+	"lost AS (UPDATE replicas SET state = 'LOST', end_time = " TP_NOW " "
 	" WHERE node = $1 AND state IN ('PENDING', 'STARTING', 'RUNNING') AND desired <> 'DONE' "
 	"  AND EXISTS (SELECT 1 FROM old WHERE old.incarnation <> $2) "
 	"  AND EXISTS (SELECT 1 FROM up) RETURNING 1) "
@@ -182,10 +182,10 @@ static const struct store_stmt stmt_sync_apply = {
 	"   metrics = coalesce(r.metrics, p.metrics), "
 	"   message = coalesce(r.message, ''), seq = r.seq, "
 	/* an agent's times are real instants: on the emulator's clock (schema/022) */
-	"   start_time = coalesce(p.start_time, (SELECT tp_at(r.\"startTime\")), "
-	"     CASE WHEN r.state = 'RUNNING' THEN (SELECT tp_now()) END), "
-	"   end_time = coalesce((SELECT tp_at(r.\"endTime\")), CASE WHEN r.state IN ('EXITED', 'FAILED_TO_START', "
-	"     'LOST') THEN (SELECT tp_now()) END), "
+	"   start_time = coalesce(p.start_time, " TP_AT("r.\"startTime\"") ", "
+	"     CASE WHEN r.state = 'RUNNING' THEN " TP_NOW " END), "
+	"   end_time = coalesce(" TP_AT("r.\"endTime\"") ", CASE WHEN r.state IN ('EXITED', 'FAILED_TO_START', "
+	"     'LOST') THEN " TP_NOW " END), "
 	"   desired = CASE WHEN r.state IN ('EXITED', 'FAILED_TO_START') "
 	"     OR (r.state = 'LOST' AND p.desired = 'STOP') THEN 'DONE' ELSE p.desired END "
 	" FROM r WHERE p.uid = r.replica AND p.attempt = r.attempt AND p.node = $1 AND p.seq < r.seq "
@@ -201,7 +201,7 @@ static const struct store_stmt stmt_sync_apply = {
 	" SELECT coalesce(j.parent, upd.job), 'service', upd.attempt, "
 	"   CASE WHEN upd.state = 'RUNNING' OR was.desired <> 'RUN' "
 	"     OR (upd.state = 'EXITED' AND upd.exit_code = 0) THEN 'system' "
-	"     WHEN upd.state = 'LOST' THEN 'warning' ELSE 'error' END, (SELECT tp_at(clock_timestamp())), "
+	"     WHEN upd.state = 'LOST' THEN 'warning' ELSE 'error' END, " TP_AT("clock_timestamp()") ", "
 	"   CASE WHEN upd.state = 'RUNNING' THEN format('The replica %s is running on node %s "
 	"(attempt %s).', tp_replica_label(j.api, upd.role, upd.idx), $1, upd.attempt) "
 	"     WHEN was.desired <> 'RUN' THEN format('The replica %s stopped (%s).', "
@@ -222,7 +222,7 @@ static const struct store_stmt stmt_sync_apply = {
 	/* A tuning trial's lines go to its study's log, with the trial (schema/017). */
 	"logs AS (INSERT INTO log_entries (job, task, attempt, stream, time, text, trial) "
 	" SELECT coalesce(j.parent, upd.job), tp_task_name(j.api, upd.role, upd.idx), upd.attempt, "
-	"   coalesce(l.stream, 'stdout'), coalesce((SELECT tp_at(l.time)), (SELECT tp_now())), coalesce(l.text, ''), j.trial "
+	"   coalesce(l.stream, 'stdout'), coalesce(" TP_AT("l.time") ", " TP_NOW "), coalesce(l.text, ''), j.trial "
 	" FROM upd JOIN jobs j ON j.id = upd.job JOIN r ON r.replica = upd.uid, "
 	"   jsonb_to_recordset(coalesce(r.logs, '[]'::jsonb)) AS l(stream text, time timestamptz, text text) "
 	" RETURNING 1) "
@@ -242,7 +242,7 @@ static const struct store_stmt stmt_reconcile = {
 	"WITH cur AS MATERIALIZED (SELECT state, create_time FROM jobs WHERE id = $1::int8 "
 	"  FOR NO KEY UPDATE) "
 	"SELECT cur.state, tp_reconcile_job($1::int8), "
-	"  extract(epoch FROM (SELECT tp_now()) - cur.create_time) FROM cur",
+	"  extract(epoch FROM " TP_NOW " - cur.create_time) FROM cur",
 	false,
 };
 

@@ -97,9 +97,9 @@ static const struct store_stmt stmt_timeouts = {
 	"  FROM jobs WHERE state IN ('QUEUED', 'PREPARING', 'RUNNING') "
 	"  AND spec ? 'scheduling' AND ("
 	"   (state = 'RUNNING' AND spec->'scheduling' ? 'maxRunningTime' AND start_time + "
-	DURATION("spec->'scheduling'->>'maxRunningTime'") " < (SELECT tp_now())) OR "
+	DURATION("spec->'scheduling'->>'maxRunningTime'") " < " TP_NOW ") OR "
 	"   (state IN ('QUEUED', 'PREPARING') AND spec->'scheduling' ? 'maxWaitTime' AND create_time + "
-	DURATION("spec->'scheduling'->>'maxWaitTime'") " < (SELECT tp_now())))) "
+	DURATION("spec->'scheduling'->>'maxWaitTime'") " < " TP_NOW "))) "
 	FAIL_TIMED_OUT,
 	false,
 };
@@ -117,13 +117,13 @@ static const struct store_stmt stmt_vertex_timeouts = {
 	"    coalesce(spec->'jobSpec'->'scheduling'->>'timeout', '604800s')) AS message "
 	"  FROM jobs WHERE state = 'RUNNING' AND api = 'vertex' "
 	"  AND start_time + " DURATION("coalesce(spec->'jobSpec'->'scheduling'->>'timeout', "
-	"'604800s')") " < (SELECT tp_now()) "
+	"'604800s')") " < " TP_NOW " "
 	" UNION ALL SELECT id, state, format('The job did not get the resources it requested "
 	"within its maximum wait duration (scheduling.max_wait_duration) of %s.', " FLEX_WAIT ") "
 	"  FROM jobs WHERE state = 'QUEUED' AND api = 'vertex' "
 	"  AND spec->'jobSpec'->'scheduling'->>'strategy' = 'FLEX_START' "
 	"  AND " DURATION(FLEX_WAIT) " > interval '0' "
-	"  AND create_time + " DURATION(FLEX_WAIT) " < (SELECT tp_now())) "
+	"  AND create_time + " DURATION(FLEX_WAIT) " < " TP_NOW ") "
 	FAIL_TIMED_OUT,
 	false,
 };
@@ -179,7 +179,7 @@ enum store_rc store_sched_housekeeping(struct store_conn *c, int lease_s, int *l
 	/* a trial is its tuning job to the emulator's rules (scheduler/sim_outcome.c) */ \
 	"   (SELECT p.job_id FROM jobs p WHERE p.id = j.parent) AS parent_job_id, " \
 	"   (SELECT p.spec->>'displayName' FROM jobs p WHERE p.id = j.parent) AS parent_display_name, " \
-	"   (extract(epoch FROM (SELECT tp_now()) - j.create_time) * 1000)::int8 AS waited_ms " \
+	"   (extract(epoch FROM " TP_NOW " - j.create_time) * 1000)::int8 AS waited_ms " \
 	"   FROM jobs j WHERE j.state = 'QUEUED' AND j.id > $3::int8 AND NOT j.study " \
 	/* A region with no schedulable node can place nothing: skip its jobs. */ \
 	"   AND j.region IN (SELECT region FROM nodes WHERE state = 'READY' AND NOT draining " \
@@ -252,7 +252,7 @@ enum store_rc store_sched_snapshot(struct store_conn *c, int lease_s, int max_qu
 static const struct store_stmt stmt_commit_jobs = {
 	36, "sched_commit_jobs",
 	"WITH input AS (SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(job int8, replicas jsonb)), "
-	"ok AS (SELECT m.id, extract(epoch FROM (SELECT tp_now()) - m.create_time) AS waited "
+	"ok AS (SELECT m.id, extract(epoch FROM " TP_NOW " - m.create_time) AS waited "
 	"  FROM tp_job_transition(ARRAY(SELECT job FROM input), 'PREPARING', 'place') m), "
 	"ins AS (INSERT INTO replicas (job, uid, role, idx, node, gpus, port, spec, vcpus, memory_mb, "
 	"  accel_type, accel_count, tpu) "
@@ -336,7 +336,7 @@ static const struct store_stmt stmt_note_queued = {
 	"i AS (SELECT x.job, x.text FROM jsonb_to_recordset($1::jsonb) AS x(job int8, text text) "
 	"  UNION ALL SELECT job, text FROM r), "
 	"ins AS (INSERT INTO log_entries (job, task, attempt, stream, time, text) "
-	" SELECT i.job, 'service', 1, 'system', (SELECT tp_at(clock_timestamp())), i.text "
+	" SELECT i.job, 'service', 1, 'system', " TP_AT("clock_timestamp()") ", i.text "
 	" FROM i JOIN jobs j ON j.id = i.job AND j.state = 'QUEUED' "
 	" WHERE NOT EXISTS (SELECT 1 FROM log_entries l WHERE l.job = i.job AND l.task = 'service') "
 	" RETURNING 1) "

@@ -222,8 +222,10 @@ static const struct store_stmt stmt_sync_apply = {
 	/* A tuning trial's lines go to its study's log, with the trial (schema/017). */
 	"logs AS (INSERT INTO log_entries (job, task, attempt, stream, time, text, trial) "
 	" SELECT coalesce(j.parent, upd.job), tp_task_name(j.api, upd.role, upd.idx), upd.attempt, "
-	"   coalesce(l.stream, 'stdout'), coalesce(" TP_AT("l.time") ", " TP_NOW "), coalesce(l.text, ''), j.trial "
-	" FROM upd JOIN jobs j ON j.id = upd.job JOIN r ON r.replica = upd.uid, "
+	/* (the clock's one row joined once, not read again for every line) */
+	"   coalesce(l.stream, 'stdout'), " TP_ON_CK("coalesce(l.time, now())") ", "
+	"   coalesce(l.text, ''), j.trial "
+	" FROM upd JOIN jobs j ON j.id = upd.job JOIN r ON r.replica = upd.uid, emulator_clock ck, "
 	"   jsonb_to_recordset(coalesce(r.logs, '[]'::jsonb)) AS l(stream text, time timestamptz, text text) "
 	" RETURNING 1) "
 	"SELECT DISTINCT job, (SELECT count(*) FROM logs) FROM upd",

@@ -58,6 +58,9 @@ static inline void store_prepared_set(struct store_prepared *p, unsigned id, boo
  */
 #define TP_NOW "(SELECT c.base_emu + (now() - c.base_real) * c.speed FROM emulator_clock c)"
 #define TP_AT(x) "(SELECT c.base_emu + (" x " - c.base_real) * c.speed FROM emulator_clock c)"
+/* A real instant x on the clock where the statement joins emulator_clock ck
+ * (once, for a statement that stamps many rows). */
+#define TP_ON_CK(x) "(ck.base_emu + (" x " - ck.base_real) * ck.speed)"
 /* The same as a one-row relation with a column "now" (FROM TP_NOW_ROW t). */
 #define TP_NOW_ROW "(SELECT c.base_emu + (now() - c.base_real) * c.speed AS now FROM emulator_clock c)"
 

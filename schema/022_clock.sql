@@ -8,8 +8,9 @@
 -- real process that cannot be sped up (at speed 60 its 10-second sync would
 -- be ten emulated minutes, and every real node would be LOST).
 --
--- Statements read it once each as "(SELECT tp_now())": a function reading a
--- table is not inlined, and a scan would call it once per row.
+-- The server's statements write the clock out (store/store_pg.h, TP_NOW:
+-- planned once with them); tp_now() stands in defaults and functions, in
+-- PL/pgSQL since 024 (a SQL function reading a table is planned at every call).
 
 CREATE TABLE emulator_clock (
     one       boolean PRIMARY KEY DEFAULT true CHECK (one),

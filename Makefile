@@ -174,6 +174,8 @@ test_metrics_LINK        := server/api_metrics.o spec
 test_metrics_WRAP        := reply_text job_cache_stats sched_is_leader store_metrics_snapshot \
                             store_pipe_stats store_rc_name store_stats
 test_paging_LINK         := server/paging.o
+test_policy_LINK         := scheduler/policy.o scheduler/placement.o spec
+test_quota_LINK          := spec
 test_placement_LINK      := scheduler spec
 test_replica_env_LINK    := scheduler spec
 test_schema_LINK         := spec server/api_error.o

@@ -16,6 +16,8 @@
 #include "metrics.h"
 #include "snapshot.h"
 #include "placement.h"
+#include "policy.h"
+#include "quota.h"
 #include "replica_env.h"
 #include "sim_fleet.h"
 #include "sim_outcome.h"
@@ -26,6 +28,8 @@
 #include "vertex_types.h"
 
 #define MAX_QUEUED_PER_PASS 2000
+/* Google restarts a preempted SPOT job up to six times (hp-tuning.md §3.2). */
+#define MAX_PREEMPTIONS 6
 
 METRIC_HISTOGRAM(pass_duration, "trainplane_scheduler_pass_duration_seconds",
 		 "Duration of the scheduling passes (placement included) this server ran as the "
@@ -330,49 +334,238 @@ static json_t *job_rows(const json_t *q, const struct job_plan *plan,
 	return json_pack("{s:I, s:o}", "job", (json_int_t)id, "replicas", rows);
 }
 
-/*
- * Says in each waiting job's log why it waits (the first time: the store
- * writes one such line a job): a replica no node of its region could hold
- * even empty, or capacity.
- */
-static enum store_rc note_queued(struct sched *s, const struct place_node *nodes, size_t nnodes,
-				 const struct place_job *jobs, const struct job_plan *plans,
-				 const bool *placed, size_t n, bool full)
+/* "2 x NVIDIA_TESLA_A100" for a replica's accelerators, "" without. */
+static void accel_words(const struct replica_demand *d, char *out, size_t len)
 {
-	json_t *notes = json_array();
-	enum store_rc rc;
+	out[0] = '\0';
+	if (d->tpu)
+		snprintf(out, len, ", a TPU host");
+	else if (d->accel_type && d->accel_count > 0)
+		snprintf(out, len, ", %d x %s", d->accel_count, d->accel_type);
+}
+
+/* Why jobs[i] waits, as {job, code, text} (new), or NULL when it was placed. */
+static json_t *reason_of(const struct catalog *cat, const struct quotas *quotas,
+			 const struct place_node *nodes, size_t nnodes,
+			 const struct policy_job *job, const struct job_plan *plan,
+			 const struct policy_outcome *o, const json_t *q)
+{
+	const char *region = job->pj.region, *code = NULL;
+	bool vertex = !strcmp(json_string_value(json_object_get(q, "api")) ?: "", "vertex");
+	char *text = NULL;
+
+	switch (o->why) {
+	case POLICY_PLACED:
+		return NULL;
+	case POLICY_NEVER_FITS: {
+		ssize_t k = place_never_fits(nodes, nnodes, &job->pj);
+		code = "never_fits";
+		if (k < 0) {
+			text = xasprintf("The job is queued: no set of nodes in region %s can hold all of "
+					 "its replicas at once, even when idle (its accelerators need one "
+					 "zone); it waits until such nodes register "
+					 "(ZONE_RESOURCE_POOL_EXHAUSTED).", region);
+			break;
+		}
+		const struct plan_replica *r = &plan->replicas[k];
+		char accel[96];
+		accel_words(&r->demand, accel, sizeof(accel));
+		text = xasprintf("The job is queued: no node in region %s can hold its replica %s %d "
+				 "(%s: %d vCPUs, %lld MB%s), even when idle; it waits until such a "
+				 "node registers (ZONE_RESOURCE_POOL_EXHAUSTED).", region,
+				 replica_role_name(r->role), r->index,
+				 r->machine_type ? r->machine_type : "custom", r->demand.vcpus,
+				 (long long)r->demand.memory_mb, accel);
+		break;
+	}
+	case POLICY_QUOTA: {
+		code = "quota";
+		if (vertex) {
+			char *metric = quota_vertex_metric(o->excess.resource, job->qclass);
+			text = xasprintf("The job is queued: project %s is at its quota in region %s. The "
+					 "following quota metrics exceed quota limits: %s (limit %lld, in "
+					 "use %lld, requested %lld). It starts when the project's usage "
+					 "allows.", job->project, region, metric,
+					 (long long)o->excess.limit, (long long)o->excess.used,
+					 (long long)o->excess.asked);
+			free(metric);
+		} else {
+			char *d = quota_ml_description(quotas, cat, job->project, region, job->qclass,
+						       &o->excess);
+			text = xasprintf("The job is queued: project %s is at its quota in region %s. %s "
+					 "It starts when the project's usage allows.", job->project,
+					 region, d);
+			free(d);
+		}
+		break;
+	}
+	case POLICY_RESERVED:
+		code = "reserved";
+		text = xasprintf("The job is queued: job %lld has waited longest in region %s and "
+				 "holds the region's free capacity until its replicas fit "
+				 "(starvation protection).", (long long)o->blocker, region);
+		break;
+	case POLICY_PREEMPTING:
+		code = "preempting";
+		text = xasprintf("The job is queued: the resources it needs in region %s are being "
+				 "freed (running jobs it outranks are preempted, or jobs are "
+				 "stopping); it starts when they have stopped.", region);
+		break;
+	case POLICY_CAPACITY:
+		code = "capacity";
+		text = xasprintf("The job is queued: waiting for capacity in region %s (the nodes "
+				 "that can hold its replicas are busy)%s.", region,
+				 !strcmp(json_string_value(json_object_get(q, "strategy")) ?: "",
+					 "FLEX_START") ? "; FLEX_START: it waits up to its "
+				 "scheduling.maxWaitDuration" : "");
+		break;
+	}
+	json_t *out = json_pack("{s:I, s:s, s:s}", "job", (json_int_t)job->pj.id, "code", code,
+				"text", text);
+	free(text);
+	return out;
+}
+
+/* The snapshot's nodes by name (the database's order need not be strcmp's). */
+struct node_by_name {
+	const char *name;
+	size_t index;
+};
+
+static int by_node_name(const void *a, const void *b)
+{
+	return strcmp(((const struct node_by_name *)a)->name, ((const struct node_by_name *)b)->name);
+}
+
+/* The index of name among the nodes (sorted by name), or -1. */
+static ssize_t node_index(const struct node_by_name *sorted, size_t n, const char *name)
+{
+	struct node_by_name key = { name, 0 };
+	const struct node_by_name *hit = bsearch(&key, sorted, n, sizeof(*sorted), by_node_name);
+	return hit ? (ssize_t)hit->index : -1;
+}
+
+/* The snapshot's "running": what holds resources, for the policy (policy.h). */
+static size_t load_running(const json_t *list, const struct place_node *nodes, size_t nnodes,
+			   struct policy_running **out)
+{
+	size_t n = json_array_size(list), i;
+	struct policy_running *run = xcalloc(n + 1, sizeof(*run));
+	struct node_by_name *sorted = xcalloc(nnodes + 1, sizeof(*sorted));
+	json_t *o;
+
+	for (size_t k = 0; k < nnodes; k++)
+		sorted[k] = (struct node_by_name){ nodes[k].name ?: "", k };
+	qsort(sorted, nnodes, sizeof(*sorted), by_node_name);
+
+	json_array_foreach(list, i, o) {
+		const json_t *reps = json_object_get(o, "replicas");
+		size_t nr = json_array_size(reps), k;
+		struct place_replica *pr = xcalloc(nr + 1, sizeof(*pr));
+		struct place_assignment *as = xcalloc(nr + 1, sizeof(*as));
+		bool *on = xcalloc(nr + 1, sizeof(*on));
+		const char *strategy = json_string_value(json_object_get(o, "strategy")) ?: "";
+		json_t *r;
+		json_array_foreach(reps, k, r) {
+			pr[k] = (struct place_replica){
+				(int)json_integer_value(json_object_get(r, "vcpus")),
+				json_integer_value(json_object_get(r, "memory_mb")),
+				json_string_value(json_object_get(r, "accel_type")),
+				(int)json_integer_value(json_object_get(r, "accel_count")),
+				json_is_true(json_object_get(r, "tpu")),
+			};
+			ssize_t at = node_index(sorted, nnodes,
+						json_string_value(json_object_get(r, "node")) ?: "");
+			on[k] = at >= 0;
+			as[k].node = at >= 0 ? (size_t)at : 0;
+			size_t g;
+			json_t *gv;
+			json_array_foreach(json_object_get(r, "gpus"), g, gv)
+				if (json_integer_value(gv) >= 0 && json_integer_value(gv) < PLACE_MAX_GPUS)
+					as[k].gpus |= UINT64_C(1) << json_integer_value(gv);
+		}
+		run[i] = (struct policy_running){
+			.id = json_integer_value(json_object_get(o, "id")),
+			.project = json_string_value(json_object_get(o, "project")),
+			.region = json_string_value(json_object_get(o, "region")),
+			.priority = (int)json_integer_value(json_object_get(o, "priority")),
+			.spot = !strcmp(strategy, "SPOT"),
+			.qclass = !strcmp(strategy, "SPOT") || !strcmp(strategy, "FLEX_START") ?
+				  QUOTA_PREEMPTIBLE : QUOTA_STANDARD,
+			.stopping = json_is_true(json_object_get(o, "stopping")),
+			.age_us = json_integer_value(json_object_get(o, "age_ms")) * 1000,
+			.n = nr, .replicas = pr, .as = as, .on_node = on,
+		};
+	}
+	free(sorted);
+	*out = run;
+	return n;
+}
+
+static void free_running(struct policy_running *run, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free((void *)run[i].replicas);
+		free((void *)run[i].as);
+		free((void *)run[i].on_node);
+	}
+	free(run);
+}
+
+/* Commits the pass's preemptions: each victim's log says who took its place. */
+static enum store_rc preempt(struct sched *s, const struct policy_victim *v, size_t n,
+			     const struct policy_running *running, const struct policy_job *jobs)
+{
+	json_t *list = json_array();
+	int moved = 0;
 
 	for (size_t i = 0; i < n; i++) {
-		/* A job this leader saw in an earlier pass was noted then. */
-		if (placed[i] || jobs[i].id <= s->max_seen_id)
-			continue;
-		ssize_t k = place_never_fits(nodes, nnodes, &jobs[i]);
-		char *text;
-		if (k >= 0) {
-			const struct plan_replica *r = &plans[i].replicas[k];
-			const struct replica_demand *d = &r->demand;
-			char accel[96] = "";
-			if (d->tpu)
-				snprintf(accel, sizeof(accel), ", a TPU host");
-			else if (d->accel_type && d->accel_count > 0)
-				snprintf(accel, sizeof(accel), ", %d x %s", d->accel_count, d->accel_type);
-			text = xasprintf("The job is queued: no node in region %s can hold its replica "
-					 "%s %d (%s: %d vCPUs, %lld MB%s), even when idle; it waits "
-					 "until such a node registers.", jobs[i].region,
-					 replica_role_name(r->role), r->index,
-					 r->machine_type ? r->machine_type : "custom", d->vcpus,
-					 (long long)d->memory_mb, accel);
-		} else {
-			text = xasprintf("The job is queued: waiting for capacity in region %s (the "
-					 "nodes that can hold its replicas are busy).", jobs[i].region);
-		}
-		json_array_append_new(notes, json_pack("{s:I, s:s}", "job", (json_int_t)jobs[i].id,
-						       "text", text));
+		const struct policy_running *r = &running[v[i].victim];
+		const struct policy_job *j = &jobs[v[i].job];
+		char *text = xasprintf("The job was preempted: job %s of project %s (%s) needs "
+				       "its resources in region %s", j->name ? j->name : "?", j->project,
+				       r->spot && !j->spot ? "not SPOT, while this job is SPOT" :
+				       "of a higher priority", r->region);
+		json_array_append_new(list, json_pack("{s:I, s:s}", "job", (json_int_t)r->id,
+						      "text", text));
 		free(text);
 	}
-	rc = json_array_size(notes) || full ?
-		store_sched_note_queued(s->conn, notes, full, s->cfg.lease_s, &s->noted_id) : STORE_OK;
-	json_decref(notes);
+	enum store_rc rc = store_sched_preempt(s->conn, list, MAX_PREEMPTIONS, &moved);
+	if (rc == STORE_OK && moved)
+		log_info("preempted %d job(s) for waiting jobs that outrank them", moved);
+	json_decref(list);
+	return rc;
+}
+
+/* Says why each unplaced job waits (a line in its log when that changes). */
+static enum store_rc note_reasons(struct sched *s, const struct catalog *cat,
+				  const struct quotas *quotas, const struct place_node *nodes,
+				  size_t nnodes, const struct policy_job *jobs,
+				  const struct job_plan *plans, const struct policy_outcome *outcome,
+				  size_t n, const json_t *queued, bool full)
+{
+	json_t *list = json_array();
+	enum store_rc rc = STORE_OK;
+	int lines = 0;
+
+	for (size_t i = 0, qi = 0; i < n; i++) {
+		while (json_integer_value(json_object_get(json_array_get(queued, qi), "id")) !=
+		       jobs[i].pj.id)
+			qi++;
+		json_t *r = reason_of(cat, quotas, nodes, nnodes, &jobs[i], &plans[i], &outcome[i],
+				      json_array_get(queued, qi));
+		if (r)
+			json_array_append_new(list, r);
+	}
+	if (json_array_size(list))
+		rc = store_sched_note_reasons(s->conn, list, &lines);
+	json_decref(list);
+	/* The queued jobs of regions without a node (not in the snapshot's queue). */
+	if (rc == STORE_OK && full) {
+		json_t *none = json_array();
+		rc = store_sched_note_queued(s->conn, none, true, s->cfg.lease_s, &s->noted_id);
+		json_decref(none);
+	}
 	return rc;
 }
 
@@ -505,11 +698,12 @@ static enum store_rc sched_tick(struct sched *s, bool full)
 	struct node_work *work = NULL;
 	size_t nnodes = 0, nq = 0;
 	struct job_plan *plans = NULL;
-	struct place_job *jobs = NULL;
-	int64_t *waited = NULL;
+	struct policy_job *jobs = NULL;
+	struct policy_running *running = NULL;
+	size_t nrunning = 0;
 	size_t *offsets = NULL;
+	struct policy_outcome *outcome = NULL;
 	struct place_assignment *as = NULL;
-	bool *placed = NULL;
 	struct snap_ref *cat_ref = NULL;
 	int lost, restarted;
 	enum store_rc rc;
@@ -559,9 +753,8 @@ static enum store_rc sched_tick(struct sched *s, bool full)
 	nq = json_array_size(queued);
 	plans = xcalloc(nq + 1, sizeof(*plans));
 	jobs = xcalloc(nq + 1, sizeof(*jobs));
-	waited = xcalloc(nq + 1, sizeof(*waited));
 	offsets = xcalloc(nq + 1, sizeof(*offsets));
-	placed = xcalloc(nq + 1, sizeof(*placed));
+	outcome = xcalloc(nq + 1, sizeof(*outcome));
 	size_t total = 0, kept = 0;
 	for (size_t i = 0; i < nq; i++) {
 		json_t *q = json_array_get(queued, i);
@@ -613,10 +806,19 @@ static enum store_rc sched_tick(struct sched *s, bool full)
 							  .accel_type = d->accel_type,
 							  .accel_count = d->accel_count, .tpu = d->tpu };
 		}
-		jobs[kept] = (struct place_job){ json_integer_value(json_object_get(q, "id")),
-						 json_string_value(json_object_get(q, "region")),
-						 plans[kept].n, reps };
-		waited[kept] = json_integer_value(json_object_get(q, "waited_ms")) * 1000;
+		const char *strategy = json_string_value(json_object_get(q, "strategy")) ?: "";
+		jobs[kept] = (struct policy_job){
+			.pj = { json_integer_value(json_object_get(q, "id")),
+				json_string_value(json_object_get(q, "region")), plans[kept].n, reps },
+			.project = json_string_value(json_object_get(q, "project")),
+			.name = json_string_value(json_object_get(q, "job_id")),
+			.priority = (int)json_integer_value(json_object_get(q, "priority")),
+			.spot = !strcmp(strategy, "SPOT"),
+			.qclass = !strcmp(strategy, "SPOT") || !strcmp(strategy, "FLEX_START") ?
+				  QUOTA_PREEMPTIBLE : QUOTA_STANDARD,
+			.waited_us = json_integer_value(json_object_get(q, "waited_ms")) * 1000,
+		};
+		quota_amounts_of_plan(&plans[kept], &jobs[kept].demand);
 		offsets[kept] = total;
 		total += plans[kept].n;
 		kept++;
@@ -627,14 +829,22 @@ static enum store_rc sched_tick(struct sched *s, bool full)
 	if (rc != STORE_OK)
 		goto out;
 	as = xcalloc(total + 1, sizeof(*as));
-	place_queue(nodes, nnodes, jobs, kept, waited, (int64_t)s->cfg.starve_s * 1000000,
-		    offsets, as, placed);
+	nrunning = load_running(json_object_get(snap, "running"), nodes, nnodes, &running);
+	struct snap_ref *quota_ref = NULL;
+	const struct quotas *quotas = s->cfg.quotas ? snapshot_acquire(s->cfg.quotas, &quota_ref) :
+				      NULL;
+	struct policy_config pcfg = { quotas, (int64_t)s->cfg.starve_s * 1000000, true };
+	struct policy_victim *victims = NULL;
+	size_t nvictims = 0;
+	policy_pass(nodes, nnodes, jobs, kept, running, nrunning, &pcfg, offsets, as, outcome,
+		    &victims, &nvictims);
 	json_t *batch = json_array();
 	for (size_t i = 0, qi = 0; i < kept && rc == STORE_OK; i++) {
 		/* Find the queued entry of jobs[i] (kept skips unplannable ones). */
-		while (json_integer_value(json_object_get(json_array_get(queued, qi), "id")) != jobs[i].id)
+		while (json_integer_value(json_object_get(json_array_get(queued, qi), "id")) !=
+		       jobs[i].pj.id)
 			qi++;
-		if (placed[i])
+		if (outcome[i].why == POLICY_PLACED)
 			json_array_append_new(batch, job_rows(json_array_get(queued, qi), &plans[i],
 							      as + offsets[i], work));
 		if (json_array_size(batch) == COMMIT_BATCH)
@@ -643,12 +853,17 @@ static enum store_rc sched_tick(struct sched *s, bool full)
 	if (rc == STORE_OK)
 		rc = commit_batch(s, batch);
 	json_decref(batch);
+	if (rc == STORE_OK && nvictims)
+		rc = preempt(s, victims, nvictims, running, jobs);
+	free(victims);
 	for (size_t i = 0; i < kept; i++)
-		if (!placed[i] && waited[i] >= (int64_t)s->cfg.starve_s * 1000000 &&
-		    place_fits_when_empty(nodes, nnodes, &jobs[i]))
+		if (outcome[i].why == POLICY_CAPACITY &&
+		    jobs[i].waited_us >= (int64_t)s->cfg.starve_s * 1000000)
 			s->starving = true;
 	if (rc == STORE_OK)
-		rc = note_queued(s, nodes, nnodes, jobs, plans, placed, kept, full);
+		rc = note_reasons(s, cat, quotas, nodes, nnodes, jobs, plans, outcome, kept, queued,
+				  full);
+	snapshot_release(quota_ref);
 	for (size_t i = 0; i < nq; i++) {
 		int64_t qid = json_integer_value(json_object_get(json_array_get(queued, i), "id"));
 		if (qid > s->max_seen_id)
@@ -667,18 +882,18 @@ out:
 	/* Arrays are allocated (zeroed, nq + 1 long) only past the pending step;
 	 * before that nq is 0 and nothing is freed here. */
 	for (size_t i = 0; i < nq; i++) {
-		free((void *)jobs[i].replicas);
+		free((void *)jobs[i].pj.replicas);
 		job_plan_release(&plans[i]);
 	}
+	free_running(running, nrunning);
 	snapshot_release(cat_ref);
 	for (size_t i = 0; i < nnodes; i++)
 		free(work[i].ports);
 	free(plans);
 	free(jobs);
-	free(waited);
+	free(outcome);
 	free(offsets);
 	free(as);
-	free(placed);
 	free(nodes);
 	free(work);
 	json_decref(snap);

@@ -33,6 +33,7 @@ struct listen_hub;
 struct sched_config {
 	const char *conninfo;
 	struct snapshot *catalogs;	/* the catalog (snapshot.h), reloaded on SIGHUP */
+	struct snapshot *quotas;	/* struct quotas (quota.h), reloaded on SIGHUP; NULL: none */
 	int lease_s;		/* the lease of nodes that were granted none (before 010) */
 	int tick_ms;		/* periodic pass */
 	int starve_s;		/* a queued job this old reserves its region */

@@ -1,4 +1,5 @@
 #include "api_ml.h"
+#include "api_quota.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -298,6 +299,10 @@ void api_ml_jobs_create(struct request *req)
 		api_ml_reply_field_violations(req, &vs);
 		goto out;
 	}
+	if (api_quota_refuse(req, false, req->params[0],
+			     json_string_value(json_object_get(training, "region")) ?: "", training,
+			     json_object_get(job, "labels")))
+		goto out;
 
 	c = xcalloc(1, sizeof(*c));
 	c->job = job;

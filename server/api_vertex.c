@@ -1,4 +1,5 @@
 #include "api_vertex.h"
+#include "api_quota.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -296,6 +297,10 @@ static void create_job(struct request *req, const struct kind *k, json_t *job)
 	struct job_rows *rows = NULL;
 
 	json_object_del(job, "labels");
+	if (api_quota_refuse(req, true, req->params[0], req->params[1], job, lab)) {
+		free(labels);
+		return;
+	}
 	char *spec = json_dumps(job, JSON_COMPACT);
 	enum store_rc rc = store_job_insert_numbered(req->srv->store, API_VERTEX, req->params[0],
 						     req->params[1], spec, labels, &rows);

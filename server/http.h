@@ -54,6 +54,7 @@ struct server {
 	struct snapshot *catalogs;	/* the catalog; replaced on SIGHUP */
 	enum auth_mode auth_mode;
 	struct snapshot *tokens;	/* struct auth_tokens, AUTH_TOKENS only */
+	struct snapshot *quotas;	/* struct quotas (quota.h; NULL object: none); SIGHUP */
 	struct httpd_limits http_limits;	/* max_body among them */
 	const char *agent_token;	/* the cluster token of the agents */
 	int sync_interval_s;	/* agents sync at least this often */

@@ -25,6 +25,7 @@
 
 #include "auth.h"
 #include "catalog.h"
+#include "quota.h"
 #include "config.h"
 #include "discovery.h"
 #include "embedded.h"
@@ -81,6 +82,7 @@ struct server_config {
 	char *storage_root;
 	int sync_interval_seconds;
 	char *tokens_file;
+	char *quotas_file;
 	char *tls_cert_file;
 	char *tls_key_file;
 };
@@ -148,6 +150,7 @@ static const struct config_key server_keys[] = {
 	KEY(tls_cert_file, CONFIG_STRING, NULL, 0, 0, NULL),
 	KEY(tls_key_file, CONFIG_STRING, NULL, 0, 0, NULL),
 	KEY(tokens_file, CONFIG_STRING, NULL, 0, 0, NULL),
+	KEY(quotas_file, CONFIG_STRING, NULL, 0, 0, NULL),
 };
 
 /*
@@ -200,6 +203,8 @@ static const struct {
 } unset_meanings[] = {
 	{ "catalog", "the built-in catalog, deploy/catalog.yaml as built" },
 	{ "database_url", "an embedded PostgreSQL under state_dir" },
+	{ "quotas_file", "no quotas: every project may use the whole cluster, with equal fair-share "
+			 "weights (docs/quotas.md)" },
 	{ "postgres_bin_dir", "the newest /usr/lib/postgresql/N/bin" },
 	{ "state_dir", "./var; in emulator mode a fresh directory under $TMPDIR or /tmp, removed at "
 		       "exit" },
@@ -355,12 +360,28 @@ static int load_tokens(const struct server_config *cfg, struct auth_tokens **out
 	return auth_tokens_load(cfg->tokens_file, out, err, errlen);
 }
 
-/* SIGHUP: the catalog and the tokens file again; a bad file keeps the old. */
+static void quotas_free_any(void *q)
+{
+	quotas_free(q);
+}
+
+/* The quotas file when the key is set (else *out = NULL: no limits). */
+static int load_quotas(const struct server_config *cfg, const struct catalog *cat,
+		       struct quotas **out, char *err, size_t errlen)
+{
+	*out = NULL;
+	if (!cfg->quotas_file || !*cfg->quotas_file)
+		return 0;
+	return quotas_load(cfg->quotas_file, cat, out, err, errlen);
+}
+
+/* SIGHUP: the catalog, the quotas and the tokens file again; a bad file keeps the old. */
 static void reload(const struct server_config *cfg, struct server *srv)
 {
 	char err[2048];
 	struct catalog *cat;
 	struct auth_tokens *tokens;
+	struct quotas *quotas;
 
 	if (load_catalog(cfg, &cat, err, sizeof(err))) {
 		log_error("SIGHUP: catalog not reloaded, keeping the current one: %s", err);
@@ -368,6 +389,16 @@ static void reload(const struct server_config *cfg, struct server *srv)
 		snapshot_replace(srv->catalogs, cat);
 		log_info("SIGHUP: catalog %s reloaded", catalog_source(cfg));
 	}
+	struct snap_ref *ref = NULL;
+	const struct catalog *now = snapshot_acquire(srv->catalogs, &ref);
+	if (load_quotas(cfg, now, &quotas, err, sizeof(err))) {
+		log_error("SIGHUP: quotas not reloaded, keeping the current ones: %s", err);
+	} else {
+		snapshot_replace(srv->quotas, quotas);
+		if (quotas)
+			log_info("SIGHUP: quotas file %s reloaded", cfg->quotas_file);
+	}
+	snapshot_release(ref);
 	if (srv->auth_mode != AUTH_TOKENS)
 		return;
 	if (load_tokens(cfg, &tokens, err, sizeof(err))) {
@@ -474,7 +505,8 @@ int main(int argc, char **argv)
 	struct auth_tokens *tokens = NULL;
 	const char *agent_token = NULL;
 	char *tls_cert = NULL, *tls_key = NULL;
-	struct snapshot *catalogs = NULL, *token_snap = NULL;
+	struct snapshot *catalogs = NULL, *token_snap = NULL, *quota_snap = NULL;
+	struct quotas *quotas = NULL;
 	struct pg_embedded *pg = NULL;
 	struct store *st = NULL;
 	struct httpd *http = NULL;
@@ -528,6 +560,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, "trainplane-server: bad tokens file: %s\n", err);
 		goto out;
 	}
+	if (load_quotas(&cfg, cat, &quotas, err, sizeof(err))) {
+		fprintf(stderr, "trainplane-server: bad quotas file: %s\n", err);
+		goto out;
+	}
 	if (agent_token_in_effect(&cfg, &agent_token, err, sizeof(err))) {
 		fprintf(stderr, "trainplane-server: %s\n", err);
 		goto out;
@@ -553,6 +589,10 @@ int main(int argc, char **argv)
 	cat = NULL;
 	token_snap = snapshot_new(tokens, auth_tokens_free);
 	tokens = NULL;
+	if (quotas)
+		log_info("quotas: %s", cfg.quotas_file);
+	quota_snap = snapshot_new(quotas, quotas_free_any);
+	quotas = NULL;
 
 	/* Signals are taken synchronously by this thread; block them before
 	 * any thread starts so that workers never see them. */
@@ -601,6 +641,7 @@ int main(int argc, char **argv)
 	hub = listen_hub_start(conninfo);
 	if (cfg.scheduler) {
 		struct sched_config sc = { .conninfo = conninfo, .catalogs = catalogs,
+					   .quotas = quota_snap,
 					   .lease_s = cfg.lease_seconds,
 					   .tick_ms = cfg.scheduler_tick_ms,
 					   .starve_s = cfg.starve_seconds,
@@ -614,6 +655,7 @@ int main(int argc, char **argv)
 		sched = sched_start(&sc);
 	}
 	struct server srv = { .store = st, .catalogs = catalogs, .tokens = token_snap,
+			      .quotas = quota_snap,
 			      .auth_mode = strcmp(cfg.auth_mode, "tokens") ? AUTH_OPEN : AUTH_TOKENS,
 			      .http_limits = { cfg.http_header_timeout_seconds,
 					       cfg.http_idle_timeout_seconds,
@@ -695,6 +737,8 @@ out:
 	free(tls_key);
 	snapshot_free(catalogs);
 	snapshot_free(token_snap);
+	snapshot_free(quota_snap);
+	quotas_free(quotas);
 	config_free(server_keys, ARRAY_SIZE(server_keys), &cfg);
 	json_decref(rules);
 	return rc;

@@ -9,6 +9,7 @@
 #include "api_logging.h"
 #include "api_metrics.h"
 #include "api_ml.h"
+#include "api_quota.h"
 #include "api_storage.h"
 #include "api_vertex.h"
 #include "discovery.h"
@@ -116,6 +117,8 @@ const struct route routes[] = {
 	  "trainplane.nodes.drain", true },
 	{ "POST", "/trainplane/v1/nodes/{nodesId}:undrain", api_nodes_undrain,
 	  "trainplane.nodes.undrain", true },
+	{ "GET", "/trainplane/v1/projects/{projectsId}/quotas", api_quotas_get,
+	  "trainplane.projects.quotas.get", false },
 	{ "GET", "/trainplane/v1/emulator", api_emulator_get, "trainplane.emulator.get", false },
 	{ "POST", "/trainplane/v1/emulator:reset", api_emulator_reset, "trainplane.emulator.reset",
 	  true },

@@ -22,12 +22,14 @@ const struct job_state_edge job_state_edges[] = {
 	{ JOB_PREPARING, JOB_CAUSE_NODE_LOSS, JOB_FAILED },
 	{ JOB_PREPARING, JOB_CAUSE_RESTART, JOB_PREPARING },
 	{ JOB_PREPARING, JOB_CAUSE_CANCEL, JOB_CANCELLING },
+	{ JOB_PREPARING, JOB_CAUSE_PREEMPT, JOB_QUEUED },
 	{ JOB_RUNNING, JOB_CAUSE_SUCCEED, JOB_SUCCEEDED },
 	{ JOB_RUNNING, JOB_CAUSE_FAIL, JOB_FAILED },
 	{ JOB_RUNNING, JOB_CAUSE_TIMEOUT, JOB_FAILED },		/* maxRunningTime, Vertex timeout */
 	{ JOB_RUNNING, JOB_CAUSE_NODE_LOSS, JOB_FAILED },
 	{ JOB_RUNNING, JOB_CAUSE_RESTART, JOB_RUNNING },
 	{ JOB_RUNNING, JOB_CAUSE_CANCEL, JOB_CANCELLING },
+	{ JOB_RUNNING, JOB_CAUSE_PREEMPT, JOB_QUEUED },
 	/* Google lets CANCELLING end SUCCEEDED or FAILED too; trainplane's
 	 * cancel always wins (README "Job lifecycle"). */
 	{ JOB_CANCELLING, JOB_CAUSE_CANCELLED, JOB_CANCELLED },
@@ -54,6 +56,7 @@ static const char *const cause_names[JOB_CAUSE_COUNT] = {
 	[JOB_CAUSE_FAIL] = "fail",	     [JOB_CAUSE_CANCEL] = "cancel",
 	[JOB_CAUSE_CANCELLED] = "cancelled", [JOB_CAUSE_TIMEOUT] = "timeout",
 	[JOB_CAUSE_NODE_LOSS] = "node_loss", [JOB_CAUSE_RESTART] = "restart",
+	[JOB_CAUSE_PREEMPT] = "preempt",
 };
 
 bool job_state_valid(enum job_state s)

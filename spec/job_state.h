@@ -107,8 +107,11 @@ enum job_cause {
 	JOB_CAUSE_RESTART,	/* "restart": replicas start a new attempt (a lost replica placed
 				 * again, or the whole gang: restartJobOnWorkerRestart); the job
 				 * keeps its state */
+	JOB_CAUSE_PREEMPT,	/* "preempt": the scheduler took its resources for a job that
+				 * outranks it (SPOT, or a preemptible priority; issue 28): its
+				 * replicas stop and it waits QUEUED to start again, attempt + 1 */
 };
-#define JOB_CAUSE_COUNT 10
+#define JOB_CAUSE_COUNT 11
 
 /* One legal transition. */
 struct job_state_edge {

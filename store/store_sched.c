@@ -98,7 +98,8 @@ static const struct store_stmt stmt_timeouts = {
 	"  AND spec ? 'scheduling' AND ("
 	"   (state = 'RUNNING' AND spec->'scheduling' ? 'maxRunningTime' AND start_time + "
 	DURATION("spec->'scheduling'->>'maxRunningTime'") " < " TP_NOW ") OR "
-	"   (state IN ('QUEUED', 'PREPARING') AND spec->'scheduling' ? 'maxWaitTime' AND create_time + "
+	"   (state IN ('QUEUED', 'PREPARING') AND preemptions = 0 "
+	"    AND spec->'scheduling' ? 'maxWaitTime' AND create_time + "
 	DURATION("spec->'scheduling'->>'maxWaitTime'") " < " TP_NOW "))) "
 	FAIL_TIMED_OUT,
 	false,
@@ -120,7 +121,7 @@ static const struct store_stmt stmt_vertex_timeouts = {
 	"'604800s')") " < " TP_NOW " "
 	" UNION ALL SELECT id, state, format('The job did not get the resources it requested "
 	"within its maximum wait duration (scheduling.max_wait_duration) of %s.', " FLEX_WAIT ") "
-	"  FROM jobs WHERE state = 'QUEUED' AND api = 'vertex' "
+	"  FROM jobs WHERE state = 'QUEUED' AND api = 'vertex' AND preemptions = 0 "
 	"  AND spec->'jobSpec'->'scheduling'->>'strategy' = 'FLEX_START' "
 	"  AND " DURATION(FLEX_WAIT) " > interval '0' "
 	"  AND create_time + " DURATION(FLEX_WAIT) " < " TP_NOW ") "
@@ -179,8 +180,11 @@ enum store_rc store_sched_housekeeping(struct store_conn *c, int lease_s, int *l
 	/* a trial is its tuning job to the emulator's rules (scheduler/sim_outcome.c) */ \
 	"   (SELECT p.job_id FROM jobs p WHERE p.id = j.parent) AS parent_job_id, " \
 	"   (SELECT p.spec->>'displayName' FROM jobs p WHERE p.id = j.parent) AS parent_display_name, " \
-	"   (extract(epoch FROM " TP_NOW " - j.create_time) * 1000)::int8 AS waited_ms " \
+	"   (extract(epoch FROM " TP_NOW " - j.create_time) * 1000)::int8 AS waited_ms, " \
+	"   j.priority, j.strategy, j.preemptions " \
 	"   FROM jobs j WHERE j.state = 'QUEUED' AND j.id > $3::int8 AND NOT j.study " \
+	/* A preempted job waits until its replicas have stopped. */ \
+	"   AND NOT EXISTS (SELECT 1 FROM replicas p WHERE p.job = j.id AND p.desired <> 'DONE') " \
 	/* A region with no schedulable node can place nothing: skip its jobs. */ \
 	"   AND j.region IN (SELECT region FROM nodes WHERE state = 'READY' AND NOT draining " \
 	"     AND last_sync > now() - make_interval(secs => coalesce(lease_s, $1::int))) " \
@@ -208,6 +212,21 @@ enum store_rc store_sched_housekeeping(struct store_conn *c, int lease_s, int *l
 	"   ORDER BY n.name), '[]'::jsonb) " \
 	"   FROM nodes n WHERE n.state = 'READY' AND NOT n.draining " \
 	"     AND n.last_sync > now() - make_interval(secs => coalesce(n.lease_s, $1::int))) " \
+	"  ELSE '[]'::jsonb END, " \
+	/* What holds resources (quotas, fair share, preemption): every job with \
+	 * replicas on nodes, when something waits. */ \
+	" 'running', CASE WHEN EXISTS (SELECT 1 FROM q) THEN " \
+	"  (SELECT coalesce(jsonb_agg(jsonb_build_object('id', j.id, 'project', j.project, " \
+	"    'region', j.region, 'priority', j.priority, 'strategy', j.strategy, " \
+	"    'stopping', j.state NOT IN ('PREPARING', 'RUNNING') OR j.restarting, " \
+	"    'age_ms', (extract(epoch FROM " TP_NOW " - coalesce(j.start_time, j.update_time)) " \
+	"      * 1000)::int8, " \
+	"    'replicas', (SELECT jsonb_agg(jsonb_build_object('node', p.node, 'vcpus', p.vcpus, " \
+	"      'memory_mb', p.memory_mb, 'accel_type', p.accel_type, 'accel_count', p.accel_count, " \
+	"      'tpu', p.tpu, 'gpus', p.gpus, 'stopping', p.desired <> 'RUN')) FROM replicas p " \
+	"      WHERE p.job = j.id AND p.node IS NOT NULL AND p.desired <> 'DONE'))), '[]'::jsonb) " \
+	"   FROM jobs j WHERE j.id IN (SELECT p.job FROM replicas p WHERE p.node IS NOT NULL " \
+	"     AND p.desired <> 'DONE')) " \
 	"  ELSE '[]'::jsonb END, " \
 	" 'queued', (SELECT coalesce(jsonb_agg(q), '[]'::jsonb) FROM q), " \
 	" 'max_queued_id', (SELECT max(id) FROM jobs WHERE state = 'QUEUED'), " \
@@ -262,17 +281,29 @@ static const struct store_stmt stmt_commit_jobs = {
 	" FROM input i JOIN ok ON ok.id = i.job, "
 	"  jsonb_to_recordset(i.replicas) AS r(uid text, role text, idx int, node text, gpus jsonb, "
 	"  port int, spec jsonb, vcpus int, memory_mb bigint, accel_type text, accel_count int, "
-	"  tpu boolean) RETURNING 1) "
+	"  tpu boolean) "
+	/* a preempted job placed again: its replicas start their next attempt */
+	" ON CONFLICT (job, role, idx) DO UPDATE SET uid = EXCLUDED.uid, "
+	"  attempt = replicas.attempt + 1, node = EXCLUDED.node, gpus = EXCLUDED.gpus, "
+	"  port = EXCLUDED.port, spec = EXCLUDED.spec, vcpus = EXCLUDED.vcpus, "
+	"  memory_mb = EXCLUDED.memory_mb, accel_type = EXCLUDED.accel_type, "
+	"  accel_count = EXCLUDED.accel_count, tpu = EXCLUDED.tpu, desired = 'RUN', "
+	"  state = 'PENDING', seq = 0, exit_code = NULL, message = '', start_time = NULL, "
+	"  end_time = NULL "
+	" RETURNING 1), "
+	"gone AS (DELETE FROM job_queue_reasons WHERE job IN (SELECT id FROM ok)) "
 	"SELECT id, (SELECT count(*) FROM ins), waited FROM ok",
 	false,
 };
 
-/* The commit's lock step (schema/015): the jobs, then the nodes they go to. */
+/* The commit's lock step (schema/015): the jobs, then the nodes they go to
+ * and those their replicas are on (a preempted job's, placed again). */
 static const struct store_stmt stmt_commit_lock = {
 	47, "sched_commit_lock",
 	"SELECT tp_lock_jobs(ARRAY(SELECT (x->>'job')::int8 FROM jsonb_array_elements($1::jsonb) x), "
 	"  ARRAY(SELECT DISTINCT r->>'node' FROM jsonb_array_elements($1::jsonb) x, "
-	"    jsonb_array_elements(x->'replicas') r))",
+	/* (and the nodes a preempted job's replicas leave) */
+	"    jsonb_array_elements(x->'replicas') r), true)",
 	false,
 };
 
@@ -436,5 +467,68 @@ enum store_rc store_sched_commit_move(struct store_conn *c, int64_t job, int64_t
 	}
 	free(g);
 	free(sp);
+	return rc;
+}
+
+/* --- sharing the cluster (issue 28): statement ids 128-143 -------------------- */
+
+static const struct store_stmt stmt_preempt = {
+	128, "sched_preempt",
+	"SELECT tp_preempt_jobs(ARRAY(SELECT (x->>'job')::int8 FROM jsonb_array_elements($1::jsonb) x), "
+	"  ARRAY(SELECT x->>'text' FROM jsonb_array_elements($1::jsonb) x), $2::int)",
+	false,
+};
+
+enum store_rc store_sched_preempt(struct store_conn *c, const json_t *victims, int max_times,
+				  int *moved)
+{
+	char *text = json_dumps(victims, JSON_COMPACT);
+	char max[16];
+	const char *p[] = { text, max };
+	enum store_rc rc;
+
+	snprintf(max, sizeof(max), "%d", max_times);
+	for (int attempt = 0;; attempt++) {
+		rc = count_of(c, &stmt_preempt, 2, p, 0, moved);
+		if (!store_retry(rc, attempt, "a preemption"))
+			break;
+	}
+	free(text);
+	return rc;
+}
+
+/*
+ * Reasons: kept per job; a job's log gets a line when its reason's code
+ * changes (not its figures: a wait for capacity says so once).
+ */
+static const struct store_stmt stmt_reasons = {
+	129, "sched_reasons",
+	"WITH x AS (SELECT x.job, x.code, x.text FROM jsonb_to_recordset($1::jsonb) "
+	"   AS x(job int8, code text, text text) JOIN jobs j ON j.id = x.job AND j.state = 'QUEUED'), "
+	"up AS (INSERT INTO job_queue_reasons AS r (job, code, text, since) "
+	"  SELECT job, code, text, " TP_NOW " FROM x "
+	"  ON CONFLICT (job) DO UPDATE SET code = EXCLUDED.code, text = EXCLUDED.text, "
+	"   since = CASE WHEN r.code = EXCLUDED.code THEN r.since ELSE EXCLUDED.since END "
+	"  WHERE r.code <> EXCLUDED.code OR r.text <> EXCLUDED.text "
+	"  RETURNING r.job, r.code, r.text, r.since = " TP_NOW " AS changed), "
+	"ins AS (INSERT INTO log_entries (job, task, attempt, stream, time, text, trial) "
+	"  SELECT coalesce(j.parent, j.id), 'service', "
+	"   coalesce((SELECT max(p.attempt) FROM replicas p WHERE p.job = j.id), 1), "
+	"   CASE WHEN up.code IN ('never_fits', 'quota') THEN 'warning' ELSE 'system' END, "
+	"   " TP_AT("clock_timestamp()") ", "
+	"   CASE WHEN j.parent IS NULL THEN up.text ELSE format('Trial %s: %s', j.trial, up.text) END, "
+	"   j.trial "
+	"  FROM up JOIN jobs j ON j.id = up.job WHERE up.changed RETURNING 1) "
+	"SELECT count(*) FROM ins",
+	false,
+};
+
+enum store_rc store_sched_note_reasons(struct store_conn *c, const json_t *reasons, int *lines)
+{
+	char *text = json_dumps(reasons, JSON_COMPACT);
+	const char *p[] = { text };
+	enum store_rc rc = count_of(c, &stmt_reasons, 1, p, 0, lines);
+
+	free(text);
 	return rc;
 }

@@ -32,12 +32,17 @@ enum store_rc store_sched_housekeeping(struct store_conn *c, int lease_s, int *l
  *   {"nodes": [{name, region, zone, address, accel_type, accel_count, tpu,
  *               vcpus, memory_mb, port_lo, port_hi,
  *               used: {vcpus, memory_mb, gpus: [..], tpu, ports: [..]}}],
- *    "queued": [{id, project, job_id, region, spec, labels, waited_ms}],
+ *    "queued": [{id, project, job_id, region, spec, labels, waited_ms, priority,
+ *                strategy, preemptions}],
+ *    "running": [{id, project, region, priority, strategy, stopping, age_ms,
+ *                 replicas: [{node, vcpus, memory_mb, accel_type, accel_count,
+ *                             tpu, gpus, stopping}]}]   (only when jobs queue),
  *    "max_queued_id": the newest queued job's id,
  *    "pending": [{id, job, uid, role, idx, region, vcpus, memory_mb,
  *                 accel_type, accel_count, tpu, spec, job_spec, job_id}]}
  * Only READY, not draining nodes with a fresh sync are listed, and queued
- * jobs with an id above after_id (0: all). New object.
+ * jobs with an id above after_id (0: all), but not a preempted job whose
+ * replicas are still stopping. New object.
  */
 enum store_rc store_sched_snapshot(struct store_conn *c, int lease_s, int max_queued,
 				   int64_t after_id, json_t **out) MUST_CHECK;
@@ -73,5 +78,21 @@ enum store_rc store_sched_job_cluster(struct store_conn *c, int64_t job, json_t 
 enum store_rc store_sched_commit_move(struct store_conn *c, int64_t job, int64_t replica,
 				      const char *node, const json_t *gpus, int port,
 				      const json_t *spec, bool *placed) MUST_CHECK;
+
+/*
+ * Preempts victims, [{"job": id, "text": why}]: each still placed goes back
+ * to QUEUED through the state machine's preempt edge, its replicas told to
+ * stop, its log told text; one preempted max_times already fails
+ * (STOCKOUT). *moved: jobs moved.
+ */
+enum store_rc store_sched_preempt(struct store_conn *c, const json_t *victims, int max_times,
+				  int *moved) MUST_CHECK;
+
+/*
+ * Why queued jobs wait, [{"job", "code", "text"}]: kept for the queue API,
+ * and a service line for each job whose code or text changed. *lines: lines written.
+ */
+enum store_rc store_sched_note_reasons(struct store_conn *c, const json_t *reasons,
+				       int *lines) MUST_CHECK;
 
 #endif

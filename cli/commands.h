@@ -15,6 +15,9 @@ int cli_hp_tuning_jobs_run(const char *verb, int argc, char **argv);
 /* trainplane nodes VERB ... (nodes.c): the agents' nodes. */
 int cli_nodes_run(const char *verb, int argc, char **argv);
 
+/* trainplane quotas list | queue list (quotas.c): a project's limits, usage and queue. */
+int cli_quotas_run(const char *group, const char *verb, int argc, char **argv);
+
 /* trainplane emulator VERB ... (emulator.c): an emulator's reset, clock and rules. */
 int cli_emulator_run(const char *verb, int argc, char **argv);
 

@@ -14,6 +14,7 @@
  *   trainplane ai hp-tuning-jobs describe|cancel|stream-logs NAME|ID [--region R]
  *   trainplane ai hp-tuning-jobs list --region R [--filter F] [--limit N] [--sort-by [~]FIELD]
  *   trainplane nodes list|drain NODE|undrain NODE
+ *   trainplane quotas list | queue list
  *   trainplane emulator reset|clock|advance-clock D|set-clock-speed F|rules [set FILE]
  *
  * Endpoint: --endpoint, else TRAINPLANE_ENDPOINT, else the first line of
@@ -50,6 +51,7 @@ static const char top_usage[] =
 	"  ai hp-tuning-jobs describe|cancel|stream-logs (NAME | ID --region R)\n"
 	"  ai hp-tuning-jobs list --region R [--filter EXPR] [--limit N] [--sort-by [~]FIELD] [--uri]\n"
 	"  nodes list | drain NODE | undrain NODE\n"
+	"  quotas list | queue list\n"
 	"  emulator reset [--all] | clock | advance-clock DURATION | set-clock-speed FACTOR\n"
 	"  emulator rules [set FILE]\n\n"
 	"Every command takes --format (json, yaml, value(KEYS), table(KEYS), csv(KEYS)).\n"
@@ -129,6 +131,10 @@ int main(int argc, char **argv)
 		snprintf(namebuf, sizeof namebuf, "trainplane.nodes.%s", sub);
 		cli_cmd_name = namebuf;
 		rc = cli_nodes_run(sub, argc - i - 2, argv + i + 2);
+	} else if ((!strcmp(g, "quotas") || !strcmp(g, "queue")) && sub && !cli_is_help(sub)) {
+		snprintf(namebuf, sizeof namebuf, "trainplane.%s.%s", g, sub);
+		cli_cmd_name = namebuf;
+		rc = cli_quotas_run(g, sub, argc - i - 2, argv + i + 2);
 	} else if (!strcmp(g, "emulator") && sub && !cli_is_help(sub)) {
 		snprintf(namebuf, sizeof namebuf, "trainplane.emulator.%s", sub);
 		cli_cmd_name = namebuf;
@@ -139,10 +145,11 @@ int main(int argc, char **argv)
 			"hp-tuning-jobs].\n", sub);
 		return EXIT_USAGE;
 	} else if ((!strcmp(g, "ai-platform") || !strcmp(g, "nodes") || !strcmp(g, "ai") ||
-		    !strcmp(g, "emulator"))) {
+		    !strcmp(g, "emulator") || !strcmp(g, "quotas") || !strcmp(g, "queue"))) {
 		return usage(sub && cli_is_help(sub) ? 0 : (verb && cli_is_help(verb) ? 0 : EXIT_USAGE));
 	} else {
-		fprintf(stderr, "ERROR: (trainplane) Invalid choice: '%s'. Valid choices are [ai, ai-platform, emulator, nodes].\n", g);
+		fprintf(stderr, "ERROR: (trainplane) Invalid choice: '%s'. Valid choices are [ai, ai-platform, "
+			"emulator, nodes, queue, quotas].\n", g);
 		return EXIT_USAGE;
 	}
 	curl_global_cleanup();

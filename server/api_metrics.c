@@ -230,6 +230,28 @@ void metrics_write_cluster(struct strbuf *sb, const char *snapshot_json)
 			       (double)accels[i].free);
 	}
 	free(accels);
+	metrics_family(sb, "trainplane_project_usage", "gauge",
+		       "What each project's placed replicas hold, by region, quota class (standard; "
+		       "preemptible: SPOT and FLEX_START) and resource (accelerators by type; cpus: "
+		       "the vCPUs of replicas without accelerators).");
+	json_array_foreach(json_object_get(snap, "usage"), i, node) {
+		sb_reset(&lb);
+		metrics_label(&lb, "project", json_string_value(json_object_get(node, "project")) ?: "");
+		metrics_label(&lb, "region", json_string_value(json_object_get(node, "region")) ?: "");
+		metrics_label(&lb, "class", json_string_value(json_object_get(node, "class")) ?: "");
+		metrics_label(&lb, "resource", json_string_value(json_object_get(node, "resource")) ?: "");
+		metrics_sample(sb, "trainplane_project_usage", sb_str(&lb),
+			       (double)json_integer_value(json_object_get(node, "n")));
+	}
+	metrics_family(sb, "trainplane_queued_jobs", "gauge",
+		       "Queued jobs by the reason they wait (capacity, never_fits, quota, reserved, "
+		       "preempting; unknown: not looked at yet, or no node in their region).");
+	json_array_foreach(json_object_get(snap, "queued"), i, node) {
+		sb_reset(&lb);
+		metrics_label(&lb, "reason", json_string_value(json_object_get(node, "reason")) ?: "");
+		metrics_sample(sb, "trainplane_queued_jobs", sb_str(&lb),
+			       (double)json_integer_value(json_object_get(node, "n")));
+	}
 	sb_release(&lb);
 	json_decref(snap);
 }

@@ -163,3 +163,33 @@ void api_quotas_get(struct request *req)
 	json_decref(usage);
 	reply_json(req, 200, out);
 }
+
+void api_queue_list(struct request *req)
+{
+	const char *project = req->params[0];
+	json_t *jobs = NULL, *j;
+	size_t i;
+
+	if (!project_id_valid(project)) {
+		reply_error(req, API_INVALID_ARGUMENT, "The project id is not valid.");
+		return;
+	}
+	enum store_rc rc = store_quota_queue(req->srv->store, project, &jobs);
+	if (rc != STORE_OK) {
+		reply_store_error(req, rc);
+		return;
+	}
+	/* Each job as its API names it. */
+	json_array_foreach(jobs, i, j) {
+		const char *api = json_string_value(json_object_get(j, "api")) ?: "";
+		const char *id = json_string_value(json_object_get(j, "jobId")) ?: "";
+		json_object_set_new(j, "name", !strcmp(api, "vertex") ?
+				    json_sprintf("projects/%s/locations/%s/customJobs/%s", project,
+						 json_string_value(json_object_get(j, "region")) ?: "", id) :
+				    json_sprintf("projects/%s/jobs/%s", project, id));
+		json_object_del(j, "id");
+		if (!*(json_string_value(json_object_get(j, "strategy")) ?: ""))
+			json_object_del(j, "strategy");
+	}
+	reply_json(req, 200, json_pack("{s:o}", "jobs", jobs));
+}

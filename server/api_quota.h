@@ -24,5 +24,7 @@ bool api_quota_refuse(struct request *req, bool vertex, const char *project, con
 		      const json_t *stored, const json_t *labels);
 
 void api_quotas_get(struct request *req);
+/* GET /trainplane/v1/projects/{project}/queue: the queued jobs and why each waits. */
+void api_queue_list(struct request *req);
 
 #endif

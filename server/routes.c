@@ -119,6 +119,8 @@ const struct route routes[] = {
 	  "trainplane.nodes.undrain", true },
 	{ "GET", "/trainplane/v1/projects/{projectsId}/quotas", api_quotas_get,
 	  "trainplane.projects.quotas.get", false },
+	{ "GET", "/trainplane/v1/projects/{projectsId}/queue", api_queue_list,
+	  "trainplane.projects.queue.list", false },
 	{ "GET", "/trainplane/v1/emulator", api_emulator_get, "trainplane.emulator.get", false },
 	{ "POST", "/trainplane/v1/emulator:reset", api_emulator_reset, "trainplane.emulator.reset",
 	  true },

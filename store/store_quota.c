@@ -38,3 +38,30 @@ enum store_rc store_quota_usage(struct store *st, const char *project, json_t **
 	free(text);
 	return rc;
 }
+
+static const struct store_stmt stmt_queue = {
+	145, "quota_queue",
+	"SELECT coalesce(json_agg(x ORDER BY x.priority DESC, x.id), '[]')::text FROM ("
+	" SELECT j.id, j.job_id AS \"jobId\", j.api, j.region, j.priority, j.strategy, "
+	"  j.preemptions::text AS preemptions, "
+	"  to_char(j.create_time AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"') AS \"createTime\", "
+	"  coalesce(r.code, 'unknown') AS reason, coalesce(r.text, '') AS message, "
+	"  to_char(r.since AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"') AS \"reasonSince\" "
+	" FROM jobs j LEFT JOIN job_queue_reasons r ON r.job = j.id "
+	" WHERE j.project = $1 AND j.state = 'QUEUED' AND NOT j.study "
+	" ORDER BY j.priority DESC, j.id LIMIT 1000) x",
+	true,
+};
+
+enum store_rc store_quota_queue(struct store *st, const char *project, json_t **out)
+{
+	const char *p[] = { project };
+	char *text = NULL;
+	enum store_rc rc = store_query_value(st, &stmt_queue, 1, p, &text);
+
+	*out = NULL;
+	if (rc == STORE_OK && !(*out = json_loads(text, 0, NULL)))
+		rc = STORE_ERROR;
+	free(text);
+	return rc;
+}

@@ -18,4 +18,11 @@
  */
 enum store_rc store_quota_usage(struct store *st, const char *project, json_t **out) MUST_CHECK;
 
+/*
+ * project's queued jobs (the first 1000 in the queue's order: priority,
+ * then age) with why each waits: [{id, jobId, api, region, priority,
+ * strategy, preemptions, createTime, reason, message, reasonSince}]. New array.
+ */
+enum store_rc store_quota_queue(struct store *st, const char *project, json_t **out) MUST_CHECK;
+
 #endif

@@ -7,6 +7,7 @@
 
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import aiplatform from '@google-cloud/aiplatform';
@@ -177,6 +178,20 @@ describe('sharing the cluster', () => {
     const region = q.regions.find((r) => r.region === 'us-central1');
     assert.deepEqual(region.quotas.find((e) => e.resource === T4), { resource: T4, limit: '1', usage: '1' });
     assert.equal(q.queuedJobs.quota, '1');
+    // The queue API and the CLI say the same.
+    const queue = (await request(server.base, 'GET', '/trainplane/v1/projects/capped/queue')).json;
+    assert.deepEqual(queue.jobs.map((j) => [j.name, j.reason]), [['projects/capped/jobs/second', 'quota']]);
+    assert.match(queue.jobs[0].message, /at its quota/);
+    const cli = (...args) => spawnSync(process.env.TRAINPLANE_CLI_BIN,
+      ['--endpoint', server.base, '--project', 'capped', ...args], { encoding: 'utf8' });
+    let out = cli('quotas', 'list');
+    assert.equal(out.status, 0, out.stderr);
+    assert.match(out.stdout, /^REGION\s+RESOURCE\s+LIMIT\s+USAGE\s+PREEMPTIBLE_LIMIT\s+PREEMPTIBLE_USAGE$/m);
+    assert.match(out.stdout, /^\*\s+NVIDIA_TESLA_T4\s+1\s*$/m);
+    assert.match(out.stdout, /^us-central1\s+NVIDIA_TESLA_T4\s+1\s+1\s*$/m);
+    out = cli('queue', 'list', '--format', 'value(jobId,reason)');
+    assert.equal(out.status, 0, out.stderr);
+    assert.equal(out.stdout, 'second\tquota\n');
     g.open();
     await waitJobState(server.base, 'capped', 'second', 'SUCCEEDED', 30_000, stderr);
   });

@@ -334,6 +334,9 @@ static json_t *job_rows(const json_t *q, const struct job_plan *plan,
 	return json_pack("{s:I, s:o}", "job", (json_int_t)id, "replicas", rows);
 }
 
+/* How every reason's sentence starts (a job given up says what it waited for without it). */
+#define QUEUED_PREFIX "The job is queued: "
+
 /* "2 x NVIDIA_TESLA_A100" for a replica's accelerators, "" without. */
 static void accel_words(const struct replica_demand *d, char *out, size_t len)
 {
@@ -544,9 +547,10 @@ static enum store_rc note_reasons(struct sched *s, const struct catalog *cat,
 				  const struct job_plan *plans, const struct policy_outcome *outcome,
 				  size_t n, const json_t *queued, bool full)
 {
-	json_t *list = json_array();
+	json_t *list = json_array(), *doomed = json_array();
 	enum store_rc rc = STORE_OK;
-	int lines = 0;
+	int lines = 0, failed = 0;
+	int64_t limit_us = (int64_t)s->cfg.never_fits_fail_s * 1000000;
 
 	for (size_t i = 0, qi = 0; i < n; i++) {
 		while (json_integer_value(json_object_get(json_array_get(queued, qi), "id")) !=
@@ -554,12 +558,33 @@ static enum store_rc note_reasons(struct sched *s, const struct catalog *cat,
 			qi++;
 		json_t *r = reason_of(cat, quotas, nodes, nnodes, &jobs[i], &plans[i], &outcome[i],
 				      json_array_get(queued, qi));
-		if (r)
-			json_array_append_new(list, r);
+		if (!r)
+			continue;
+		/* The operator's limit on waiting for a node that may never come. */
+		if (outcome[i].why == POLICY_NEVER_FITS && limit_us > 0 && jobs[i].waited_us >= limit_us) {
+			const char *why = json_string_value(json_object_get(r, "text"));
+			if (!strncmp(why, QUEUED_PREFIX, strlen(QUEUED_PREFIX)))
+				why += strlen(QUEUED_PREFIX);
+			char *text = xasprintf("The job could not be placed: %s It waited %d s "
+					       "(never_fits_fail_seconds) and is given up.", why,
+					       s->cfg.never_fits_fail_s);
+			json_array_append_new(doomed, json_pack("{s:I, s:s}", "job",
+								(json_int_t)jobs[i].pj.id, "text", text));
+			free(text);
+			json_decref(r);
+			continue;
+		}
+		json_array_append_new(list, r);
 	}
 	if (json_array_size(list))
 		rc = store_sched_note_reasons(s->conn, list, &lines);
+	if (rc == STORE_OK && json_array_size(doomed)) {
+		rc = store_sched_fail_waiting(s->conn, doomed, &failed);
+		if (rc == STORE_OK && failed)
+			log_info("%d job(s) no node can hold failed after never_fits_fail_seconds", failed);
+	}
 	json_decref(list);
+	json_decref(doomed);
 	/* The queued jobs of regions without a node (not in the snapshot's queue). */
 	if (rc == STORE_OK && full) {
 		json_t *none = json_array();

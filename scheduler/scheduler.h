@@ -37,6 +37,7 @@ struct sched_config {
 	int lease_s;		/* the lease of nodes that were granted none (before 010) */
 	int tick_ms;		/* periodic pass */
 	int starve_s;		/* a queued job this old reserves its region */
+	int never_fits_fail_s;	/* a job no node can hold fails after this (0: it waits) */
 	int log_retention_days;	/* log entries older than this are deleted */
 	struct listen_hub *hub;	/* hears passes asked for by other servers (NULL: none) */
 	/* Emulator mode (docs/emulator.md): the leader keeps a simulated fleet

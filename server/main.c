@@ -77,6 +77,7 @@ struct server_config {
 	bool scheduler;
 	int scheduler_tick_ms;
 	int starve_seconds;
+	int never_fits_fail_seconds;
 	char *state_dir;
 	int storage_max_object_gib;
 	char *storage_root;
@@ -143,6 +144,7 @@ static const struct config_key server_keys[] = {
 	KEY(scheduler, CONFIG_BOOL, "true", 0, 0, NULL),
 	KEY(scheduler_tick_ms, CONFIG_INT, "1000", 10, 60000, NULL),
 	KEY(starve_seconds, CONFIG_INT, "600", 1, 86400 * 7, NULL),
+	KEY(never_fits_fail_seconds, CONFIG_INT, "0", 0, 86400 * 365, NULL),
 	KEY(state_dir, CONFIG_STRING, NULL, 0, 0, NULL),
 	KEY(storage_max_object_gib, CONFIG_INT, "5120", 1, 1048576, NULL),
 	KEY(storage_root, CONFIG_STRING, NULL, 0, 0, NULL),
@@ -645,6 +647,7 @@ int main(int argc, char **argv)
 					   .lease_s = cfg.lease_seconds,
 					   .tick_ms = cfg.scheduler_tick_ms,
 					   .starve_s = cfg.starve_seconds,
+					   .never_fits_fail_s = cfg.never_fits_fail_seconds,
 					   .log_retention_days = cfg.log_retention_days, .hub = hub,
 					   .emulator = cfg.emulator,
 					   .emulator_nodes_per_type = cfg.emulator_nodes_per_type };

@@ -532,3 +532,22 @@ enum store_rc store_sched_note_reasons(struct store_conn *c, const json_t *reaso
 	free(text);
 	return rc;
 }
+
+/* Jobs that waited too long for a node that can hold them (never_fits_fail_seconds). */
+static const struct store_stmt stmt_fail_waiting = {
+	130, "sched_fail_waiting",
+	"SELECT tp_fail_timed_out(ARRAY(SELECT (x->>'job')::int8 FROM jsonb_array_elements($1::jsonb) x), "
+	"  ARRAY(SELECT 'QUEUED' FROM jsonb_array_elements($1::jsonb) x), "
+	"  ARRAY(SELECT x->>'text' FROM jsonb_array_elements($1::jsonb) x))",
+	false,
+};
+
+enum store_rc store_sched_fail_waiting(struct store_conn *c, const json_t *jobs, int *failed)
+{
+	char *text = json_dumps(jobs, JSON_COMPACT);
+	const char *p[] = { text };
+	enum store_rc rc = count_of(c, &stmt_fail_waiting, 1, p, 0, failed);
+
+	free(text);
+	return rc;
+}

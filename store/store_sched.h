@@ -95,4 +95,11 @@ enum store_rc store_sched_preempt(struct store_conn *c, const json_t *victims, i
 enum store_rc store_sched_note_reasons(struct store_conn *c, const json_t *reasons,
 				       int *lines) MUST_CHECK;
 
+/*
+ * Fails queued jobs, [{"job", "text"}], through the state machine's timeout
+ * edge (those still QUEUED once locked). *failed: jobs failed.
+ */
+enum store_rc store_sched_fail_waiting(struct store_conn *c, const json_t *jobs,
+				       int *failed) MUST_CHECK;
+
 #endif

@@ -27,6 +27,8 @@ projects:
   tiny:
     limits: {${T4}: 0, cpus: 64}
     preemptible: {${T4}: 0}
+preemption:
+  priority_below: 100
 `;
 
 let pg, server, agent, euAgent, ml, jobs;
@@ -39,6 +41,8 @@ before(async () => {
     // below is well past it when the possible ones come.
     TRAINPLANE_STARVE_SECONDS: '1',
     TRAINPLANE_QUOTAS_FILE: quotasFile,
+    // A job no node can hold fails after 4 s (the default waits for ever).
+    TRAINPLANE_NEVER_FITS_FAIL_SECONDS: '4',
   } });
   agent = await startAgent(server, { node: 'share-1', gpuType: T4, gpuCount: 2, dir });
   euAgent = await startAgent(server, { node: 'share-eu', region: 'europe-west4', zone: 'europe-west4-b',
@@ -118,14 +122,16 @@ describe('sharing the cluster', () => {
       { acceleratorConfig: { type: T4, count: '4' } }, { masterType: 'n1-standard-16' }));
     const lines = await waitService('demo', 'too_big', /queued/);
     assert.match(lines[0], /^WARNING The job is queued: no node in region us-central1 can hold its replica master 0 .*4 x NVIDIA_TESLA_T4\), even when idle; .*ZONE_RESOURCE_POOL_EXHAUSTED/);
+    assert.equal((await quotasOf('demo')).queuedJobs.never_fits, '1');
     await new Promise((r) => setTimeout(r, 1200));	// (past the starve limit, on purpose: not a wait for a state)
     await createJob(server.base, 'demo', 'fits_gpu', mlJob('true', oneT4));
     await createJob(server.base, 'demo', 'fits_cpu', mlJob('true'));
     await waitJobState(server.base, 'demo', 'fits_gpu', 'SUCCEEDED', 30_000, stderr);
     await waitJobState(server.base, 'demo', 'fits_cpu', 'SUCCEEDED', 30_000, stderr);
-    assert.equal((await getJob(server.base, 'demo', 'too_big')).state, 'QUEUED');
-    assert.equal((await quotasOf('demo')).queuedJobs.never_fits, '1');
-    await request(server.base, 'POST', '/v1/projects/demo/jobs/too_big:cancel');
+    // never_fits_fail_seconds (4 s here) gives it up.
+    await waitJobState(server.base, 'demo', 'too_big', 'FAILED', 30_000, stderr);
+    assert.match((await getJob(server.base, 'demo', 'too_big')).errorMessage,
+      /^The job could not be placed: no node in region us-central1 can hold its replica master 0 .*\(ZONE_RESOURCE_POOL_EXHAUSTED\)\. It waited 4 s \(never_fits_fail_seconds\) and is given up\.$/);
   });
 
   it('a job over its project\'s limit is refused with Google\'s 429 (googleapis, ml v1)', async () => {
@@ -218,6 +224,31 @@ describe('sharing the cluster', () => {
     assert.equal(done.state, 'JOB_STATE_SUCCEEDED', JSON.stringify(done));
     const after = await serviceLines('demo', spotId);
     assert.ok(after.some((l) => /The replica workerpool0-0 is running on node share-eu \(attempt 2\)/.test(l)), after.join('\n'));
+  });
+
+  it('a job of a higher priority preempts a whole gang below the preemptible class', async () => {
+    // Both us-central1 T4s go to a priority-10 job (a gang of two); a
+    // priority-500 job needing one takes its place, and it restarts after.
+    const marker = path.join(dir, 'low-ran');
+    const once = `if [ -e ${marker}-$RANK ]; then exit 0; fi; touch ${marker}-$RANK; `
+      + "trap 'exit 143' TERM; while :; do sleep 0.1; done";
+    await createJob(server.base, 'demo', 'low', mlJob(once, oneT4, {
+      workerType: 'n1-standard-4', workerCount: '1', workerConfig: { imageUri: 'x', containerCommand: ['sh', '-c', once], ...oneT4 },
+      scheduling: { priority: 10 } }));
+    await waitJobState(server.base, 'demo', 'low', 'RUNNING', 30_000, stderr);
+    const g = gate('high');
+    await createJob(server.base, 'demo', 'high', mlJob(g.wait, oneT4, { scheduling: { priority: 500 } }));
+    await waitJobState(server.base, 'demo', 'high', 'RUNNING', 30_000, stderr);
+    assert.equal((await getJob(server.base, 'demo', 'low')).state, 'QUEUED');
+    const lines = await waitService('demo', 'low', /preempted/);
+    assert.ok(lines.some((l) => /^WARNING The job was preempted: job high of project demo \(of a higher priority\)/.test(l)), lines.join('\n'));
+    g.open();
+    await waitJobState(server.base, 'demo', 'high', 'SUCCEEDED', 30_000, stderr);
+    await waitJobState(server.base, 'demo', 'low', 'SUCCEEDED', 30_000, stderr);
+    const after = await serviceLines('demo', 'low');
+    // Placed twice, the whole gang each time; the second attempt succeeds.
+    assert.equal(after.filter((l) => l.startsWith('INFO Waiting for the training program')).length, 2, after.join('\n'));
+    assert.equal(after.filter((l) => / stopped \(exit status 143\)/.test(l)).length, 2, after.join('\n'));
   });
 
   it('SIGHUP reloads the quotas file; a bad file keeps the old limits', async () => {

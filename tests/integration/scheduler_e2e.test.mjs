@@ -546,6 +546,51 @@ describe('scheduler and agents end to end', { skip: !AGENT_BIN && 'TRAINPLANE_AG
     await w.finish();
   });
 
+  it('a leader change mid-preemption neither loses nor duplicates a replica', async (t) => {
+    const quotas = path.join(makeTempDir('tp-e2e-q-'), 'quotas.yaml');
+    fs.writeFileSync(quotas, 'preemption:\n  priority_below: 100\n');
+    const w = world(t, { serverEnv: { TRAINPLANE_QUOTAS_FILE: quotas } });
+    const s1 = await w.server();
+    await waitFor(() => /this server is the leader/.test(s1.stderr()), 10_000, 'first server leads');
+    const s2 = await w.server();
+    // One T4, its agent on the server that survives.
+    await w.agent(s2, { node: 'pre', gpuType: T4, gpuCount: 1 });
+    const m = w.mark('victim');
+    const ran = path.join(w.dir, 'victim-ran');
+    const low = `pre_low_${Date.now()}`, high = `pre_high_${Date.now()}`;
+    await createJob(s2.base, PROJECT, low, custom({ gpus: 1, extra: { scheduling: { priority: 10 } },
+      master: `if [ -e ${ran} ]; then exit 0; fi; touch ${ran}; trap 'exit 143' TERM; while :; do sleep 0.05; done; : ${m}` }));
+    await waitJobState(s2.base, PROJECT, low, 'RUNNING', 15_000, w.logs);
+    // Count the victim's processes all along: never two at once.
+    let most = 0, watching = true;
+    const watch = (async () => {
+      while (watching) {
+        most = Math.max(most, pgrep(m).length);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    })();
+    const release = w.gate('high');
+    await createJob(s2.base, PROJECT, high, custom({ gpus: 1, extra: { scheduling: { priority: 500 } },
+      master: release.wait }));
+    // The leader preempts (the victim is QUEUED again), and dies at once.
+    await waitJobState(s2.base, PROJECT, low, 'QUEUED', 15_000, w.logs);
+    s1.kill();
+    await s1.exited;
+    await waitFor(() => /this server is the leader/.test(s2.stderr()), 15_000, 'the second server takes over');
+    await waitJobState(s2.base, PROJECT, high, 'RUNNING', 20_000, w.logs);
+    release.open();
+    await waitJobState(s2.base, PROJECT, high, 'SUCCEEDED', 15_000, w.logs);
+    await waitJobState(s2.base, PROJECT, low, 'SUCCEEDED', 20_000, w.logs);
+    watching = false;
+    await watch;
+    assert.ok(most <= 1, `the victim ran ${most} times at once`);
+    const lines = (await readJobLog(s2.base, PROJECT, low, '', { service: true }))
+      .filter((e) => e.resource.labels.task_name === 'service').map((e) => e.textPayload);
+    assert.equal(lines.filter((l) => /^The job was preempted: job /.test(l)).length, 1, lines.join('\n'));
+    assert.equal(lines.filter((l) => /^Waiting for the training program/.test(l)).length, 2, lines.join('\n'));
+    await w.finish();
+  });
+
   it('backfills: a big job that cannot fit yet does not block a small one behind it', async (t) => {
     const w = world(t);
     const server = await w.server();

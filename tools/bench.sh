@@ -22,6 +22,10 @@
 #           warm (the template) and restarted, against pg_ctl start alone;
 #           the simulated fleet's registration; resets of 1,000 and 5,000
 #           jobs (tools/bench_emulator.sh; BENCH_EMULATOR=0 leaves it out)
+#   fair share: three projects with weights 1:1:2 keeping more 1-GPU jobs
+#           queued than the emulator's us-central1 T4s hold, 60 s: each one's
+#           share of the GPU-seconds against its weighted share, and the GPUs'
+#           utilization (bench/fair_share.mjs; BENCH_FAIR=0 leaves it out)
 #   hold:   10,000 idle keep-alive connections and 2,000 parked agent syncs
 #           held, the server's RSS and CPU per connection and per parked
 #           poll (tools/bench_hold.sh; BENCH_HOLD=0 leaves it out)
@@ -268,4 +272,9 @@ fi
 # --- emulator mode: start, fleet, reset ---------------------------------------
 if [ "${BENCH_EMULATOR:-1}" != 0 ]; then
 	tools/bench_emulator.sh "$server"
+fi
+
+# --- fair share on the emulator's fleet (docs/quotas.md) ------------------------
+if [ "${BENCH_FAIR:-1}" != 0 ]; then
+	node bench/fair_share.mjs "$server" 60
 fi

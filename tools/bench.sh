@@ -26,6 +26,9 @@
 #           queued than the emulator's us-central1 T4s hold, 60 s: each one's
 #           share of the GPU-seconds against its weighted share, and the GPUs'
 #           utilization (bench/fair_share.mjs; BENCH_FAIR=0 leaves it out)
+#   preemption: a STANDARD job's submit -> RUNNING through a SPOT victim on a
+#           full node (real agent, 1 s grace) against the same on the idle
+#           node (bench/preempt_latency.mjs; BENCH_PREEMPT=0 leaves it out)
 #   hold:   10,000 idle keep-alive connections and 2,000 parked agent syncs
 #           held, the server's RSS and CPU per connection and per parked
 #           poll (tools/bench_hold.sh; BENCH_HOLD=0 leaves it out)
@@ -277,4 +280,7 @@ fi
 # --- fair share on the emulator's fleet (docs/quotas.md) ------------------------
 if [ "${BENCH_FAIR:-1}" != 0 ]; then
 	node bench/fair_share.mjs "$server" 60
+fi
+if [ "${BENCH_PREEMPT:-1}" != 0 ]; then
+	TRAINPLANE_SERVER_BIN=$server TRAINPLANE_AGENT_BIN=$dir/trainplane-agent node bench/preempt_latency.mjs 5
 fi

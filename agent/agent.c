@@ -337,7 +337,7 @@ struct replica *agent_find(struct agent *a, const char *id, int attempt)
 
 static bool finished(const struct replica *r)
 {
-	return r->state == RS_EXITED || r->state == RS_FAILED_TO_START;
+	return r->state == REPLICA_EXITED || r->state == REPLICA_FAILED_TO_START;
 }
 
 static bool was_forgotten(const struct agent *a, const char *id, int attempt)
@@ -616,7 +616,7 @@ static bool trial_metrics_read(struct replica *r)
 	if (!r->trial_id)
 		return false;
 	int64_t now = mono_usec();
-	bool ended = r->state == RS_EXITED || r->state == RS_FAILED_TO_START;
+	bool ended = r->state == REPLICA_EXITED || r->state == REPLICA_FAILED_TO_START;
 	if (ended ? r->metrics_final_read :
 	    r->metrics_read_usec && now - r->metrics_read_usec < 500000)
 		return false;
@@ -674,12 +674,12 @@ char *agent_sync_body(struct agent *a, int wait_seconds)
 		 * STARTING for one that did not start). */
 		bool new_metrics = trial_metrics_read(r);
 		enum replica_state st = r->state;
-		if ((st == RS_EXITED || st == RS_FAILED_TO_START) && replica_logs_unpinned(r) > 0)
-			st = r->rep_valid && r->rep_state != RS_EXITED &&
-			     r->rep_state != RS_FAILED_TO_START ? r->rep_state :
-			     st == RS_EXITED ? RS_RUNNING : RS_STARTING;
+		if ((st == REPLICA_EXITED || st == REPLICA_FAILED_TO_START) && replica_logs_unpinned(r) > 0)
+			st = r->rep_valid && r->rep_state != REPLICA_EXITED &&
+			     r->rep_state != REPLICA_FAILED_TO_START ? r->rep_state :
+			     st == REPLICA_EXITED ? REPLICA_RUNNING : REPLICA_STARTING;
 		bool new_state = !r->rep_valid || r->rep_state != st ||
-				 (st == RS_EXITED && r->rep_exit != r->exit_code);
+				 (st == REPLICA_EXITED && r->rep_exit != r->exit_code);
 		if (new_batch || new_state || new_metrics) {
 			r->seq++;
 			r->rep_state = st;

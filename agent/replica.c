@@ -15,25 +15,38 @@
 
 #include "log.h"
 
-static const char *const state_names[] = {
-	[RS_STARTING] = "STARTING", [RS_RUNNING] = "RUNNING",
-	[RS_EXITED] = "EXITED", [RS_FAILED_TO_START] = "FAILED_TO_START",
-};
-
-const char *replica_state_name(enum replica_state s)
+/*
+ * The states an agent's replica is in, and so the ones its status file may
+ * hold: PENDING only before runtime_start() (never saved), LOST only in
+ * the database (the agent reports a replica its node stopped as LOST, see
+ * sync_report()).
+ */
+static bool replica_state_saved(enum replica_state s)
 {
-	return (size_t)s < ARRAY_SIZE(state_names) ? state_names[s] : "?";
+	return s == REPLICA_STARTING || s == REPLICA_RUNNING || s == REPLICA_EXITED ||
+	       s == REPLICA_FAILED_TO_START;
 }
 
-int replica_state_parse(const char *s, enum replica_state *out)
+/* The causes the agent itself applies: a new attempt is a new record, and
+ * a loss is the server's word (or a report of an EXITED one). */
+static bool agent_cause(enum replica_cause c)
 {
-	for (size_t i = 0; s && i < ARRAY_SIZE(state_names); i++) {
-		if (!strcmp(s, state_names[i])) {
-			*out = (enum replica_state)i;
-			return 0;
-		}
+	return c == REPLICA_CAUSE_START || c == REPLICA_CAUSE_RUN || c == REPLICA_CAUSE_EXIT ||
+	       c == REPLICA_CAUSE_FAIL_START;
+}
+
+bool replica_transition(struct replica *r, enum replica_cause cause)
+{
+	enum replica_state to = replica_state_after(r->state, cause);
+	if (to == REPLICA_STATE_UNSPECIFIED || !agent_cause(cause)) {
+		log_error("replica %s.%d: %s refused in %s: no edge of the replica state machine "
+			  "(lib/replica_state.c) the agent takes; it stays %s", r->id, r->attempt,
+			  replica_cause_name(cause) ? replica_cause_name(cause) : "an unknown cause",
+			  replica_state_name(r->state), replica_state_name(r->state));
+		return false;
 	}
-	return -1;
+	r->state = to;
+	return true;
 }
 
 static void strv_free(char **v)
@@ -72,7 +85,7 @@ struct replica *replica_new(const char *work_dir, const char *id, int attempt,
 	r->attempt = attempt;
 	r->runtime = rt;
 	r->dir = xasprintf("%s/replicas/%s.%d", work_dir, id, attempt);
-	r->state = RS_STARTING;
+	r->state = REPLICA_PENDING;	/* the machine's start: not yet started */
 	return r;
 }
 
@@ -212,7 +225,7 @@ struct replica *replica_load(const char *dir)
 			   "pgid", &pgid, "shimStart", &shim_start, "simExit", &sim_exit,
 			   "simSeconds", &sim_seconds, "message", &msg, "container", &cont,
 			   "helperPid", &helper, "helperStart", &helper_start, "cluster", &cluster) ||
-	    agent_runtime_parse(rt, &runtime) || replica_state_parse(st, &state)) {
+	    agent_runtime_parse(rt, &runtime) || !replica_state_saved(state = replica_state_parse(st))) {
 		log_warn("replica: ignoring %s: %s", path, jerr.text);
 		goto out;
 	}
@@ -222,7 +235,7 @@ struct replica *replica_load(const char *dir)
 	r->dir = xstrdup(dir);
 	r->cluster = cluster && *cluster ? xstrdup(cluster) : NULL;
 	r->runtime = runtime;
-	r->state = state;
+	r->state = state;	/* restored, not moved: the state it was saved in */
 	r->exit_code = code;
 	r->message = msg ? xstrdup(msg) : NULL;
 	r->start_usec = start;
@@ -282,25 +295,33 @@ void replica_remove_files(const struct replica *r)
 	remove_tree(r->dir);
 }
 
-void replica_set_final(struct replica *r, enum replica_state st, int exit_code,
+bool replica_set_final(struct replica *r, enum replica_state st, int exit_code,
 		       int64_t end_usec, const char *message)
 {
-	r->state = st;
-	r->exit_code = st == RS_EXITED ? exit_code : 0;
+	enum replica_cause cause;
+	if (st != REPLICA_EXITED && st != REPLICA_FAILED_TO_START) {
+		log_error("replica %s.%d: %s is no end the agent sets", r->id, r->attempt,
+			  replica_state_name(st));
+		return false;
+	}
+	if (!replica_cause_of_report(st, &cause) || !replica_transition(r, cause))
+		return false;
+	r->exit_code = st == REPLICA_EXITED ? exit_code : 0;
 	r->end_usec = end_usec ? end_usec : now_usec();
 	free(r->message);
 	r->message = message ? xstrdup(message) : NULL;
-	if (st == RS_EXITED && !r->fenced) {
+	if (st == REPLICA_EXITED && !r->fenced) {
 		char *marker = replica_path(r, "fenced");
 		r->fenced = access(marker, F_OK) == 0;
 		free(marker);
 	}
-	if (st == RS_EXITED && r->fenced && !r->message)
+	if (st == REPLICA_EXITED && r->fenced && !r->message)
 		r->message = xasprintf("stopped by the node's fence: no sync was answered within "
 				       "the lease (exit status %d)", exit_code);
-	else if (st == RS_EXITED && r->node_stopped && !r->message)
+	else if (st == REPLICA_EXITED && r->node_stopped && !r->message)
 		r->message = xasprintf("the node's agent stopped in an orderly way, as in a "
 				       "maintenance event; exit status %d", exit_code);
+	return true;
 }
 
 int replica_read_exit(const struct replica *r, int *code, int64_t *end_usec)

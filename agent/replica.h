@@ -28,17 +28,19 @@
 #include <sys/types.h>
 
 #include "common.h"
+#include "replica_state.h"
 #include "runtime_kind.h"
 
-enum replica_state {
-	RS_STARTING,		/* being started (a container engine's `run` in progress) */
-	RS_RUNNING,		/* started; its main process has not ended */
-	RS_EXITED,		/* ended; exit_code holds 0-255 (128+N for signal N) */
-	RS_FAILED_TO_START,	/* never ran; message says why */
-};
-const char *replica_state_name(enum replica_state s);
-int replica_state_parse(const char *s, enum replica_state *out) MUST_CHECK;
-
+/*
+ * A replica's state is lib/replica_state.h's machine, the server's too
+ * (one table for both: the agent includes lib/ alone). The agent's
+ * replicas are PENDING (replica_new(), not yet started), STARTING (a
+ * container engine's `run` in progress), RUNNING (its main process has not
+ * ended), EXITED (exit_code holds 0-255, 128+N for signal N) or
+ * FAILED_TO_START (never ran; message says why); LOST is the server's, and
+ * what the agent reports for an EXITED replica its node stopped
+ * (sync_report()). They move through replica_transition() alone.
+ */
 /* One entry of the server's desired set (sync answer). Strings owned. */
 struct desired_replica {
 	char *replica;
@@ -77,7 +79,7 @@ struct replica {
 	bool clash_logged;		/* the server's asking for its id was logged (not saved) */
 
 	enum replica_state state;
-	int exit_code;			/* RS_EXITED only */
+	int exit_code;			/* REPLICA_EXITED only */
 	char *message;			/* owned, NULL when none */
 	int64_t start_usec, end_usec;	/* 0: not yet */
 
@@ -154,11 +156,24 @@ struct replica *replica_load(const char *dir);
 /* Removes r's directory and everything in it. */
 void replica_remove_files(const struct replica *r);
 
-/* Sets state, exit code, end time and message (copied; NULL: none). An
- * exit after a fence (r->fenced, or <dir>/fenced written by the
- * supervisor) sets fenced, and without a message says so. */
-void replica_set_final(struct replica *r, enum replica_state st, int exit_code,
+/* Ends the attempt: st is EXITED (the exit edge) or FAILED_TO_START
+ * (fail_start), taken through replica_transition(); then sets exit code,
+ * end time and message (copied; NULL: none). An exit after a fence
+ * (r->fenced, or <dir>/fenced written by the supervisor) sets fenced, and
+ * without a message says so. false, and nothing changed, when the machine
+ * refuses the edge (logged). */
+bool replica_set_final(struct replica *r, enum replica_state st, int exit_code,
 		       int64_t end_usec, const char *message);
+
+/*
+ * The one way an agent's replica changes state: takes the edge of
+ * lib/replica_state.c's machine that cause leads to from r->state and
+ * returns true; an edge the machine does not have (or a cause that is not
+ * the agent's: create, lose, restart, requeue) is refused: logged as an
+ * error, r->state kept, false. The causes: start (PENDING -> STARTING),
+ * run, exit, fail_start.
+ */
+bool replica_transition(struct replica *r, enum replica_cause cause);
 
 /*
  * Reads the exit file: 1 with *code and *end_usec set, 0 when absent,

@@ -76,12 +76,13 @@ void runtime_start(const struct agent_config *cfg, struct replica *r,
 {
 	if (replica_mkdir(r)) {
 		char *msg = xasprintf("cannot create %s: %s", r->dir, strerror(errno));
-		replica_set_final(r, RS_FAILED_TO_START, 0, 0, msg);
+		replica_set_final(r, REPLICA_FAILED_TO_START, 0, 0, msg);
 		log_error("replica %s.%d: %s", r->id, r->attempt, msg);
 		free(msg);
 		return;
 	}
-	r->state = RS_STARTING;
+	if (!replica_transition(r, REPLICA_CAUSE_START))
+		return;		/* started already (logged): nothing more to start */
 	r->start_usec = now_usec();
 	trial_setup(r, d);
 	save(r);	/* before anything runs: a crash from here on is re-adoptable */
@@ -98,13 +99,13 @@ void runtime_start(const struct agent_config *cfg, struct replica *r,
  */
 static void package_start_check(struct replica *r)
 {
-	if (!r->python_package || r->state != RS_EXITED || !r->exit_code || r->fenced ||
+	if (!r->python_package || r->state != REPLICA_EXITED || !r->exit_code || r->fenced ||
 	    r->stopping)
 		return;
 	char *log = replica_path(r, "output.log");
 	char *why = pypkg_start_failure(log, r->exit_code);
 	if (why)
-		replica_set_final(r, RS_FAILED_TO_START, 0, r->end_usec, why);
+		replica_set_final(r, REPLICA_FAILED_TO_START, 0, r->end_usec, why);
 	free(why);
 	free(log);
 }
@@ -112,7 +113,7 @@ static void package_start_check(struct replica *r)
 int64_t runtime_next_event(const struct replica *r)
 {
 	const struct runtime_ops *ops = runtime_ops_for(r->runtime);
-	if (r->state == RS_EXITED || r->state == RS_FAILED_TO_START || !ops->next_event)
+	if (r->state == REPLICA_EXITED || r->state == REPLICA_FAILED_TO_START || !ops->next_event)
 		return 0;
 	return ops->next_event(r);
 }
@@ -120,13 +121,13 @@ int64_t runtime_next_event(const struct replica *r)
 bool runtime_poll(const struct agent_config *cfg, struct replica *r)
 {
 	enum replica_state before = r->state;
-	if (r->state == RS_EXITED || r->state == RS_FAILED_TO_START)
+	if (r->state == REPLICA_EXITED || r->state == REPLICA_FAILED_TO_START)
 		return false;
 	runtime_ops_for(r->runtime)->poll(cfg, r);
 	package_start_check(r);
 	if (r->state == before)
 		return false;
-	if (r->state == RS_EXITED)
+	if (r->state == REPLICA_EXITED)
 		log_info("replica %s.%d: exited with %d%s%s", r->id, r->attempt, r->exit_code,
 			 r->message ? ": " : "", r->message ? r->message : "");
 	else
@@ -139,7 +140,7 @@ bool runtime_poll(const struct agent_config *cfg, struct replica *r)
 
 void runtime_stop(const struct agent_config *cfg, struct replica *r)
 {
-	if (r->stopping || r->state == RS_EXITED || r->state == RS_FAILED_TO_START)
+	if (r->stopping || r->state == REPLICA_EXITED || r->state == REPLICA_FAILED_TO_START)
 		return;
 	log_info("replica %s.%d: stopping (grace %ds)", r->id, r->attempt,
 		 cfg->stop_grace_seconds);

@@ -157,7 +157,7 @@ static void container_start(const struct agent_config *cfg, struct replica *r,
 	if (!refused)
 		refused = refuse_reason(image, d);
 	if (refused) {
-		replica_set_final(r, RS_FAILED_TO_START, 0, 0, refused);
+		replica_set_final(r, REPLICA_FAILED_TO_START, 0, 0, refused);
 		free(refused);
 		goto out;
 	}
@@ -224,7 +224,7 @@ static void container_start(const struct agent_config *cfg, struct replica *r,
 		char *text = word ? json_dumps(word, JSON_COMPACT | JSON_ENSURE_ASCII) : NULL;
 		json_decref(word);
 		if (!text) {
-			replica_set_final(r, RS_FAILED_TO_START, 0, 0,
+			replica_set_final(r, REPLICA_FAILED_TO_START, 0, 0,
 					  "the command's first word is not valid UTF-8");
 			goto out;
 		}
@@ -247,10 +247,10 @@ static void container_start(const struct agent_config *cfg, struct replica *r,
 	free(err);
 	if (r->helper_pid < 0) {
 		r->helper_pid = 0;
-		replica_set_final(r, RS_FAILED_TO_START, 0, 0, "cannot fork the container engine");
+		replica_set_final(r, REPLICA_FAILED_TO_START, 0, 0, "cannot fork the container engine");
 		goto out;
 	}
-	r->state = RS_STARTING;
+	/* STARTING since runtime_start(): the supervisor's word moves it on */
 out:
 	strvec_clear(&sv);
 	strvec_clear(&pkg_argv);
@@ -401,7 +401,7 @@ static void end_unstarted(struct replica *r)
 	bool fenced = r->fenced || access(marker, F_OK) == 0;
 	free(marker);
 	/* Fenced: the fence's own message (reported LOST). */
-	replica_set_final(r, RS_EXITED, 128 + SIGTERM, 0,
+	replica_set_final(r, REPLICA_EXITED, 128 + SIGTERM, 0,
 			  fenced ? NULL : "stopped before the container was started");
 }
 
@@ -411,7 +411,7 @@ static void fail_to_start(const struct agent_config *cfg, struct replica *r, con
 	char *line = last_line_of(r, errfile);
 	char *msg = xasprintf("%s run failed (%s)%s%s", agent_runtime_name(cfg->runtime), step,
 			      *line ? ": " : ", no message", line);
-	replica_set_final(r, RS_FAILED_TO_START, 0, 0, msg);
+	replica_set_final(r, REPLICA_FAILED_TO_START, 0, 0, msg);
 	free(msg);
 	free(line);
 }
@@ -431,7 +431,7 @@ static void poll_starting(const struct agent_config *cfg, struct replica *r)
 	/* The supervisor's word on the start, once it has one. */
 	read_started(r, said, sizeof(said), &code);
 	if (!strcmp(said, SHIM_STARTED)) {
-		r->state = RS_RUNNING;
+		replica_transition(r, REPLICA_CAUSE_RUN);
 		r->next_inspect_usec = now_usec() + 200000;
 		if (r->stopping) {
 			r->stopping = false;	/* a stop asked while starting: do it now */
@@ -488,7 +488,7 @@ static void poll_starting(const struct agent_config *cfg, struct replica *r)
 	if (found == 1 && (rc == 0 || rc == -1)) {
 		/* Started already (by a supervisor that died before it said so,
 		 * or by an agent of before `create`): follow it, fence it. */
-		r->state = RS_RUNNING;
+		replica_transition(r, REPLICA_CAUSE_RUN);
 		spawn_supervisor(cfg, r, false, 0);
 		r->next_inspect_usec = now_usec() + 200000;
 		if (r->stopping) {
@@ -509,11 +509,11 @@ static void container_poll(const struct agent_config *cfg, struct replica *r)
 	int64_t eend, now = now_usec();
 
 	reap(&r->shim_pid);
-	if (r->state == RS_STARTING) {
+	if (r->state == REPLICA_STARTING) {
 		poll_starting(cfg, r);
 		return;
 	}
-	if (r->state != RS_RUNNING)
+	if (r->state != REPLICA_RUNNING)
 		return;
 	if (r->helper_pid > 0 && waitpid(r->helper_pid, NULL, WNOHANG) == r->helper_pid)
 		r->helper_pid = 0;	/* `stop` finished */
@@ -525,7 +525,7 @@ static void container_poll(const struct agent_config *cfg, struct replica *r)
 	if (found < 0)
 		return;
 	if (found == 0) {
-		replica_set_final(r, RS_EXITED, 255, 0,
+		replica_set_final(r, REPLICA_EXITED, 255, 0,
 				  "the container vanished (removed outside the agent)");
 		return;
 	}
@@ -541,7 +541,7 @@ static void container_poll(const struct agent_config *cfg, struct replica *r)
 			}
 			shim_kill_supervisor(r->shim_pid);	/* alive: not follower_done */
 		}
-		replica_set_final(r, RS_EXITED, code, 0, NULL);
+		replica_set_final(r, REPLICA_EXITED, code, 0, NULL);
 		return;
 	}
 	if (follower_done && (!strcmp(status, "running") || !strcmp(status, "paused"))) {
@@ -563,7 +563,7 @@ static void container_stop(const struct agent_config *cfg, struct replica *r)
 	r->stopping = true;
 	/* `stop` sends SIGKILL after the grace itself; ours is a safety net. */
 	r->kill_usec = now_usec() + ((int64_t)cfg->stop_grace_seconds + 30) * 1000000;
-	if (r->state != RS_RUNNING)
+	if (r->state != REPLICA_RUNNING)
 		return;		/* STARTING: poll_starting() stops it once it runs */
 	struct strvec sv = STRVEC_INIT;
 	engine_argv(cfg, &sv);

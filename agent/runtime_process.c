@@ -41,13 +41,13 @@ static void process_start(const struct agent_config *cfg, struct replica *r,
 		char *image, *why = pypkg_prepare(cfg, r, d, &argv, &image);
 		free(image);	/* none for a host process */
 		if (why) {
-			replica_set_final(r, RS_FAILED_TO_START, 0, 0, why);
+			replica_set_final(r, REPLICA_FAILED_TO_START, 0, 0, why);
 			free(why);
 			goto out;
 		}
 		r->python_package = true;
 	} else if (!d->command || !d->command[0] || !*d->command[0]) {
-		replica_set_final(r, RS_FAILED_TO_START, 0, 0,
+		replica_set_final(r, REPLICA_FAILED_TO_START, 0, 0,
 				  "the process runtime needs a command: the replica has none "
 				  "(an image's default entrypoint needs a container runtime)");
 		goto out;
@@ -72,13 +72,13 @@ static void process_start(const struct agent_config *cfg, struct replica *r,
 	struct shim_spec spec = { r->dir, strvec_get(&argv), strvec_get(&envp), cwd,
 				  cfg->lease_file };
 	if (shim_spawn(&spec, &shim, &child, err, sizeof(err))) {
-		replica_set_final(r, RS_FAILED_TO_START, 0, 0, err);
+		replica_set_final(r, REPLICA_FAILED_TO_START, 0, 0, err);
 		goto out;
 	}
 	r->shim_pid = shim;
 	r->shim_start = proc_start_ticks(shim);
 	r->pgid = child;
-	r->state = RS_RUNNING;
+	replica_transition(r, REPLICA_CAUSE_RUN);
 out:
 	strvec_clear(&argv);
 	strvec_clear(&envp);
@@ -100,23 +100,23 @@ static void process_poll(const struct agent_config *cfg, struct replica *r)
 	(void)cfg;
 
 	reap(r->shim_pid);
-	if (r->state != RS_RUNNING && r->state != RS_STARTING)
+	if (r->state != REPLICA_RUNNING && r->state != REPLICA_STARTING)
 		return;
 	if (replica_read_exit(r, &code, &end) == 1) {
-		replica_set_final(r, RS_EXITED, code, end, NULL);
+		replica_set_final(r, REPLICA_EXITED, code, end, NULL);
 		return;
 	}
 	if (!proc_alive(r->shim_pid, r->shim_start)) {
 		/* The supervisor writes the exit file before it exits: look again. */
 		if (replica_read_exit(r, &code, &end) == 1) {
-			replica_set_final(r, RS_EXITED, code, end, NULL);
+			replica_set_final(r, REPLICA_EXITED, code, end, NULL);
 		} else {
 			char *msg = xasprintf("exit status lost: the replica's supervisor "
 					      "(pid %d) ended without recording it",
 					      (int)r->shim_pid);
 			if (r->pgid > 0)
 				kill(-r->pgid, SIGKILL);	/* no orphan either way */
-			replica_set_final(r, RS_EXITED, 255, 0, msg);
+			replica_set_final(r, REPLICA_EXITED, 255, 0, msg);
 			free(msg);
 		}
 		return;
@@ -135,7 +135,7 @@ static void process_stop(const struct agent_config *cfg, struct replica *r)
 {
 	r->stopping = true;
 	r->kill_usec = now_usec() + (int64_t)cfg->stop_grace_seconds * 1000000;
-	if (r->state != RS_RUNNING || !proc_alive(r->shim_pid, r->shim_start))
+	if (r->state != REPLICA_RUNNING || !proc_alive(r->shim_pid, r->shim_start))
 		return;
 	/* The supervisor is alive, so neither its descendants' pids nor the
 	 * group id have been recycled. */

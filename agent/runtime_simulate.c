@@ -32,7 +32,7 @@ static void simulate_start(const struct agent_config *cfg, struct replica *r,
 			       r->id, r->attempt, r->sim_seconds, r->sim_exit);
 	replica_log_append(r, 'O', line);
 	free(line);
-	r->state = RS_RUNNING;
+	replica_transition(r, REPLICA_CAUSE_RUN);
 }
 
 static int64_t simulate_end(const struct replica *r)
@@ -42,29 +42,29 @@ static int64_t simulate_end(const struct replica *r)
 
 static int64_t simulate_next_event(const struct replica *r)
 {
-	return r->state == RS_RUNNING ? simulate_end(r) : 0;
+	return r->state == REPLICA_RUNNING ? simulate_end(r) : 0;
 }
 
 static void simulate_poll(const struct agent_config *cfg, struct replica *r)
 {
 	(void)cfg;
 	int64_t end = simulate_end(r);
-	if (r->state != RS_RUNNING || now_usec() < end)
+	if (r->state != REPLICA_RUNNING || now_usec() < end)
 		return;
 	char *line = xasprintf("simulate: exiting with %d", r->sim_exit);
 	replica_log_append(r, r->sim_exit ? 'E' : 'O', line);
 	free(line);
-	replica_set_final(r, RS_EXITED, r->sim_exit, end, NULL);
+	replica_set_final(r, REPLICA_EXITED, r->sim_exit, end, NULL);
 }
 
 static void simulate_stop(const struct agent_config *cfg, struct replica *r)
 {
 	(void)cfg;
 	r->stopping = true;
-	if (r->state != RS_RUNNING && r->state != RS_STARTING)
+	if (r->state != REPLICA_RUNNING && r->state != REPLICA_STARTING)
 		return;
 	replica_log_append(r, 'E', "simulate: stopped by SIGTERM");
-	replica_set_final(r, RS_EXITED, 128 + SIGTERM, 0, NULL);
+	replica_set_final(r, REPLICA_EXITED, 128 + SIGTERM, 0, NULL);
 }
 
 static void nothing_to_release(const struct agent_config *cfg, struct replica *r)

@@ -121,16 +121,16 @@ json_t *sync_report(const struct replica *r)
 	 * restarts it), never an exit that could end its job. */
 	json_t *o = json_pack("{s:s, s:i, s:I, s:s}", "replica", r->id, "attempt", r->attempt,
 			      "seq", (json_int_t)r->seq, "state",
-			      st == RS_EXITED && (r->fenced || r->node_stopped) ? "LOST" :
+			      st == REPLICA_EXITED && (r->fenced || r->node_stopped) ? "LOST" :
 			      replica_state_name(st));
-	if (st == RS_EXITED)
+	if (st == REPLICA_EXITED)
 		json_object_set_new(o, "exitCode", json_integer(r->rep_valid ? r->rep_exit :
 								  r->exit_code));
-	json_object_set_new(o, "message", json_string(r->message && (st == RS_EXITED ||
-							  st == RS_FAILED_TO_START) ? r->message : ""));
+	json_object_set_new(o, "message", json_string(r->message && (st == REPLICA_EXITED ||
+							  st == REPLICA_FAILED_TO_START) ? r->message : ""));
 	json_object_set_new(o, "startTime", time_or_null(r->start_usec));
-	json_object_set_new(o, "endTime", time_or_null(st == RS_EXITED ||
-						       st == RS_FAILED_TO_START ? r->end_usec : 0));
+	json_object_set_new(o, "endTime", time_or_null(st == REPLICA_EXITED ||
+						       st == REPLICA_FAILED_TO_START ? r->end_usec : 0));
 	json_object_set_new(o, "logs", r->batch ? json_incref(r->batch) : json_array());
 	if (r->metrics)
 		json_object_set_new(o, "metrics", json_incref(r->metrics));

@@ -11,6 +11,7 @@
 
 #include "emu_clock.h"
 #include "log.h"
+#include "replica_state.h"
 #include "store_node.h"
 #include "wire.h"
 
@@ -420,7 +421,8 @@ static json_t *rep_report(const struct sim_fleet *f, struct sim_rep *r)
 	report_time(f, r->start_us, start, sizeof(start));
 	o = json_pack("{s:s,s:i,s:I,s:s,s:s}", "replica", r->id, "attempt", r->attempt,
 		      "seq", (json_int_t)++r->seq, "state",
-		      !r->ended ? "RUNNING" : r->lost ? "LOST" : "EXITED", "startTime", start);
+		      replica_state_name(!r->ended ? REPLICA_RUNNING : r->lost ? REPLICA_LOST :
+					 REPLICA_EXITED), "startTime", start);
 	if (r->ended) {
 		report_time(f, r->end_us, end, sizeof(end));
 		json_object_set_new(o, "endTime", json_string(end));

@@ -17,6 +17,7 @@
 #include "job_cache.h"
 #include "job_state.h"
 #include "log.h"
+#include "replica_state.h"
 #include "scheduler.h"
 #include "store_metrics.h"
 #include "store_pipe.h"
@@ -105,8 +106,8 @@ void metrics_write_http(struct strbuf *sb)
 /* --- the cluster, from the database ------------------------------------ */
 
 static const char *const job_apis[] = { "ml", "vertex" };
-static const char *const replica_states[] = { "PENDING", "STARTING", "RUNNING", "EXITED",
-					      "FAILED_TO_START", "LOST" };
+/* Nodes by the state listings show: a READY node that drains is DRAINING
+ * (a flag, not a state of lib/node_state.h's machine). */
 static const char *const node_states[] = { "READY", "DRAINING", "STOPPING", "LOST" };
 
 /* The sum of "n" (1 where absent) over the elements of list whose fields k1 (and k2 when given) equal v1 (v2). */
@@ -167,12 +168,12 @@ void metrics_write_cluster(struct strbuf *sb, const char *snapshot_json)
 	}
 	metrics_family(sb, "trainplane_replicas", "gauge",
 		       "Replicas (one per job, role and index; restarts reuse theirs) by state.");
-	for (size_t s = 0; s < ARRAY_SIZE(replica_states); s++) {
+	for (unsigned s = REPLICA_PENDING; s < REPLICA_STATE_COUNT; s++) {
 		sb_reset(&lb);
-		metrics_label(&lb, "state", replica_states[s]);
+		metrics_label(&lb, "state", replica_state_name(s));
 		metrics_sample(sb, "trainplane_replicas", sb_str(&lb),
 			       (double)count_of(json_object_get(snap, "replicas"), "state",
-						replica_states[s], NULL, NULL));
+						replica_state_name(s), NULL, NULL));
 	}
 	metrics_family(sb, "trainplane_nodes", "gauge", "Agent nodes by state.");
 	for (size_t s = 0; s < ARRAY_SIZE(node_states); s++) {

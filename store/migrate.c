@@ -6,6 +6,7 @@
 
 #include "log.h"
 #include "store_job_state.h"
+#include "store_state_edges.h"
 
 /* Any constant works; it only has to be the same in every server. */
 #define MIGRATE_LOCK_KEY "7262961207461826560"
@@ -98,8 +99,9 @@ int migrate_apply(PGconn *conn, char *err, size_t errlen)
 	for (unsigned j = 0; j < migrations_count; j++)
 		if (!applied[j] && apply_one(conn, &migrations[j], err, errlen))
 			goto out;
-	/* The data the schema takes from the code: the job state machine. */
-	if (store_job_state_check(conn, err, errlen))
+	/* The data the schema takes from the code: the job, replica and node
+	 * state machines. */
+	if (store_job_state_check(conn, err, errlen) || store_state_edges_check(conn, err, errlen))
 		goto out;
 	rc = 0;
 out:

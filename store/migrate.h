@@ -5,8 +5,9 @@
  * migrate_apply() brings a database up to date: under a session advisory
  * lock (several servers starting together apply each migration exactly
  * once), each missing migration runs in its own transaction together with
- * its row in schema_migrations. Then it checks that the database's job
- * state machine is this server's (store_job_state_check()).
+ * its row in schema_migrations. Then it checks that the database's job,
+ * replica and node state machines are this server's
+ * (store_job_state_check(), store_state_edges_check()).
  */
 #ifndef TP_MIGRATE_H
 #define TP_MIGRATE_H

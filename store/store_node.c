@@ -30,11 +30,16 @@ static const struct store_stmt stmt_register = {
 	"  port_hi = EXCLUDED.port_hi, runtime = EXCLUDED.runtime, accel_type = EXCLUDED.accel_type, "
 	"  accel_count = EXCLUDED.accel_count, tpu_type = EXCLUDED.tpu_type, "
 	"  tpu_cores = EXCLUDED.tpu_cores, agent_version = EXCLUDED.agent_version, "
-	"  state = 'READY', last_sync = now(), desired_version = nodes.desired_version + 1 "
+	/* the node state machine's register edge (lib/node_state.h; schema/030) */
+	"  state = coalesce((SELECT e.to_state FROM node_state_edges e "
+	"    WHERE e.from_state = nodes.state AND e.cause = 'register'), nodes.state), "
+	"  last_sync = now(), desired_version = nodes.desired_version + 1 "
 	" RETURNING name), "
-	/* Replicas of an older incarnation are gone with it. */
-	"lost AS (UPDATE replicas SET state = 'LOST', end_time = " TP_NOW " "
-	" WHERE node = $1 AND state IN ('PENDING', 'STARTING', 'RUNNING') AND desired <> 'DONE' "
+	/* Replicas of an older incarnation are gone with it: the replica state
+	 * machine's lose edge, from every state it leaves (lib/replica_state.h). */
+	"lost AS (UPDATE replicas p SET state = e.to_state, end_time = " TP_NOW " "
+	" FROM replica_state_edges e WHERE e.from_state = p.state AND e.cause = 'lose' "
+	"  AND p.node = $1 AND p.desired <> 'DONE' "
 	"  AND EXISTS (SELECT 1 FROM old WHERE old.incarnation <> $2) "
 	"  AND EXISTS (SELECT 1 FROM up) RETURNING 1) "
 	/* (a data-modifying WITH runs whether or not its rows are read) */
@@ -47,7 +52,8 @@ static const struct store_stmt stmt_register = {
 static const struct store_stmt stmt_register_lock = {
 	49, "node_register_lock",
 	"SELECT tp_lock_jobs(ARRAY(SELECT DISTINCT job FROM replicas WHERE node = $1 "
-	"  AND state IN ('PENDING', 'STARTING', 'RUNNING') AND desired <> 'DONE'), ARRAY[$1])",
+	"  AND state IN (SELECT from_state FROM replica_state_edges WHERE cause = 'lose') "
+	"  AND desired <> 'DONE'), ARRAY[$1])",
 	false,
 };
 
@@ -138,7 +144,11 @@ out:
 static const struct store_stmt stmt_sync_lease = {
 	11, "node_sync_lease",
 	"UPDATE nodes SET last_sync = now(), lease_s = $2::int, "
-	"  state = CASE WHEN $3::boolean THEN 'STOPPING' ELSE 'READY' END WHERE name = $1 "
+	/* the node state machine's stop or sync edge; none leaves the node as
+	 * it is (a STOPPING node stays so until its agent registers again) */
+	"  state = coalesce((SELECT e.to_state FROM node_state_edges e WHERE e.from_state = nodes.state "
+	"    AND e.cause = CASE WHEN $3::boolean THEN 'stop' ELSE 'sync' END), nodes.state) "
+	"WHERE name = $1 "
 	"RETURNING incarnation",
 	false,
 };
@@ -177,7 +187,13 @@ static const struct store_stmt stmt_sync_apply = {
 	/* LOST: the agent fenced it (its lease passed) or stopped it with its
 	 * node (an orderly stop); a replica still wanted restarts elsewhere
 	 * (sched_restart), one being stopped is done. */
-	"upd AS (UPDATE replicas p SET state = r.state, exit_code = r.\"exitCode\", "
+	/* The reported state where an edge of the replica state machine
+	 * (lib/replica_state.h; not a new attempt's) joins the replica's to it;
+	 * else the replica keeps its state (a report going back, RUNNING ->
+	 * STARTING, is no edge) and the rest of the report is taken. */
+	"upd AS (UPDATE replicas p SET state = CASE WHEN EXISTS (SELECT 1 FROM replica_state_edges e "
+	"     WHERE e.from_state = p.state AND e.to_state = r.state AND NOT e.new_attempt) "
+	"     THEN r.state ELSE p.state END, exit_code = r.\"exitCode\", "
 	/* a trial's measurements (schema/017), as the agent last read them */
 	"   metrics = coalesce(r.metrics, p.metrics), "
 	"   message = coalesce(r.message, ''), seq = r.seq, "

@@ -449,13 +449,13 @@ static void process__package_uri_problems_fail_to_start(void **state)
 	const char *outside[] = { "gs://bucket/../../etc/passwd", NULL };
 	const char *missing[] = { "gs://bucket/pkgs/nope.tar.gz", NULL };
 	struct replica *r = start_package(f, "p-out", "trainer.task", outside, NULL, NULL, NULL);
-	assert_int_equal(r->state, RS_FAILED_TO_START);
+	assert_int_equal(r->state, REPLICA_FAILED_TO_START);
 	assert_non_null(strstr(r->message, "'.' or '..' segment"));
 	runtime_forget(&f->cfg, r);
 	replica_free(r);
 
 	r = start_package(f, "p-missing", "trainer.task", missing, NULL, NULL, NULL);
-	assert_int_equal(r->state, RS_FAILED_TO_START);
+	assert_int_equal(r->state, REPLICA_FAILED_TO_START);
 	assert_string_equal(r->message, "package gs://bucket/pkgs/nope.tar.gz cannot be read: no "
 			    "such object in the storage root");
 	runtime_forget(&f->cfg, r);
@@ -464,7 +464,7 @@ static void process__package_uri_problems_fail_to_start(void **state)
 	free(f->cfg.storage_root);
 	f->cfg.storage_root = NULL;
 	r = start_package(f, "p-noroot", "trainer.task", missing, NULL, NULL, NULL);
-	assert_int_equal(r->state, RS_FAILED_TO_START);
+	assert_int_equal(r->state, REPLICA_FAILED_TO_START);
 	assert_non_null(strstr(r->message, "this node has no storage root"));
 	runtime_forget(&f->cfg, r);
 	replica_free(r);
@@ -472,7 +472,7 @@ static void process__package_uri_problems_fail_to_start(void **state)
 	/* An unmapped runtime, an interpreter that is not there. */
 	f->cfg.python_runtimes = xstrdup("1.15=/usr/bin/python3");
 	r = start_package(f, "p-unmapped", "trainer.task", NULL, NULL, NULL, NULL);
-	assert_int_equal(r->state, RS_FAILED_TO_START);
+	assert_int_equal(r->state, REPLICA_FAILED_TO_START);
 	assert_non_null(strstr(r->message, "runtime version 2.11 is not available on node "
 			       "test-node"));
 	runtime_forget(&f->cfg, r);
@@ -480,7 +480,7 @@ static void process__package_uri_problems_fail_to_start(void **state)
 	free(f->cfg.python_runtimes);
 	f->cfg.python_runtimes = xstrdup("*=/nonexistent/python3");
 	r = start_package(f, "p-nopython", "trainer.task", NULL, NULL, NULL, NULL);
-	assert_int_equal(r->state, RS_FAILED_TO_START);
+	assert_int_equal(r->state, REPLICA_FAILED_TO_START);
 	assert_string_equal(r->message, "the Python of this job's runtime on node test-node, "
 			    "/nonexistent/python3: No such file or directory");
 	runtime_forget(&f->cfg, r);
@@ -494,10 +494,10 @@ static void process__no_such_module_fails_to_start_with_pythons_words(void **sta
 		skip();
 	struct replica *r = start_package(f, "p-nomod", "trainplane_no_such_module.task", NULL,
 					  NULL, NULL, NULL);
-	assert_int_equal(r->state, RS_RUNNING);
+	assert_int_equal(r->state, REPLICA_RUNNING);
 	assert_true(r->python_package);
 	assert_true(test_wait_end(&f->cfg, r, 20000));
-	assert_int_equal(r->state, RS_FAILED_TO_START);
+	assert_int_equal(r->state, REPLICA_FAILED_TO_START);
 	/* What `python -m` says when the package itself is missing. */
 	char *want = xasprintf("%s/venv/bin/python: Error while finding module specification for "
 			       "'trainplane_no_such_module.task' (ModuleNotFoundError: No module "
@@ -526,7 +526,7 @@ static void process__a_started_module_exits_as_itself(void **state)
 					  "import sys\nprint('argv', sys.argv[1:])\n"
 					  "print('prefix', sys.prefix)\nsys.exit(3)\n");
 	assert_true(test_wait_end(&f->cfg, r, 20000));
-	assert_int_equal(r->state, RS_EXITED);
+	assert_int_equal(r->state, REPLICA_EXITED);
 	assert_int_equal(r->exit_code, 3);
 	char *logs = test_logs(r);
 	char *want = xasprintf("stdout:argv ['--job-dir', '%s/bucket/out']\n", f->root);

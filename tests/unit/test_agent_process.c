@@ -66,10 +66,10 @@ static void process__captures_both_streams_and_the_exit_code(void **state)
 	const char *cmd[] = { "sh", "-c", "echo hi; echo err >&2; exit 3", NULL };
 	struct replica *r = start(f, "j-worker-0", cmd, NULL, NULL);
 
-	assert_int_equal(r->state, RS_RUNNING);
+	assert_int_equal(r->state, REPLICA_RUNNING);
 	assert_true(r->pgid > 0);
 	assert_true(test_wait_end(&f->cfg, r, 5000));
-	assert_int_equal(r->state, RS_EXITED);
+	assert_int_equal(r->state, REPLICA_EXITED);
 	assert_int_equal(r->exit_code, 3);
 	assert_true(r->end_usec >= r->start_usec);
 	char *logs = test_logs(r);
@@ -128,7 +128,7 @@ static void process__without_command_fails_to_start(void **state)
 {
 	struct fx *f = *state;
 	struct replica *r = start(f, "j-nocmd", NULL, NULL, NULL);
-	assert_int_equal(r->state, RS_FAILED_TO_START);
+	assert_int_equal(r->state, REPLICA_FAILED_TO_START);
 	assert_non_null(strstr(r->message, "needs a command"));
 	forget(f, r);
 }
@@ -138,7 +138,7 @@ static void process__missing_program_fails_to_start_with_the_reason(void **state
 	struct fx *f = *state;
 	const char *cmd[] = { "no-such-program-xyz", "--flag", NULL };
 	struct replica *r = start(f, "j-noexec", cmd, NULL, NULL);
-	assert_int_equal(r->state, RS_FAILED_TO_START);
+	assert_int_equal(r->state, REPLICA_FAILED_TO_START);
 	assert_non_null(strstr(r->message, "no-such-program-xyz"));
 	assert_non_null(strstr(r->message, "No such file"));
 	forget(f, r);
@@ -266,12 +266,12 @@ static void fence__renewals_and_keep_running_leave_the_replica_alone(void **stat
 		lease_in(f, 1000, 0, true);
 	}
 	runtime_poll(&f->cfg, r);
-	assert_int_equal(r->state, RS_RUNNING);
+	assert_int_equal(r->state, REPLICA_RUNNING);
 	/* keep_running: the deadline passes and nothing happens. */
 	lease_in(f, -1000, 0, false);
 	test_sleep_ms(1500);
 	runtime_poll(&f->cfg, r);
-	assert_int_equal(r->state, RS_RUNNING);
+	assert_int_equal(r->state, REPLICA_RUNNING);
 	assert_true(test_group_alive(r->pgid));
 	/* Back to fence with the deadline long gone: stopped within a second. */
 	lease_in(f, -1000, 0, true);
@@ -414,7 +414,7 @@ static void process__exit_code_survives_an_agent_restart(void **state)
 	const char *cmd[] = { "sh", "-c", "echo before; sleep 0.6; echo after; exit 7", NULL };
 	struct replica *r = start(f, "j-restart", cmd, NULL, NULL);
 	pid_t pgid = r->pgid;
-	assert_int_equal(r->state, RS_RUNNING);
+	assert_int_equal(r->state, REPLICA_RUNNING);
 	/* The agent goes down: its memory is gone, the process is not. */
 	replica_free(r);
 	r = NULL;
@@ -426,7 +426,7 @@ static void process__exit_code_survives_an_agent_restart(void **state)
 	assert_non_null(list);
 	assert_string_equal(list->id, "j-restart");
 	assert_int_equal(list->attempt, 1);
-	assert_int_equal(list->state, RS_EXITED);
+	assert_int_equal(list->state, REPLICA_EXITED);
 	assert_int_equal(list->exit_code, 7);
 	char *logs = test_logs(list);
 	assert_non_null(strstr(logs, "stdout:before\nstdout:after\n"));
@@ -444,7 +444,7 @@ static void process__adopted_running_replica_can_be_stopped(void **state)
 
 	struct replica *list = NULL;
 	assert_int_equal(runtime_adopt_all(&f->cfg, NULL, &list, NULL), 1);
-	assert_int_equal(list->state, RS_RUNNING);
+	assert_int_equal(list->state, REPLICA_RUNNING);
 	assert_int_equal(list->pgid, pgid);
 	assert_true(test_group_alive(pgid));
 	runtime_stop(&f->cfg, list);
@@ -465,7 +465,7 @@ static void process__supervisor_killed_means_exit_status_lost_not_hang(void **st
 	pid_t pgid = r->pgid;
 	kill(r->shim_pid, SIGKILL);
 	assert_true(test_wait_end(&f->cfg, r, 5000));
-	assert_int_equal(r->state, RS_EXITED);
+	assert_int_equal(r->state, REPLICA_EXITED);
 	assert_int_equal(r->exit_code, 255);
 	assert_non_null(strstr(r->message, "exit status lost"));
 	test_sleep_ms(50);

@@ -74,12 +74,12 @@ static void simulate__runs_then_exits_with_its_code(void **state)
 {
 	struct fx *f = *state;
 	struct replica *r = start(f, "sim-0", true, 0.3, 3);
-	assert_int_equal(r->state, RS_RUNNING);
+	assert_int_equal(r->state, REPLICA_RUNNING);
 	assert_false(runtime_poll(&f->cfg, r));
-	assert_int_equal(r->state, RS_RUNNING);
+	assert_int_equal(r->state, REPLICA_RUNNING);
 	test_sleep_ms(350);
 	assert_true(runtime_poll(&f->cfg, r));
-	assert_int_equal(r->state, RS_EXITED);
+	assert_int_equal(r->state, REPLICA_EXITED);
 	assert_int_equal(r->exit_code, 3);
 	assert_true(r->end_usec - r->start_usec >= 300000);
 	char *logs = test_logs(r);
@@ -120,7 +120,7 @@ static void simulate__stop_ends_it_as_sigterm(void **state)
 	struct fx *f = *state;
 	struct replica *r = start(f, "sim-2", true, 1000, 0);
 	runtime_stop(&f->cfg, r);
-	assert_int_equal(r->state, RS_EXITED);
+	assert_int_equal(r->state, REPLICA_EXITED);
 	assert_int_equal(r->exit_code, 143);
 	runtime_forget(&f->cfg, r);
 	replica_free(r);
@@ -134,7 +134,7 @@ static void simulate__readopted_replica_keeps_its_script(void **state)
 	test_sleep_ms(250);
 	struct replica *list = NULL;
 	assert_int_equal(runtime_adopt_all(&f->cfg, NULL, &list, NULL), 1);
-	assert_int_equal(list->state, RS_EXITED);
+	assert_int_equal(list->state, REPLICA_EXITED);
 	assert_int_equal(list->exit_code, 4);
 	runtime_forget(&f->cfg, list);
 	replica_free(list);

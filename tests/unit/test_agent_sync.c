@@ -98,7 +98,7 @@ static void report__states_times_and_logs(void **state)
 {
 	(void)state;
 	struct replica *r = replica_new("/tmp/unused", "1234-worker-0", 2, RUNTIME_PROCESS);
-	r->state = RS_RUNNING;
+	r->state = REPLICA_RUNNING;
 	r->seq = 7;
 	r->start_usec = 1795341600123000LL;	/* 2026-11-22T10:00:00.123Z */
 	json_t *o = sync_report(r);
@@ -109,7 +109,7 @@ static void report__states_times_and_logs(void **state)
 	free(s);
 	json_decref(o);
 
-	replica_set_final(r, RS_EXITED, 3, 1795341601500000LL, NULL);
+	replica_set_final(r, REPLICA_EXITED, 3, 1795341601500000LL, NULL);
 	r->batch = json_pack("[{s:s, s:s, s:s}]", "stream", "stdout", "time",
 			     "2026-11-22T10:00:01.5Z", "text", "step 1");
 	o = sync_report(r);
@@ -119,7 +119,7 @@ static void report__states_times_and_logs(void **state)
 	assert_int_equal(json_array_size(json_object_get(o, "logs")), 1);
 	json_decref(o);
 
-	replica_set_final(r, RS_FAILED_TO_START, 0, 0, "exec 'x': No such file or directory");
+	replica_set_final(r, REPLICA_FAILED_TO_START, 0, 0, "exec 'x': No such file or directory");
 	o = sync_report(r);
 	assert_null(json_object_get(o, "exitCode"));
 	assert_string_equal(json_string_value(json_object_get(o, "state")), "FAILED_TO_START");
@@ -362,7 +362,7 @@ static void agent__reports_carry_seq_and_are_acknowledged(void **state)
 		  " \"desired\": \"RUN\", \"simulate\": \"fail-3-after-0.3s\"}]}");
 	struct replica *r = agent_find(&f->a, "r0", 1);
 	assert_non_null(r);
-	assert_int_equal(r->state, RS_RUNNING);
+	assert_int_equal(r->state, REPLICA_RUNNING);
 
 	rep = sync_report_of(f, "r0", &body);
 	assert_string_equal(json_string_value(json_object_get(body, "desiredVersion")), "1");
@@ -448,7 +448,7 @@ static void agent__an_end_goes_out_with_the_last_lines(void **state)
 	free(path);
 	test_sleep_ms(350);
 	assert_true(agent_tick(&f->a));
-	assert_int_equal(r->state, RS_EXITED);
+	assert_int_equal(r->state, REPLICA_EXITED);
 
 	/* The batch in flight goes again; the end waits for the lines after it. */
 	rep = sync_report_of(f, "r9", NULL);
@@ -478,7 +478,7 @@ static void agent__finished_but_unacknowledged_is_not_forgotten(void **state)
 		  " \"desired\": \"RUN\", \"simulate\": \"run-0s-exit-0\"}]}");
 	agent_tick(&f->a);
 	struct replica *r = agent_find(&f->a, "r1", 1);
-	assert_int_equal(r->state, RS_EXITED);
+	assert_int_equal(r->state, REPLICA_EXITED);
 	/* An answer to a sync built before the exit: the EXITED report is not acknowledged. */
 	f->a.nsent = 0;
 	answer(f, "{\"desiredVersion\": \"2\", \"replicas\": []}");
@@ -494,12 +494,12 @@ static void agent__stop_and_absent_replicas_are_stopped(void **state)
 	answer(f, "{\"desiredVersion\": \"1\", \"replicas\": ["
 		  "{\"replica\": \"a\", \"attempt\": 1, \"desired\": \"RUN\", \"simulate\": \"run-100s-exit-0\"},"
 		  "{\"replica\": \"b\", \"attempt\": 1, \"desired\": \"RUN\", \"simulate\": \"run-100s-exit-0\"}]}");
-	assert_int_equal(agent_find(&f->a, "a", 1)->state, RS_RUNNING);
+	assert_int_equal(agent_find(&f->a, "a", 1)->state, REPLICA_RUNNING);
 	answer(f, "{\"desiredVersion\": \"2\", \"replicas\": ["
 		  "{\"replica\": \"a\", \"attempt\": 1, \"desired\": \"STOP\"}]}");
-	assert_int_equal(agent_find(&f->a, "a", 1)->state, RS_EXITED);
+	assert_int_equal(agent_find(&f->a, "a", 1)->state, REPLICA_EXITED);
 	assert_int_equal(agent_find(&f->a, "a", 1)->exit_code, 143);
-	assert_int_equal(agent_find(&f->a, "b", 1)->state, RS_EXITED);
+	assert_int_equal(agent_find(&f->a, "b", 1)->state, REPLICA_EXITED);
 	/* STOP for something never started starts nothing. */
 	answer(f, "{\"desiredVersion\": \"3\", \"replicas\": ["
 		  "{\"replica\": \"c\", \"attempt\": 1, \"desired\": \"STOP\"}]}");
@@ -515,8 +515,8 @@ static void agent__newer_attempt_replaces_the_older(void **state)
 		  "{\"replica\": \"w\", \"attempt\": 2, \"desired\": \"RUN\", \"simulate\": \"run-100s-exit-0\"}]}");
 	/* Simulate stops at once, so the new attempt starts in the same pass or the next. */
 	agent_tick(&f->a);
-	assert_int_equal(agent_find(&f->a, "w", 1)->state, RS_EXITED);
-	assert_int_equal(agent_find(&f->a, "w", 2)->state, RS_RUNNING);
+	assert_int_equal(agent_find(&f->a, "w", 1)->state, REPLICA_EXITED);
+	assert_int_equal(agent_find(&f->a, "w", 2)->state, REPLICA_RUNNING);
 }
 
 static void agent__no_desired_set_yet_means_hands_off(void **state)
@@ -534,9 +534,9 @@ static void agent__no_desired_set_yet_means_hands_off(void **state)
 	free(incarnation);
 	struct replica *r = agent_find(&f->a, "keep", 1);
 	assert_non_null(r);
-	assert_int_equal(r->state, RS_RUNNING);
+	assert_int_equal(r->state, REPLICA_RUNNING);
 	agent_tick(&f->a);	/* no answer yet: nothing is stopped */
-	assert_int_equal(r->state, RS_RUNNING);
+	assert_int_equal(r->state, REPLICA_RUNNING);
 	/* Its first report after the restart has a new seq. */
 	json_t *rep = sync_report_of(f, "keep", NULL);
 	assert_int_equal(jint(rep, "seq"), 2);
@@ -635,7 +635,7 @@ static void agent__past_the_lease_it_starts_nothing_and_fences_reported_lost(voi
 	answer(f, "{\"desiredVersion\": \"1\", \"leaseSeconds\": 30, \"replicas\": ["
 		  "{\"replica\": \"a\", \"attempt\": 1, \"desired\": \"RUN\", \"simulate\": \"run-100s-exit-0\"}]}");
 	struct replica *a = agent_find(&f->a, "a", 1);
-	assert_int_equal(a->state, RS_RUNNING);
+	assert_int_equal(a->state, REPLICA_RUNNING);
 	json_decref(sync_report_of(f, "a", NULL));
 	answer(f, "{\"desiredVersion\": \"1\"}");
 
@@ -647,7 +647,7 @@ static void agent__past_the_lease_it_starts_nothing_and_fences_reported_lost(voi
 	assert_true(agent_lease_expired(&f->a));
 	assert_null(agent_find(&f->a, "b", 1));	/* the server may have moved it already */
 	assert_true(agent_tick(&f->a));
-	assert_int_equal(a->state, RS_EXITED);
+	assert_int_equal(a->state, REPLICA_EXITED);
 	assert_true(a->fenced);
 	assert_null(agent_find(&f->a, "b", 1));
 	json_t *rep = sync_report_of(f, "a", NULL);
@@ -660,8 +660,8 @@ static void agent__past_the_lease_it_starts_nothing_and_fences_reported_lost(voi
 	f->a.request_sent_usec = lease_clock_usec();
 	answer(f, "{\"desiredVersion\": \"2\"}");
 	assert_false(agent_lease_expired(&f->a));
-	assert_int_equal(agent_find(&f->a, "b", 1)->state, RS_RUNNING);
-	assert_int_equal(a->state, RS_EXITED);
+	assert_int_equal(agent_find(&f->a, "b", 1)->state, REPLICA_RUNNING);
+	assert_int_equal(a->state, REPLICA_EXITED);
 	/* The fence survives an agent restart (saved with the replica). */
 	agent_release(&f->a);
 	char err[256];
@@ -683,7 +683,7 @@ static void agent__keep_running_past_the_lease_keeps_replicas_but_starts_nothing
 		  "{\"replica\": \"b\", \"attempt\": 1, \"desired\": \"RUN\", \"simulate\": \"run-100s-exit-0\"}]}");
 	agent_tick(&f->a);
 	agent_tick(&f->a);
-	assert_int_equal(agent_find(&f->a, "a", 1)->state, RS_RUNNING);
+	assert_int_equal(agent_find(&f->a, "a", 1)->state, REPLICA_RUNNING);
 	assert_false(agent_find(&f->a, "a", 1)->fenced);
 	assert_null(agent_find(&f->a, "b", 1));
 }
@@ -785,7 +785,7 @@ static void agent__replicas_of_another_cluster_are_left_alone(void **state)
 	assert_null(sync_report_of(f, "1-master-0-00000000000000aa", NULL));
 	answer(f, "{\"desiredVersion\": \"1\", \"replicas\": []}");
 	agent_tick(&f->a);
-	assert_int_equal(f->a.foreign->state, RS_RUNNING);
+	assert_int_equal(f->a.foreign->state, REPLICA_RUNNING);
 	struct stat st;
 	assert_int_equal(stat(dir, &st), 0);
 	/* B's own replica with the same row id starts beside it. */
@@ -793,7 +793,7 @@ static void agent__replicas_of_another_cluster_are_left_alone(void **state)
 		  " \"attempt\": 1, \"desired\": \"RUN\", \"simulate\": \"run-100s-exit-0\"}]}");
 	r = agent_find(&f->a, "1-master-0-00000000000000bb", 1);
 	assert_non_null(r);
-	assert_int_equal(r->state, RS_RUNNING);
+	assert_int_equal(r->state, REPLICA_RUNNING);
 	assert_string_equal(r->cluster, CLUSTER_B);
 	/* Even B naming A's very id starts nothing over A's replica. */
 	answer(f, "{\"desiredVersion\": \"3\", \"replicas\": [{\"replica\": \"1-master-0-00000000000000aa\","

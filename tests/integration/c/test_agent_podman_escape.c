@@ -64,7 +64,7 @@ static void podman__an_image_that_is_an_option_never_mounts_anything(void **stat
 					  cases[i].args, NULL);
 		assert_true(test_wait_end(&f->cfg, r, 30000));
 		char *logs = test_logs(r);
-		if (r->state != RS_FAILED_TO_START || strstr(logs, "host-secret-4711"))
+		if (r->state != REPLICA_FAILED_TO_START || strstr(logs, "host-secret-4711"))
 			fail_msg("%s: state %s exit %d message %s; logs:\n%s", cases[i].id,
 				 replica_state_name(r->state), r->exit_code,
 				 r->message ? r->message : "-", logs);
@@ -105,7 +105,7 @@ static void podman__option_like_values_pass_through_literally(void **state)
 	const char *env[] = { env_opt, "PRIV=--privileged,--network=host", NULL };
 	struct replica *r = start(f, "pod-literal", IMAGE, cmd, args, env);
 	assert_true(test_wait_end(&f->cfg, r, 30000));
-	assert_int_equal(r->state, RS_EXITED);
+	assert_int_equal(r->state, REPLICA_EXITED);
 	assert_int_equal(r->exit_code, 0);
 	char *logs = test_logs(r);
 	char *want_env = xasprintf("stdout:env=%s --privileged,--network=host\n", vol);
@@ -124,7 +124,7 @@ static void podman__option_like_values_pass_through_literally(void **state)
 	r = start(f, "pod-json-entry", IMAGE, json_cmd, NULL, NULL);
 	assert_true(test_wait_end(&f->cfg, r, 30000));
 	logs = test_logs(r);
-	if (strstr(logs, "injected") || (r->state == RS_EXITED && r->exit_code == 0))
+	if (strstr(logs, "injected") || (r->state == REPLICA_EXITED && r->exit_code == 0))
 		fail_msg("the entrypoint was read as JSON: state %s exit %d; logs:\n%s",
 			 replica_state_name(r->state), r->exit_code, logs);
 	free(logs);
@@ -149,7 +149,7 @@ static void podman__bad_env_names_fail_to_start(void **state)
 		char *id = xasprintf("pod-badenv-%zu", i);
 		struct replica *r = start(f, id, IMAGE, cmd, NULL, envs[i]);
 		assert_true(test_wait_end(&f->cfg, r, 30000));
-		if (r->state != RS_FAILED_TO_START || !strstr(r->message, "environment variable"))
+		if (r->state != REPLICA_FAILED_TO_START || !strstr(r->message, "environment variable"))
 			fail_msg("%s: state %s message %s", envs[i][0],
 				 replica_state_name(r->state), r->message ? r->message : "-");
 		forget(f, r);
@@ -235,7 +235,7 @@ static void engine_argv__user_values_never_become_options(void **state)
 		f->cfg.container_wrapper = f->cfg.container_extra_args = NULL;
 		char *id = xasprintf("argv-%s", agent_runtime_name(dialects[k]));
 		struct replica *r = start(f, id, image, cmd, args, env);
-		assert_int_equal(r->state, RS_STARTING);
+		assert_int_equal(r->state, REPLICA_STARTING);
 		char **argv = read_lines(argv_path, 20000);
 		size_t dd = 0, n = 0;
 		while (argv[n])
@@ -278,7 +278,7 @@ static void engine_argv__user_values_never_become_options(void **state)
 		char *argv_path = xasprintf("%s/argv", f->dir);
 		unlink(argv_path);
 		struct replica *r = start(f, "argv-bad", bad[i], cmd, args, env);
-		if (r->state != RS_FAILED_TO_START || r->helper_pid ||
+		if (r->state != REPLICA_FAILED_TO_START || r->helper_pid ||
 		    !strstr(r->message, "not a valid image reference") || !access(argv_path, F_OK))
 			fail_msg("image \"%s\": state %s message %s", bad[i],
 				 replica_state_name(r->state), r->message ? r->message : "-");
@@ -369,7 +369,7 @@ static void docker_client__reads_the_agent_argv_as_meant(void **state)
 	    json_is_true(json_object_get(hc, "Privileged")))
 		fail_msg("create request: %s", text);
 	assert_true(test_wait_end(&f->cfg, r, 30000));
-	assert_int_equal(r->state, RS_FAILED_TO_START);	/* the fake daemon's 500 */
+	assert_int_equal(r->state, REPLICA_FAILED_TO_START);	/* the fake daemon's 500 */
 	forget(f, r);
 	free(text);
 	json_decref(want_cmd);

@@ -21,11 +21,11 @@ static void podman__the_log_follower_fences_the_container_when_the_lease_passes(
 	assert_int_equal(lease_write(f->cfg.lease_file, &l), 0);
 	const char *cmd[] = { "sleep", "1000", NULL };
 	struct replica *r = start(f, "pod-fence", IMAGE, cmd, NULL, NULL);
-	for (int i = 0; i < 300 && r->state == RS_STARTING; i++) {
+	for (int i = 0; i < 300 && r->state == REPLICA_STARTING; i++) {
 		runtime_poll(&f->cfg, r);
 		test_sleep_ms(50);
 	}
-	assert_int_equal(r->state, RS_RUNNING);
+	assert_int_equal(r->state, REPLICA_RUNNING);
 	char *name = xstrdup(r->container);
 	replica_free(r);	/* agent down: nobody polls */
 	l.deadline_usec = lease_clock_usec() + 300000;
@@ -49,7 +49,7 @@ static void podman__the_log_follower_fences_the_container_when_the_lease_passes(
 	struct replica *list = NULL;
 	assert_int_equal(runtime_adopt_all(&f->cfg, NULL, &list, NULL), 1);
 	assert_true(test_wait_end(&f->cfg, list, 20000));
-	assert_int_equal(list->state, RS_EXITED);
+	assert_int_equal(list->state, REPLICA_EXITED);
 	assert_true(list->fenced);
 	forget(f, list);
 	free(name);
@@ -71,11 +71,11 @@ static void podman__the_fence_outlives_a_killed_log_follower(void **state)
 	const char *cmd[] = { "sh", "-c", "i=0; while :; do echo tick $i; i=$((i+1)); sleep 0.2; done",
 			      NULL };
 	struct replica *r = start(f, "pod-follower", IMAGE, cmd, NULL, NULL);
-	for (int i = 0; i < 600 && r->state == RS_STARTING; i++) {
+	for (int i = 0; i < 600 && r->state == REPLICA_STARTING; i++) {
 		runtime_poll(&f->cfg, r);
 		test_sleep_ms(50);
 	}
-	if (r->state != RS_RUNNING)
+	if (r->state != REPLICA_RUNNING)
 		fail_msg("state %s: %s", replica_state_name(r->state), r->message ? r->message : "-");
 	char *logpath = replica_path(r, "output.log");
 	struct stat sb;
@@ -129,7 +129,7 @@ static void podman__the_fence_outlives_a_killed_log_follower(void **state)
 	struct replica *list = NULL;
 	assert_int_equal(runtime_adopt_all(&f->cfg, NULL, &list, NULL), 1);
 	assert_true(test_wait_end(&f->cfg, list, 20000));
-	assert_int_equal(list->state, RS_EXITED);
+	assert_int_equal(list->state, REPLICA_EXITED);
 	assert_true(list->fenced);
 	forget(f, list);
 	free(name);
@@ -153,13 +153,13 @@ static void podman__a_container_created_while_the_agent_restarted_is_started(voi
 	replica_free(r);	/* the agent restarts... */
 	struct replica *list = NULL;
 	assert_int_equal(runtime_adopt_all(&f->cfg, NULL, &list, NULL), 1);
-	assert_int_equal(list->state, RS_STARTING);	/* ...while create runs */
+	assert_int_equal(list->state, REPLICA_STARTING);	/* ...while create runs */
 	for (int i = 0; i < 600 && waitpid(engine, NULL, WNOHANG) == 0; i++) {
 		runtime_poll(&f->cfg, list);
 		test_sleep_ms(50);
 	}
 	assert_true(test_wait_end(&f->cfg, list, 30000));
-	assert_int_equal(list->state, RS_EXITED);
+	assert_int_equal(list->state, REPLICA_EXITED);
 	assert_int_equal(list->exit_code, 6);
 	assert_false(list->fenced);
 	char *logs = test_logs(list);

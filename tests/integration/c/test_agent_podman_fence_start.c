@@ -23,7 +23,7 @@ static void podman__a_container_created_after_the_agent_died_never_runs(void **s
 	int64_t deadline = set_lease(f, 1000, 1);
 	const char *cmd[] = { "sh", "-c", "echo ran; sleep 1000", NULL };
 	struct replica *r = start(f, "pod-slow-create", IMAGE, cmd, NULL, NULL);
-	assert_int_equal(r->state, RS_STARTING);
+	assert_int_equal(r->state, REPLICA_STARTING);
 	char *name = xstrdup(r->container);
 	pid_t engine = r->helper_pid;
 	replica_free(r);	/* kill -9 of the agent: nobody polls */
@@ -52,11 +52,11 @@ static void podman__a_container_created_after_the_agent_died_never_runs(void **s
 		runtime_poll(&f->cfg, list);
 		test_sleep_ms(50);
 	}
-	assert_int_equal(list->state, RS_STARTING);
+	assert_int_equal(list->state, REPLICA_STARTING);
 	assert_never_ran(name);
 	runtime_stop(&f->cfg, list);
 	assert_true(test_wait_end(&f->cfg, list, 20000));
-	assert_int_equal(list->state, RS_EXITED);
+	assert_int_equal(list->state, REPLICA_EXITED);
 	assert_never_ran(name);
 	forget(f, list);
 	free(name);
@@ -77,12 +77,12 @@ static void podman__a_start_in_flight_at_the_deadline_is_abandoned(void **state)
 	set_lease(f, 3600 * 1000, 1);
 	const char *cmd[] = { "sh", "-c", "echo ran; sleep 1000", NULL };
 	struct replica *r = start(f, "pod-slow-start", IMAGE, cmd, NULL, NULL);
-	for (int i = 0; i < 600 && r->state == RS_STARTING && !r->shim_pid; i++) {
+	for (int i = 0; i < 600 && r->state == REPLICA_STARTING && !r->shim_pid; i++) {
 		runtime_poll(&f->cfg, r);
 		test_sleep_ms(50);
 	}
 	/* Created; its supervisor is starting it (and sleeping in the wrapper). */
-	assert_int_equal(r->state, RS_STARTING);
+	assert_int_equal(r->state, REPLICA_STARTING);
 	assert_true(r->shim_pid > 0);
 	int64_t spawned = lease_clock_usec();
 	char *name = xstrdup(r->container);
@@ -103,7 +103,7 @@ static void podman__a_start_in_flight_at_the_deadline_is_abandoned(void **state)
 	struct replica *list = NULL;
 	assert_int_equal(runtime_adopt_all(&f->cfg, NULL, &list, NULL), 1);
 	assert_true(test_wait_end(&f->cfg, list, 20000));
-	assert_int_equal(list->state, RS_EXITED);
+	assert_int_equal(list->state, REPLICA_EXITED);
 	assert_true(list->fenced);	/* reported LOST: restarted elsewhere */
 	assert_never_ran(name);
 	forget(f, list);

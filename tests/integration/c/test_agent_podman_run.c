@@ -16,10 +16,10 @@ static void podman__echo_gives_its_log_line_and_exit_code(void **state)
 	const char *env[] = { "GREETING=hi", "CUDA_VISIBLE_DEVICES=1", NULL };
 	struct replica *r = start(f, "pod-echo", IMAGE, cmd, args, env);
 	char *name = container_of("pod-echo");
-	assert_int_equal(r->state, RS_STARTING);
+	assert_int_equal(r->state, REPLICA_STARTING);
 	assert_string_equal(r->container, name);
 	assert_true(test_wait_end(&f->cfg, r, 30000));
-	assert_int_equal(r->state, RS_EXITED);
+	assert_int_equal(r->state, REPLICA_EXITED);
 	assert_int_equal(r->exit_code, 4);
 	char *logs = test_logs(r);
 	assert_non_null(strstr(logs, "stdout:hello-from-container hi\n"));
@@ -66,7 +66,7 @@ static void podman__missing_image_fails_to_start(void **state)
 	struct replica *r = start(f, "pod-noimage", "localhost/no-such-image:never", cmd, NULL,
 				  NULL);
 	assert_true(test_wait_end(&f->cfg, r, 30000));
-	assert_int_equal(r->state, RS_FAILED_TO_START);
+	assert_int_equal(r->state, REPLICA_FAILED_TO_START);
 	assert_non_null(strstr(r->message, "podman run failed"));
 	forget(f, r);
 }

@@ -14,14 +14,14 @@ static void podman__stop_ends_it_within_the_grace(void **state)
 	f->cfg.stop_grace_seconds = 1;
 	const char *cmd[] = { "sleep", "1000", NULL };
 	struct replica *r = start(f, "pod-sleep", IMAGE, cmd, NULL, NULL);
-	for (int i = 0; i < 300 && r->state == RS_STARTING; i++) {
+	for (int i = 0; i < 300 && r->state == REPLICA_STARTING; i++) {
 		runtime_poll(&f->cfg, r);
 		test_sleep_ms(50);
 	}
-	assert_int_equal(r->state, RS_RUNNING);
+	assert_int_equal(r->state, REPLICA_RUNNING);
 	runtime_stop(&f->cfg, r);
 	assert_true(test_wait_end(&f->cfg, r, 20000));
-	assert_int_equal(r->state, RS_EXITED);
+	assert_int_equal(r->state, REPLICA_EXITED);
 	/* sleep as PID 1 ignores SIGTERM: the engine's SIGKILL after 1 s. */
 	assert_true(r->exit_code == 137 || r->exit_code == 143);
 	forget(f, r);
@@ -33,11 +33,11 @@ static void podman__exit_code_and_logs_survive_an_agent_restart(void **state)
 	NEED_PODMAN();
 	const char *cmd[] = { "sh", "-c", "echo first; sleep 1; echo second; exit 5", NULL };
 	struct replica *r = start(f, "pod-restart", IMAGE, cmd, NULL, NULL);
-	for (int i = 0; i < 300 && r->state == RS_STARTING; i++) {
+	for (int i = 0; i < 300 && r->state == REPLICA_STARTING; i++) {
 		runtime_poll(&f->cfg, r);
 		test_sleep_ms(50);
 	}
-	assert_int_equal(r->state, RS_RUNNING);
+	assert_int_equal(r->state, REPLICA_RUNNING);
 	char *name = xstrdup(r->container);
 	replica_free(r);	/* agent down */
 	/* The container ends while the agent is down (by podman's record, not
@@ -58,7 +58,7 @@ static void podman__exit_code_and_logs_survive_an_agent_restart(void **state)
 	struct replica *list = NULL;
 	assert_int_equal(runtime_adopt_all(&f->cfg, NULL, &list, NULL), 1);
 	assert_true(test_wait_end(&f->cfg, list, 10000));
-	assert_int_equal(list->state, RS_EXITED);
+	assert_int_equal(list->state, REPLICA_EXITED);
 	assert_int_equal(list->exit_code, 5);
 	char *logs = test_logs(list);
 	assert_non_null(strstr(logs, "stdout:first\nstdout:second\n"));
@@ -77,11 +77,11 @@ static void podman__the_supervisor_ends_when_its_container_is_removed(void **sta
 	NEED_PODMAN();
 	const char *cmd[] = { "sleep", "1000", NULL };
 	struct replica *r = start(f, "pod-removed", IMAGE, cmd, NULL, NULL);
-	for (int i = 0; i < 600 && r->state == RS_STARTING; i++) {
+	for (int i = 0; i < 600 && r->state == REPLICA_STARTING; i++) {
 		runtime_poll(&f->cfg, r);
 		test_sleep_ms(50);
 	}
-	if (r->state != RS_RUNNING)
+	if (r->state != REPLICA_RUNNING)
 		fail_msg("state %s: %s", replica_state_name(r->state), r->message ? r->message : "-");
 	pid_t shim = r->shim_pid;
 	/* -t 0: a sleep as PID 1 ignores SIGTERM, and rm -f would wait the

@@ -114,12 +114,14 @@ static void find_paths(void)
 }
 
 /* A replica of the job, on node n1, running for an hour: 8 vCPUs and one
- * GPU make 2 ML units an hour. */
+ * GPU make 2 ML units an hour. (Created PENDING, then RUNNING: the replica
+ * state machine's create and run edges, schema/030.) */
 static void add_replica(const char *id)
 {
-	exec1("INSERT INTO replicas (job, uid, role, idx, node, state, spec, vcpus, accel_count, "
-	      " start_time) VALUES ($1::int8, 'u-' || $1, 'master', 0, 'n1', 'RUNNING', '{}', 8, 1, "
+	exec1("INSERT INTO replicas (job, uid, role, idx, node, spec, vcpus, accel_count, "
+	      " start_time) VALUES ($1::int8, 'u-' || $1, 'master', 0, 'n1', '{}', 8, 1, "
 	      " now() - interval '1 hour')", id);
+	exec1("UPDATE replicas SET state = 'RUNNING' WHERE uid = 'u-' || $1", id);
 }
 
 /* A new ml job in project "t", taken to s through the entry point; a job
@@ -661,8 +663,9 @@ static void a_gang_restart_ends_on_the_restart_edge(void **state)
 
 	exec1("UPDATE jobs SET restarting = false, api = 'vertex', spec = '{\"jobSpec\": "
 	      "{\"scheduling\": {\"restartJobOnWorkerRestart\": true}}}' WHERE id = $1::int8", j.id);
-	exec1("INSERT INTO replicas (job, uid, role, idx, node, state, spec, start_time) "
-	      "VALUES ($1::int8, 'w-' || $1, 'worker', 0, 'n1', 'LOST', '{}', now())", j.id);
+	exec1("INSERT INTO replicas (job, uid, role, idx, node, spec, start_time) "
+	      "VALUES ($1::int8, 'w-' || $1, 'worker', 0, 'n1', '{}', now())", j.id);
+	exec1("UPDATE replicas SET state = 'LOST' WHERE uid = 'w-' || $1", j.id);
 	char *got = sql1("SELECT tp_reconcile_job($1::int8)", j.id);
 	assert_string_equal(got, "RUNNING");
 	free(got);

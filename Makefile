@@ -175,6 +175,7 @@ test_metrics_WRAP        := reply_text job_cache_stats sched_is_leader store_met
                             store_pipe_stats store_rc_name store_stats
 test_paging_LINK         := server/paging.o
 test_placement_LINK      := scheduler spec
+test_placement_index_LINK := scheduler spec
 test_replica_env_LINK    := scheduler spec
 test_schema_LINK         := spec server/api_error.o
 test_sim_rules_LINK      := spec

@@ -412,9 +412,10 @@ $(BUILD)/bench/bench_validate: tools/bench_validate.c $(BUILD)/libtrainplane.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(INC_all) -o $@ $< $(BUILD)/libtrainplane.a $(LDLIBS)
 
+# (-Itests/unit: the scan the index replaced, its reference)
 $(BUILD)/bench/bench_placement: bench/bench_placement.c $(BUILD)/libtrainplane.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(INC_all) -o $@ $< $(BUILD)/libtrainplane.a $(LDLIBS)
+	$(CC) $(CFLAGS) $(INC_all) -Itests/unit -o $@ $< $(BUILD)/libtrainplane.a $(LDLIBS)
 
 $(BUILD)/bench/bench_tuning: bench/bench_tuning.c $(BUILD)/libtrainplane.a
 	@mkdir -p $(dir $@)

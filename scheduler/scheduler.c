@@ -335,7 +335,7 @@ static json_t *job_rows(const json_t *q, const struct job_plan *plan,
  * writes one such line a job): a replica no node of its region could hold
  * even empty, or capacity.
  */
-static enum store_rc note_queued(struct sched *s, const struct place_node *nodes, size_t nnodes,
+static enum store_rc note_queued(struct sched *s, struct place_cluster *cl,
 				 const struct place_job *jobs, const struct job_plan *plans,
 				 const bool *placed, size_t n, bool full)
 {
@@ -346,7 +346,7 @@ static enum store_rc note_queued(struct sched *s, const struct place_node *nodes
 		/* A job this leader saw in an earlier pass was noted then. */
 		if (placed[i] || jobs[i].id <= s->max_seen_id)
 			continue;
-		ssize_t k = place_never_fits(nodes, nnodes, &jobs[i]);
+		ssize_t k = place_cluster_never_fits(cl, &jobs[i]);
 		char *text;
 		if (k >= 0) {
 			const struct plan_replica *r = &plans[i].replicas[k];
@@ -398,8 +398,7 @@ static enum store_rc commit_batch(struct sched *s, json_t *batch)
  * addresses: its peers that kept running keep theirs.
  */
 static enum store_rc place_pending_job(struct sched *s, const json_t *pending, size_t first,
-				       size_t last, struct place_node *nodes, size_t nnodes,
-				       struct node_work *work)
+				       size_t last, struct place_cluster *pcl, struct node_work *work)
 {
 	size_t n = last - first;
 	const json_t *p0 = json_array_get(pending, first);
@@ -422,7 +421,7 @@ static enum store_rc place_pending_job(struct sched *s, const json_t *pending, s
 	}
 	struct place_job job = { json_integer_value(json_object_get(p0, "job")),
 				 json_string_value(json_object_get(p0, "region")), n, reps };
-	if (place_gang(nodes, nnodes, &job, as))
+	if (place_cluster_gang(pcl, &job, as))
 		goto out;	/* waits for capacity */
 	for (size_t i = 0; i < n; i++)
 		ports[i] = take_port(&work[as[i].node]);
@@ -481,8 +480,8 @@ out:
 }
 
 /* Restarted replicas, grouped by job (the snapshot orders them so). */
-static enum store_rc place_pending(struct sched *s, const json_t *pending, struct place_node *nodes,
-				   size_t nnodes, struct node_work *work)
+static enum store_rc place_pending(struct sched *s, const json_t *pending, struct place_cluster *cl,
+				   struct node_work *work)
 {
 	size_t n = json_array_size(pending), first = 0;
 	enum store_rc rc = STORE_OK;
@@ -491,7 +490,7 @@ static enum store_rc place_pending(struct sched *s, const json_t *pending, struc
 		if (i < n && json_integer_value(json_object_get(json_array_get(pending, i), "job")) ==
 			     json_integer_value(json_object_get(json_array_get(pending, first), "job")))
 			continue;
-		rc = place_pending_job(s, pending, first, i, nodes, nnodes, work);
+		rc = place_pending_job(s, pending, first, i, cl, work);
 		first = i;
 	}
 	return rc;
@@ -502,6 +501,7 @@ static enum store_rc sched_tick(struct sched *s, bool full)
 {
 	json_t *snap = NULL;
 	struct place_node *nodes = NULL;
+	struct place_cluster *cl = NULL;	/* the index of nodes, for the pass */
 	struct node_work *work = NULL;
 	size_t nnodes = 0, nq = 0;
 	struct job_plan *plans = NULL;
@@ -545,7 +545,8 @@ static enum store_rc sched_tick(struct sched *s, bool full)
 	if (rc != STORE_OK)
 		return rc;
 	nnodes = load_nodes(json_object_get(snap, "nodes"), &nodes, &work);
-	rc = place_pending(s, json_object_get(snap, "pending"), nodes, nnodes, work);
+	cl = place_cluster_new(nodes, nnodes);
+	rc = place_pending(s, json_object_get(snap, "pending"), cl, work);
 	if (rc != STORE_OK)
 		goto out;
 
@@ -627,8 +628,8 @@ static enum store_rc sched_tick(struct sched *s, bool full)
 	if (rc != STORE_OK)
 		goto out;
 	as = xcalloc(total + 1, sizeof(*as));
-	place_queue(nodes, nnodes, jobs, kept, waited, (int64_t)s->cfg.starve_s * 1000000,
-		    offsets, as, placed);
+	place_cluster_queue(cl, jobs, kept, waited, (int64_t)s->cfg.starve_s * 1000000, offsets, as,
+			    placed);
 	json_t *batch = json_array();
 	for (size_t i = 0, qi = 0; i < kept && rc == STORE_OK; i++) {
 		/* Find the queued entry of jobs[i] (kept skips unplannable ones). */
@@ -645,10 +646,10 @@ static enum store_rc sched_tick(struct sched *s, bool full)
 	json_decref(batch);
 	for (size_t i = 0; i < kept; i++)
 		if (!placed[i] && waited[i] >= (int64_t)s->cfg.starve_s * 1000000 &&
-		    place_fits_when_empty(nodes, nnodes, &jobs[i]))
+		    place_cluster_fits_when_empty(cl, &jobs[i]))
 			s->starving = true;
 	if (rc == STORE_OK)
-		rc = note_queued(s, nodes, nnodes, jobs, plans, placed, kept, full);
+		rc = note_queued(s, cl, jobs, plans, placed, kept, full);
 	for (size_t i = 0; i < nq; i++) {
 		int64_t qid = json_integer_value(json_object_get(json_array_get(queued, i), "id"));
 		if (qid > s->max_seen_id)
@@ -679,6 +680,7 @@ out:
 	free(offsets);
 	free(as);
 	free(placed);
+	place_cluster_free(cl);
 	free(nodes);
 	free(work);
 	json_decref(snap);

@@ -114,7 +114,7 @@ static double run(const char *what, size_t nnodes, size_t njobs, size_t per_job,
 		double rs = rate(sc, per_job);
 		bool same = sc.placed == idx.placed && !memcmp(as, bs, njobs * per_job * sizeof(*as));
 		printf("  placement: %-48s %6zu jobs placed, %7zu replicas in %8.2f ms: %9.0f placements/s"
-		       "\n  placement:   index/scan: %.1f x the placements/s, pass %.3f of the time;"
+		       "\n  placement:   index/scan: %.1f x the placements/s, the pass in %.2g of the time;"
 		       " %s\n", "  the scan it replaced, same run", sc.placed, sc.placed * per_job,
 		       (double)sc.usec / 1000.0, rs, r / rs, (double)idx.usec / (double)sc.usec,
 		       same ? "the same assignments" : "ASSIGNMENTS DIFFER");

@@ -59,6 +59,8 @@ static struct place_node random_node(int small)
 	int region = (int)rnd(small ? 1 : 2);
 	n.name = "n";
 	n.region = rnd(2) ? regions[region] : strcpy(names[0][region], regions[region]);
+	if (rnd(50) == 0)
+		n.region = NULL;	/* (never placed on) */
 	n.zone = rnd(40) ? zones[rnd(3)] : NULL;
 	if (n.zone && rnd(2))
 		n.zone = strcpy(names[1][n.zone[0] - 'a'], n.zone);

@@ -179,6 +179,7 @@ test_paging_LINK         := server/paging.o
 test_policy_LINK         := scheduler/policy.o scheduler/placement.o spec
 test_quota_LINK          := spec
 test_placement_LINK      := scheduler spec
+test_placement_index_LINK := scheduler spec
 test_replica_env_LINK    := scheduler spec
 test_schema_LINK         := spec server/api_error.o
 test_sim_rules_LINK      := spec
@@ -415,9 +416,10 @@ $(BUILD)/bench/bench_validate: tools/bench_validate.c $(BUILD)/libtrainplane.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(INC_all) -o $@ $< $(BUILD)/libtrainplane.a $(LDLIBS)
 
+# (-Itests/unit: the scan the index replaced, its reference)
 $(BUILD)/bench/bench_placement: bench/bench_placement.c $(BUILD)/libtrainplane.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(INC_all) -o $@ $< $(BUILD)/libtrainplane.a $(LDLIBS)
+	$(CC) $(CFLAGS) $(INC_all) -Itests/unit -o $@ $< $(BUILD)/libtrainplane.a $(LDLIBS)
 
 $(BUILD)/bench/bench_tuning: bench/bench_tuning.c $(BUILD)/libtrainplane.a
 	@mkdir -p $(dir $@)

@@ -10,6 +10,12 @@
  * replica's machine type free, and has enough free accelerators of the
  * requested type. GPUs are bound by index: two replicas never share a GPU.
  * A TPU replica takes a whole TPU host.
+ *
+ * A pass places through a struct place_cluster: an index over the node
+ * array, built once, by which choosing a replica's node costs O(log nodes)
+ * per bucket of free GPUs instead of a scan of every node (issue 28). The
+ * functions over a bare node array are kept; each builds a cluster for the
+ * one call.
  */
 #ifndef TP_PLACEMENT_H
 #define TP_PLACEMENT_H
@@ -86,7 +92,10 @@ ssize_t place_never_fits(const struct place_node *nodes, size_t nnodes,
 bool place_fits_when_empty(const struct place_node *nodes, size_t nnodes,
 			   const struct place_job *job);
 
-/* Gives an assignment's resources back (a placed job that ended). */
+/*
+ * Gives an assignment's resources back (a placed job that ended). Not for
+ * nodes a cluster indexes: use place_cluster_release() then.
+ */
 void place_release(struct place_node *nodes, const struct place_replica *r,
 		   const struct place_assignment *a);
 
@@ -105,5 +114,57 @@ void place_release(struct place_node *nodes, const struct place_replica *r,
 size_t place_queue(struct place_node *nodes, size_t nnodes, const struct place_job *jobs,
 		   size_t njobs, const int64_t *waited_usec, int64_t starve_usec,
 		   const size_t *offsets, struct place_assignment *out, bool *placed);
+
+/*
+ * The cluster of one pass: nodes[] (borrowed, not copied; the free
+ * capacity is updated in place as place_gang() does) with an index by free
+ * capacity: the nodes of each (region, zone, accelerator type, TPU host or
+ * not, GPU node or not) in buckets by free GPUs, each bucket a treap ordered
+ * by free vCPUs then node index, with the largest free memory of each
+ * subtree. While a cluster lives, nodes[] changes only through it (gang,
+ * release): a node changed behind its back is placed by stale figures.
+ *
+ * Its placements are those of the scan the index replaced, to the node and
+ * the GPU index: the best score, ties to the lowest node index
+ * (tests/unit/test_placement_index.c checks it against that scan on random
+ * clusters).
+ */
+struct place_cluster;
+
+struct place_cluster *place_cluster_new(struct place_node *nodes, size_t nnodes);
+void place_cluster_free(struct place_cluster *cl);
+
+/* place_gang() on the cluster's nodes. */
+int place_cluster_gang(struct place_cluster *cl, const struct place_job *job,
+		       struct place_assignment *out) MUST_CHECK;
+
+/* Gives an assignment's resources back, index included (a job that ended or
+ * is preempted: its resources can go to the next gang of the pass). */
+/*
+ * Takes node out of cl for the rest of cl's life: no gang is placed on it
+ * (a preemptor's future nodes, policy.c). Its place_node is not changed, so
+ * never_fits / fits_when_empty still count it.
+ */
+void place_cluster_hold(struct place_cluster *cl, size_t node);
+void place_cluster_release(struct place_cluster *cl, const struct place_replica *r,
+			   const struct place_assignment *a);
+
+/* place_never_fits(), place_fits_when_empty() and place_queue() on the
+ * cluster. The first two use an emptied copy of the cluster, made at the
+ * first call and kept (and followed) until place_cluster_free(). */
+ssize_t place_cluster_never_fits(struct place_cluster *cl, const struct place_job *job);
+bool place_cluster_fits_when_empty(struct place_cluster *cl, const struct place_job *job);
+size_t place_cluster_queue(struct place_cluster *cl, const struct place_job *jobs, size_t njobs,
+			   const int64_t *waited_usec, int64_t starve_usec, const size_t *offsets,
+			   struct place_assignment *out, bool *placed);
+
+/*
+ * For tests: whether the index agrees with the nodes (every schedulable
+ * node of a region in its bucket by its current free capacity, treaps
+ * ordered, heap-ordered and their memory maxima right, the buckets' masks
+ * right), for the cluster and its emptied copy. Returns 0, or -1 and says
+ * what is wrong in why.
+ */
+int place_cluster_check(const struct place_cluster *cl, char *why, size_t whylen);
 
 #endif

@@ -364,15 +364,16 @@ static bool same_band(const struct policy_job *x, const struct policy_job *y)
 }
 
 /* Takes the nodes of a preemptor's future placement out of this pass. */
-static void hold_nodes(struct place_node *nodes, const struct place_assignment *as, size_t n)
+static void hold_nodes(struct place_cluster *cl, const struct place_assignment *as, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
-		nodes[as[i].node].schedulable = false;
+		place_cluster_hold(cl, as[i].node);
 }
 
 struct pass {
-	struct place_node *nodes, *pristine;
+	struct place_node *nodes;
 	size_t nnodes;
+	struct place_cluster *cl;	/* the index over nodes (placement.h) */
 	const struct policy_job *jobs;
 	const struct policy_running *running;
 	size_t nrunning;
@@ -409,7 +410,7 @@ static bool try_preempt(struct pass *ps, size_t j)
 	if (fits_after_stops(ps->nodes, ps->nnodes, job, ps->running, ps->nrunning, ps->stopping,
 			     as)) {
 		ps->outcome[j].why = POLICY_PREEMPTING;
-		hold_nodes(ps->nodes, as, job->pj.nreplicas);
+		hold_nodes(ps->cl, as, job->pj.nreplicas);
 		done = true;
 		goto out;
 	}
@@ -432,7 +433,7 @@ static bool try_preempt(struct pass *ps, size_t j)
 		}
 		ps->outcome[j].why = POLICY_PREEMPTING;
 		ps->outcome[j].nvictims = n;
-		hold_nodes(ps->nodes, as, job->pj.nreplicas);
+		hold_nodes(ps->cl, as, job->pj.nreplicas);
 		done = true;
 	}
 	free(cand);
@@ -461,7 +462,7 @@ static void consider(struct pass *ps, size_t j)
 		o->why = POLICY_QUOTA;
 		return;
 	}
-	if (!place_gang(ps->nodes, ps->nnodes, &job->pj, ps->out + ps->offsets[j])) {
+	if (!place_cluster_gang(ps->cl, &job->pj, ps->out + ps->offsets[j])) {
 		o->why = POLICY_PLACED;
 		ps->placed++;
 		for (size_t k = 0; k < job->pj.nreplicas; k++)
@@ -469,7 +470,7 @@ static void consider(struct pass *ps, size_t j)
 					&job->pj.replicas[k], 1);
 		return;
 	}
-	if (!place_fits_when_empty(ps->pristine, ps->nnodes, &job->pj)) {
+	if (!place_cluster_fits_when_empty(ps->cl, &job->pj)) {
 		o->why = POLICY_NEVER_FITS;
 		return;
 	}
@@ -495,8 +496,7 @@ size_t policy_pass(struct place_node *nodes, size_t nnodes, const struct policy_
 	};
 	size_t *order = xcalloc(njobs + 1, sizeof(*order));
 
-	ps.pristine = xcalloc(nnodes + 1, sizeof(*ps.pristine));
-	memcpy(ps.pristine, nodes, nnodes * sizeof(*nodes));
+	ps.cl = place_cluster_new(nodes, nnodes);
 	ps.stopping = xcalloc(nrunning + 1, sizeof(*ps.stopping));
 	for (size_t i = 0; i < nrunning; i++)
 		ps.stopping[i] = running[i].stopping;
@@ -558,9 +558,7 @@ size_t policy_pass(struct place_node *nodes, size_t nnodes, const struct policy_
 	free(live);
 	free(in_band);
 	free(order);
-	for (size_t i = 0; i < nnodes; i++)	/* (hold_nodes is for the pass only) */
-		nodes[i].schedulable = ps.pristine[i].schedulable;
-	free(ps.pristine);
+	place_cluster_free(ps.cl);
 	free(ps.stopping);
 	free(ps.reserved);
 	free(ps.reserved_by);

@@ -616,8 +616,7 @@ static enum store_rc commit_batch(struct sched *s, json_t *batch)
  * addresses: its peers that kept running keep theirs.
  */
 static enum store_rc place_pending_job(struct sched *s, const json_t *pending, size_t first,
-				       size_t last, struct place_node *nodes, size_t nnodes,
-				       struct node_work *work)
+				       size_t last, struct place_cluster *pcl, struct node_work *work)
 {
 	size_t n = last - first;
 	const json_t *p0 = json_array_get(pending, first);
@@ -640,7 +639,7 @@ static enum store_rc place_pending_job(struct sched *s, const json_t *pending, s
 	}
 	struct place_job job = { json_integer_value(json_object_get(p0, "job")),
 				 json_string_value(json_object_get(p0, "region")), n, reps };
-	if (place_gang(nodes, nnodes, &job, as))
+	if (place_cluster_gang(pcl, &job, as))
 		goto out;	/* waits for capacity */
 	for (size_t i = 0; i < n; i++)
 		ports[i] = take_port(&work[as[i].node]);
@@ -699,8 +698,8 @@ out:
 }
 
 /* Restarted replicas, grouped by job (the snapshot orders them so). */
-static enum store_rc place_pending(struct sched *s, const json_t *pending, struct place_node *nodes,
-				   size_t nnodes, struct node_work *work)
+static enum store_rc place_pending(struct sched *s, const json_t *pending, struct place_cluster *cl,
+				   struct node_work *work)
 {
 	size_t n = json_array_size(pending), first = 0;
 	enum store_rc rc = STORE_OK;
@@ -709,7 +708,7 @@ static enum store_rc place_pending(struct sched *s, const json_t *pending, struc
 		if (i < n && json_integer_value(json_object_get(json_array_get(pending, i), "job")) ==
 			     json_integer_value(json_object_get(json_array_get(pending, first), "job")))
 			continue;
-		rc = place_pending_job(s, pending, first, i, nodes, nnodes, work);
+		rc = place_pending_job(s, pending, first, i, cl, work);
 		first = i;
 	}
 	return rc;
@@ -720,6 +719,7 @@ static enum store_rc sched_tick(struct sched *s, bool full)
 {
 	json_t *snap = NULL;
 	struct place_node *nodes = NULL;
+	struct place_cluster *cl = NULL;	/* the index of nodes, for the pass */
 	struct node_work *work = NULL;
 	size_t nnodes = 0, nq = 0;
 	struct job_plan *plans = NULL;
@@ -764,7 +764,8 @@ static enum store_rc sched_tick(struct sched *s, bool full)
 	if (rc != STORE_OK)
 		return rc;
 	nnodes = load_nodes(json_object_get(snap, "nodes"), &nodes, &work);
-	rc = place_pending(s, json_object_get(snap, "pending"), nodes, nnodes, work);
+	cl = place_cluster_new(nodes, nnodes);
+	rc = place_pending(s, json_object_get(snap, "pending"), cl, work);
 	if (rc != STORE_OK)
 		goto out;
 
@@ -919,6 +920,7 @@ out:
 	free(outcome);
 	free(offsets);
 	free(as);
+	place_cluster_free(cl);
 	free(nodes);
 	free(work);
 	json_decref(snap);

@@ -68,6 +68,7 @@ void desired_replica_release(struct desired_replica *d)
 	strv_free(d->args);
 	strv_free(d->env);
 	strv_free(d->packages);
+	strv_free(d->buckets);
 	free(d->python_module);
 	free(d->runtime_version);
 	free(d->python_version);

@@ -61,6 +61,10 @@ struct desired_replica {
 	char *python_module;
 	char *runtime_version, *python_version;	/* pythonRuntime, ml v1; NULL: unset */
 	char *executor_image;	/* pythonRuntime, Vertex; NULL: unset */
+	/* The buckets of the job's project, each mounted at /gcs/<bucket> in a
+	 * container (the server's word, checked again as bucket names before
+	 * any path is built: runtime_container.c); NULL: none sent. */
+	char **buckets;		/* NULL-terminated */
 	bool has_simulate;	/* a `simulate` object or script string was given */
 	double sim_seconds;	/* < 0: the agent's simulate_default's */
 	int sim_exit;

@@ -39,7 +39,12 @@
  * A trainer package replica (python_pkg.h) runs the package bootstrap with
  * the image's python3 as entrypoint, in the image python_runtimes names
  * (by default a Vertex job's executor image); its packages are read from
- * /gcs (the storage root, mounted), its venv lies in the container.
+ * /gcs (its project's buckets, mounted), its venv lies in the container.
+ *
+ * Storage: with storage_root set, the container gets each bucket of its
+ * job's project at /gcs/<bucket> (the sync's "buckets"), read-write, and
+ * nothing else of the root: tenants on one node do not see each other's
+ * data (issue 28).
  */
 #include "runtime.h"
 
@@ -50,6 +55,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -135,6 +141,57 @@ static char *refuse_reason(const char *image, const struct desired_replica *d)
 	return NULL;
 }
 
+/*
+ * A bucket name fit to be a path component: Google's characters (a-z, 0-9,
+ * '-', '_', '.'), 3 to 222 of them, a letter or digit at each end, no
+ * "..". The server checked it when the bucket was made; the agent builds a
+ * host path of it, so it checks again.
+ */
+static bool bucket_name_ok(const char *b)
+{
+	size_t n = strlen(b);
+	if (n < 3 || n > 222 || strstr(b, ".."))
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		bool alnum = (b[i] >= 'a' && b[i] <= 'z') || (b[i] >= '0' && b[i] <= '9');
+		if (!alnum && ((i == 0 || i == n - 1) || (b[i] != '-' && b[i] != '_' && b[i] != '.')))
+			return false;
+	}
+	return true;
+}
+
+#define MAX_BUCKETS 1000
+
+/*
+ * /gcs in the container: each bucket of the job's project that has a
+ * folder in the storage root, read-write at /gcs/<bucket> (as Vertex's
+ * Cloud Storage FUSE mounts the buckets the job's service account may use),
+ * never the root itself: another project's buckets are not there at all.
+ * A folder that is not a plain directory (a link) is not mounted. Returns
+ * NULL, or why the replica cannot start (a new string).
+ */
+static char *mount_buckets(const struct agent_config *cfg, const struct desired_replica *d,
+			   struct strvec *sv)
+{
+	size_t n = 0;
+	for (; d->buckets && d->buckets[n]; n++)
+		if (!bucket_name_ok(d->buckets[n]))
+			return xasprintf("the server sent bucket %zu of the job's project as \"%s\", "
+					 "which is no bucket name: nothing is mounted",
+					 n, quotable(d->buckets[n]));
+	if (n > MAX_BUCKETS)
+		return xasprintf("the job's project has %zu buckets: a container mounts at most %d",
+				 n, MAX_BUCKETS);
+	for (size_t i = 0; i < n; i++) {
+		char *path = xasprintf("%s/%s", cfg->storage_root, d->buckets[i]);
+		struct stat st;
+		if (!lstat(path, &st) && S_ISDIR(st.st_mode))
+			strvec_pushf(sv, "--volume=%s:/gcs/%s", path, d->buckets[i]);
+		free(path);
+	}
+	return NULL;
+}
+
 static void container_start(const struct agent_config *cfg, struct replica *r,
 			    const struct desired_replica *d)
 {
@@ -205,8 +262,11 @@ static void container_start(const struct agent_config *cfg, struct replica *r,
 			strvec_pushf(&sv, "--env=CUDA_VISIBLE_DEVICES=%s",
 				     runtime_env_value(d->env, "CUDA_VISIBLE_DEVICES"));
 	}
-	if (cfg->storage_root && *cfg->storage_root)
-		strvec_pushf(&sv, "--volume=%s:/gcs", cfg->storage_root);
+	if (cfg->storage_root && *cfg->storage_root && (refused = mount_buckets(cfg, d, &sv))) {
+		replica_set_final(r, RS_FAILED_TO_START, 0, 0, refused);
+		free(refused);
+		goto out;
+	}
 	/* A trial's metric file, where the cloudml-hypertune library writes by
 	 * default: its replica's own folder (runtime.c, trial_setup). */
 	if (r->trial_id) {

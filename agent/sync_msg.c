@@ -251,18 +251,18 @@ static int parse_desired(json_t *o, size_t idx, struct desired_replica *d, char 
 	json_error_t jerr;
 	const char *id = NULL, *desired = NULL, *job = NULL, *role = NULL, *image = NULL;
 	json_t *command = NULL, *args = NULL, *env = NULL, *gpus = NULL, *ports = NULL;
-	json_t *sim = NULL, *packages = NULL, *module = NULL, *pyrt = NULL;
+	json_t *sim = NULL, *packages = NULL, *module = NULL, *pyrt = NULL, *buckets = NULL;
 	json_int_t attempt = 0, index = 0;
 	char why[160];
 
 	if (json_unpack_ex(o, &jerr, 0,
 			   "{s:s, s:I, s:s, s?s, s?s, s?I, s?s, s?o, s?o, s?o, s?o, s?o, s?o,"
-			   " s?o, s?o, s?o}",
+			   " s?o, s?o, s?o, s?o}",
 			   "replica", &id, "attempt", &attempt, "desired", &desired, "job", &job,
 			   "role", &role, "index", &index, "image", &image, "command", &command,
 			   "args", &args, "env", &env, "gpus", &gpus, "ports", &ports,
 			   "simulate", &sim, "packages", &packages, "pythonModule", &module,
-			   "pythonRuntime", &pyrt)) {
+			   "pythonRuntime", &pyrt, "buckets", &buckets)) {
 		snprintf(err, errlen, "replicas[%zu]: %s", idx, jerr.text);
 		return -1;
 	}
@@ -292,7 +292,9 @@ static int parse_desired(json_t *o, size_t idx, struct desired_replica *d, char 
 	    str_array(args, "args", &d->args, why, sizeof(why)) ||
 	    str_array(env, "env", &d->env, why, sizeof(why)) ||
 	    int_array(gpus, "gpus", &d->gpus, &d->ngpus, why, sizeof(why)) ||
-	    int_array(ports, "ports", &d->ports, &d->nports, why, sizeof(why))) {
+	    int_array(ports, "ports", &d->ports, &d->nports, why, sizeof(why)) ||
+	    (buckets && !json_is_null(buckets) &&
+	     str_array(buckets, "buckets", &d->buckets, why, sizeof(why)))) {
 		snprintf(err, errlen, "replicas[%zu]: %s", idx, why);
 		return -1;
 	}

@@ -101,6 +101,22 @@ static void add_json(char ***env, size_t *n, const char *key, json_t *v)
 	json_decref(v);
 }
 
+/*
+ * The bound GPUs. The agent numbers them as NVML does, in PCI bus order;
+ * CUDA's own default order is "fastest first", so without
+ * CUDA_DEVICE_ORDER=PCI_BUS_ID index 1 could be another GPU to CUDA than to
+ * the scheduler on a node of mixed or unevenly clocked cards (and inside a
+ * container, 0..n-1 of the bound ones in the same order as the host's).
+ */
+static void add_gpu_vars(char ***env, size_t *n, const char *gpu_list)
+{
+	bool gpus = gpu_list && *gpu_list;
+	add(env, n, xasprintf("CUDA_VISIBLE_DEVICES=%s", gpu_list ? gpu_list : ""));
+	add(env, n, xasprintf("NVIDIA_VISIBLE_DEVICES=%s", gpus ? gpu_list : "void"));
+	if (gpus)
+		add(env, n, xstrdup("CUDA_DEVICE_ORDER=PCI_BUS_ID"));
+}
+
 void replica_env_ml(const struct ml_cluster *c, size_t self, const char *trial,
 		    const char *gpu_list, char ***env, size_t *n)
 {
@@ -123,8 +139,7 @@ void replica_env_ml(const struct ml_cluster *c, size_t self, const char *trial,
 		add(env, n, xasprintf("WORLD_SIZE=%d", 1 + workers));
 		add(env, n, xasprintf("RANK=%d", me->role == ROLE_MASTER ? 0 : 1 + me->index));
 	}
-	add(env, n, xasprintf("CUDA_VISIBLE_DEVICES=%s", gpu_list ? gpu_list : ""));
-	add(env, n, xasprintf("NVIDIA_VISIBLE_DEVICES=%s", gpu_list && *gpu_list ? gpu_list : "void"));
+	add_gpu_vars(env, n, gpu_list);
 }
 
 /* --- Vertex AI -------------------------------------------------------------- */
@@ -191,8 +206,7 @@ void replica_env_vertex(const struct ml_cluster *c, size_t self, const char *gpu
 		add(env, n, xasprintf("WORLD_SIZE=%d", 1 + workers));
 		add(env, n, xasprintf("RANK=%d", me->role == ROLE_MASTER ? 0 : 1 + me->index));
 	}
-	add(env, n, xasprintf("CUDA_VISIBLE_DEVICES=%s", gpu_list ? gpu_list : ""));
-	add(env, n, xasprintf("NVIDIA_VISIBLE_DEVICES=%s", gpu_list && *gpu_list ? gpu_list : "void"));
+	add_gpu_vars(env, n, gpu_list);
 	/* The pool's own variables last: containerSpec.env or pythonPackageSpec.env. */
 	const json_t *pool = json_array_get(json_object_get(spec, "workerPoolSpecs"),
 					    (size_t)me->role);

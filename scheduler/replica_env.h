@@ -8,6 +8,9 @@
  *   CLUSTER_SPEC  the same shape, with evaluators in the cluster and the
  *                 primary always called "master" (custom containers)
  *   MASTER_ADDR, MASTER_PORT, WORLD_SIZE, RANK   on master and workers
+ *   CUDA_VISIBLE_DEVICES, NVIDIA_VISIBLE_DEVICES  the bound GPUs ("" / void)
+ *   CUDA_DEVICE_ORDER=PCI_BUS_ID  on a replica with GPUs: the agent's
+ *                 indices are NVML's (PCI order), and so become CUDA's
  *
  * Addresses are host:port pairs the scheduler reserved at placement, so
  * every replica knows the whole cluster before any of them starts.

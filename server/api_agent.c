@@ -130,6 +130,18 @@ void api_agent_register(struct request *req)
 		violations_release(&vs);
 		return;
 	}
+	/* A node's own token bounds what the node may declare (the tokens file's
+	 * inventory); the cluster token, the operator's own, does not. */
+	if (req->caller && req->caller->kind == TOKEN_AGENT) {
+		struct auth_node_claim claim = { vcpus, mem, n.accel_type, count, n.tpu_type, cores };
+		char why[512];
+		if (!auth_inventory_allows(req->caller, &claim, why, sizeof(why))) {
+			log_warn("node %s: register refused: %s", n.name, why);
+			reply_error(req, API_PERMISSION_DENIED, "The caller does not have permission "
+				    "to register node %s with this inventory: %s.", n.name, why);
+			return;
+		}
+	}
 	n.vcpus = (int)vcpus;
 	n.memory_mb = mem;
 	n.port_lo = (int)lo;

@@ -75,8 +75,17 @@ static void free_list(char **v, size_t n)
 	free(v);
 }
 
+static void limits_free(struct auth_inventory_limit *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(v[i].type);
+	free(v);
+}
+
 static void token_release(struct auth_token *t)
 {
+	limits_free(t->inventory.gpus, t->inventory.ngpus);
+	limits_free(t->inventory.tpus, t->inventory.ntpus);
 	free(t->name);
 	free(t->member);
 	free_list(t->projects, t->nprojects);
@@ -145,6 +154,92 @@ static int load_nodes(struct tl *l, const yaml_node_t *n, struct auth_token *t)
 	return 0;
 }
 
+/* An accelerator type as the catalog names them: A-Z, 0-9, '_'. */
+static bool accel_type_valid(const char *s)
+{
+	if (!s || !*s || strlen(s) > 64)
+		return false;
+	for (; *s; s++)
+		if (!((*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') || *s == '_'))
+			return false;
+	return true;
+}
+
+static int tl_count(struct tl *l, const yaml_node_t *n, const char *what, int64_t max,
+		    int64_t *out)
+{
+	const char *s = tl_scalar(n);
+	char *end;
+	errno = 0;
+	long long v = s && *s >= '0' && *s <= '9' ? strtoll(s, &end, 10) : -1;
+	if (!s || v < 0 || errno || *end || v > max)
+		return tl_fail(l, n, "inventory: %s must be a whole number from 0 to %lld", what,
+			       (long long)max);
+	*out = v;
+	return 0;
+}
+
+/* inventory.gpus or inventory.tpu: {TYPE: most, ...} */
+static int load_limits(struct tl *l, const yaml_node_t *n, const char *what, int64_t max,
+		       struct auth_inventory_limit **v, size_t *nv)
+{
+	if (n->type != YAML_MAPPING_NODE)
+		return tl_fail(l, n, "inventory: %s must map accelerator types to counts "
+				     "({NVIDIA_TESLA_T4: 4})", what);
+	for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top;
+	     p++) {
+		const yaml_node_t *k = tl_node(l, p->key), *val = tl_node(l, p->value);
+		const char *type = tl_scalar(k);
+		int64_t most;
+		if (!accel_type_valid(type))
+			return tl_fail(l, k, "inventory: %s: each key must be an accelerator type "
+					     "(A-Z, 0-9 and '_', as the catalog names them)", what);
+		for (size_t i = 0; i < *nv; i++)
+			if (!strcmp((*v)[i].type, type))
+				return tl_fail(l, k, "inventory: %s: duplicate type %s", what, type);
+		if (tl_count(l, val, what, max, &most))
+			return -1;
+		*v = xrealloc(*v, (*nv + 1) * sizeof(**v));
+		(*v)[*nv].type = xstrdup(type);
+		(*v)[(*nv)++].most = most;
+	}
+	return 0;
+}
+
+static int load_inventory(struct tl *l, const yaml_node_t *n, struct auth_inventory *inv)
+{
+	inv->given = true;
+	if (tl_scalar(n) && !strcmp(tl_scalar(n), "any")) {
+		inv->any = true;
+		return 0;
+	}
+	if (n->type != YAML_MAPPING_NODE)
+		return tl_fail(l, n, "inventory must be a mapping (gpus, tpu, vcpus, memoryMb) or "
+				     "\"any\"");
+	bool seen[4] = { false };
+	static const char *const keys[] = { "gpus", "tpu", "vcpus", "memoryMb" };
+	for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top;
+	     p++) {
+		const yaml_node_t *k = tl_node(l, p->key), *v = tl_node(l, p->value);
+		const char *key = tl_scalar(k);
+		size_t i = 0;
+		while (i < ARRAY_SIZE(keys) && (!key || strcmp(key, keys[i])))
+			i++;
+		if (i == ARRAY_SIZE(keys))
+			return tl_fail(l, k, "inventory: unknown key (gpus, tpu, vcpus, memoryMb)");
+		if (seen[i])
+			return tl_fail(l, k, "inventory: duplicate key \"%s\"", key);
+		seen[i] = true;
+		int rc = i == 0 ? load_limits(l, v, "gpus", 64, &inv->gpus, &inv->ngpus) :
+			 i == 1 ? load_limits(l, v, "tpu", 2048, &inv->tpus, &inv->ntpus) :
+			 i == 2 ? tl_count(l, v, "vcpus", 1 << 20, &inv->vcpus) :
+				  tl_count(l, v, "memoryMb", INT64_C(1) << 40, &inv->memory_mb);
+		if (rc)
+			return -1;
+	}
+	return 0;
+}
+
 /* role: a user role, or agent or metrics (t->kind). */
 static int load_role(struct tl *l, const yaml_node_t *role, struct auth_token *t)
 {
@@ -169,7 +264,8 @@ static int load_role(struct tl *l, const yaml_node_t *role, struct auth_token *t
 
 static int load_token(struct tl *l, const yaml_node_t *map, struct auth_token *t)
 {
-	const yaml_node_t *hash = NULL, *role = NULL, *projects = NULL, *nodes = NULL;
+	const yaml_node_t *hash = NULL, *role = NULL, *projects = NULL, *nodes = NULL,
+			  *inventory = NULL;
 
 	if (map->type != YAML_MAPPING_NODE)
 		return tl_fail(l, map, "each token must be a mapping (name, sha256, role, projects)");
@@ -179,8 +275,9 @@ static int load_token(struct tl *l, const yaml_node_t *map, struct auth_token *t
 		const char *key = tl_scalar(k), *val = tl_scalar(v);
 		if (!key)
 			return tl_fail(l, k, "keys must be names");
-		if (!strcmp(key, "projects") || !strcmp(key, "nodes")) {
-			const yaml_node_t **slot = key[0] == 'p' ? &projects : &nodes;
+		if (!strcmp(key, "projects") || !strcmp(key, "nodes") || !strcmp(key, "inventory")) {
+			const yaml_node_t **slot = key[0] == 'p' ? &projects :
+						   key[0] == 'n' ? &nodes : &inventory;
 			if (*slot)
 				return tl_fail(l, k, "duplicate key \"%s\"", key);
 			*slot = v;
@@ -201,7 +298,7 @@ static int load_token(struct tl *l, const yaml_node_t *map, struct auth_token *t
 			return tl_fail(l, k, "duplicate key \"%s\"", key);
 		else
 			return tl_fail(l, k, "unknown key \"%s\" (name, sha256, role, projects, nodes, "
-				       "member)", key);
+				       "inventory, member)", key);
 	}
 	if (!t->name || !*t->name)
 		return tl_fail(l, map, "a token needs a name");
@@ -223,6 +320,9 @@ static int load_token(struct tl *l, const yaml_node_t *map, struct auth_token *t
 				       "metrics)", t->name);
 	if (load_role(l, role, t))
 		return -1;
+	if (inventory && t->kind != TOKEN_AGENT)
+		return tl_fail(l, inventory, "inventory: only an agent token (role: agent) bounds "
+					     "what its nodes declare");
 	switch (t->kind) {
 	case TOKEN_USER:
 		if (nodes)
@@ -241,6 +341,8 @@ static int load_token(struct tl *l, const yaml_node_t *map, struct auth_token *t
 			return tl_fail(l, map, "agent token %s needs nodes (the node names it may act "
 					       "for)", t->name);
 		if (load_nodes(l, nodes, t))
+			return -1;
+		if (inventory && load_inventory(l, inventory, &t->inventory))
 			return -1;
 		break;
 	case TOKEN_METRICS:
@@ -603,6 +705,63 @@ enum auth_agent_verdict auth_agent_allows(const char *cluster_token,
 	return AUTH_AGENT_OTHER_NODE;
 }
 
+static int64_t limit_of(const struct auth_inventory_limit *v, size_t n, const char *type)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(v[i].type, type))
+			return v[i].most;
+	return 0;
+}
+
+bool auth_inventory_allows(const struct auth_token *t, const struct auth_node_claim *c,
+			   char *why, size_t whylen)
+{
+	const struct auth_inventory *inv = &t->inventory;
+
+	if (!inv->given) {
+		snprintf(why, whylen, "the tokens file gives its agent token (%s) no inventory, so "
+			 "its nodes may declare nothing: give the token an inventory (the most its "
+			 "nodes may declare), or inventory: any", t->name);
+		return false;
+	}
+	if (inv->any)
+		return true;
+	if (inv->vcpus && c->vcpus > inv->vcpus) {
+		snprintf(why, whylen, "it declares %lld vCPUs, and its agent token (%s) allows at "
+			 "most %lld", (long long)c->vcpus, t->name, (long long)inv->vcpus);
+		return false;
+	}
+	if (inv->memory_mb && c->memory_mb > inv->memory_mb) {
+		snprintf(why, whylen, "it declares %lld MB of memory, and its agent token (%s) "
+			 "allows at most %lld", (long long)c->memory_mb, t->name,
+			 (long long)inv->memory_mb);
+		return false;
+	}
+	const struct {
+		const char *type, *what;
+		int64_t n;
+		const struct auth_inventory_limit *v;
+		size_t nv;
+	} kinds[] = {
+		{ c->gpu_type, "GPUs", c->gpus, inv->gpus, inv->ngpus },
+		{ c->tpu_type, "TPU cores", c->tpu_cores, inv->tpus, inv->ntpus },
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(kinds); i++) {
+		if (!kinds[i].type || kinds[i].n <= 0)
+			continue;
+		int64_t most = accel_type_valid(kinds[i].type) ?
+			       limit_of(kinds[i].v, kinds[i].nv, kinds[i].type) : 0;
+		if (kinds[i].n <= most)
+			continue;
+		snprintf(why, whylen, "it declares %lld %s of type %s, and its agent token (%s) "
+			 "allows %s%lld", (long long)kinds[i].n, kinds[i].what,
+			 accel_type_valid(kinds[i].type) ? kinds[i].type : "(not a catalog name)",
+			 t->name, most ? "at most " : "", (long long)most);
+		return false;
+	}
+	return true;
+}
+
 const char *const auth_ml_job_permissions[] = {
 	"ml.jobs.get", "ml.jobs.cancel", "ml.jobs.update", "ml.jobs.getIamPolicy",
 	"ml.jobs.setIamPolicy",
@@ -761,6 +920,15 @@ struct auth_decision auth_check_agent(const struct auth_request *ar)
 
 struct auth_decision auth_authenticate(struct auth_request *ar)
 {
+	if (ar->mode == AUTH_TOKENS && ar->agent_route) {
+		/* Admitted by auth_check_agent(): a node's own token is the caller
+		 * (its inventory bounds the register), the cluster token none. */
+		const char *b = bearer(ar);
+		const struct auth_token *t = !b || auth_is_cluster_token(ar->cluster_token, b) ?
+					     NULL : auth_tokens_find(request_tokens(ar), b);
+		ar->caller = t && t->kind == TOKEN_AGENT ? t : NULL;
+		return allow();
+	}
 	if (ar->mode == AUTH_OPEN || ar->agent_route)
 		return allow();	/* agent routes: auth_check_agent() */
 	char perm[128];

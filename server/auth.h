@@ -61,6 +61,32 @@ enum auth_token_kind {
 	TOKEN_METRICS,		/* role metrics: GET /metrics, nothing else */
 };
 
+/*
+ * What the nodes of an agent token may declare at register (the tokens
+ * file's `inventory`), as Kubernetes' NodeRestriction bounds what a kubelet
+ * may write of its own node. A type not listed may not be declared.
+ */
+struct auth_inventory_limit {
+	char *type;		/* NVIDIA_TESLA_T4, TPU_V2, ... */
+	int64_t most;		/* GPUs of that type, or TPU cores */
+};
+struct auth_inventory {
+	bool given;		/* the token has `inventory`; without it, nothing may register */
+	bool any;		/* `inventory: any`: no bound (the operator wrote so) */
+	int64_t vcpus, memory_mb;	/* the most; 0: no bound */
+	struct auth_inventory_limit *gpus, *tpus;
+	size_t ngpus, ntpus;
+};
+
+/* What a node declares at register, as auth_inventory_allows() checks it. */
+struct auth_node_claim {
+	int64_t vcpus, memory_mb;
+	const char *gpu_type;	/* NULL: none */
+	int64_t gpus;
+	const char *tpu_type;	/* NULL: none */
+	int64_t tpu_cores;
+};
+
 struct auth_token {
 	unsigned char sha256[32];
 	char *name;
@@ -72,6 +98,7 @@ struct auth_token {
 	size_t nprojects;
 	char **nodes;		/* TOKEN_AGENT: the node names it may act for */
 	size_t nnodes;
+	struct auth_inventory inventory;	/* TOKEN_AGENT: what its nodes may declare */
 };
 
 struct auth_tokens {
@@ -91,6 +118,11 @@ struct auth_tokens {
  *       sha256: ...
  *       role: agent
  *       nodes: [gpu-1]                  # node names, as the agents register
+ *       inventory:                      # the most its nodes may declare, or "any"
+ *         gpus: {NVIDIA_TESLA_T4: 4}    # per type; absent or {}: no GPU
+ *         tpu: {TPU_V2: 8}              # cores per type; absent: no TPU
+ *         vcpus: 16                     # absent: no bound
+ *         memoryMb: 61440               # absent: no bound
  *     - name: prometheus
  *       sha256: ...
  *       role: metrics
@@ -173,6 +205,15 @@ enum auth_agent_verdict {
 enum auth_agent_verdict auth_agent_allows(const char *cluster_token,
 					  const struct auth_tokens *tokens, const char *node,
 					  const char *bearer);
+/*
+ * Whether an agent token's nodes may declare claim: true, or false with
+ * why (a sentence naming what exceeds which bound, the type only when it
+ * is made of A-Z, 0-9 and '_'). A token without `inventory` may declare
+ * nothing; `inventory: any` anything.
+ */
+bool auth_inventory_allows(const struct auth_token *t, const struct auth_node_claim *claim,
+			   char *why, size_t whylen);
+
 /* Whether bearer is the cluster token (constant time; false when there is none). */
 bool auth_is_cluster_token(const char *cluster_token, const char *bearer);
 

@@ -54,6 +54,7 @@ struct server_config {
 	char *catalog;
 	char *database_url;
 	int db_pool_size;
+	char *db_statement_timeout;
 	int db_wait_seconds;
 	bool emulator;
 	int emulator_nodes_per_type;
@@ -122,6 +123,7 @@ static const struct config_key server_keys[] = {
 	KEY(database_url, CONFIG_STRING, NULL, 0, 0, NULL),
 	KEY(db_pipeline, CONFIG_BOOL, "true", 0, 0, NULL),
 	KEY(db_pool_size, CONFIG_INT, "16", 1, 1000, NULL),
+	KEY(db_statement_timeout, CONFIG_STRING, "10s", 0, 0, check_duration),
 	KEY(db_wait_seconds, CONFIG_INT, "30", 0, 3600, NULL),
 	KEY(emulator, CONFIG_BOOL, "false", 0, 0, NULL),
 	KEY(emulator_nodes_per_type, CONFIG_INT, "8", 1, 1000, NULL),
@@ -612,6 +614,12 @@ int main(int argc, char **argv)
 				     sizeof(err))) {
 		log_error("embedded database: %s", err);
 		goto out;
+	}
+	{
+		int64_t ns = 0;
+		if (wire_duration_parse(cfg.db_statement_timeout, &ns))
+			ns = STORE_STATEMENT_DEADLINE_DEFAULT_US * 1000;	/* (checked at load) */
+		store_set_statement_deadline(ns / 1000);
 	}
 	if (store_open(conninfo, cfg.db_pool_size, cfg.db_wait_seconds, &st, err, sizeof(err))) {
 		log_error("%s", err);

@@ -1,5 +1,6 @@
 #include "store_pg.h"
 
+#include <errno.h>
 #include <openssl/crypto.h>
 #include <poll.h>
 #include <pthread.h>
@@ -43,6 +44,60 @@ static const char *const rc_names[] = {
 METRIC_COUNTER(db_conflicts, "trainplane_db_conflicts_total",
 	       "Transactions the database rolled back for a serialization failure or a deadlock "
 	       "(SQLSTATE 40001, 40P01); each ran again, up to 5 times.")
+
+METRIC_COUNTER(db_deadlines, "trainplane_db_statement_deadlines_total",
+	       "Statements that had no answer within db_statement_timeout: each was "
+	       "cancelled, its connection closed, and its request answered 503 UNAVAILABLE.")
+
+/* The deadline of a pooled statement (and the pipe's, store_pipe.c); 0: none. */
+static _Atomic int64_t statement_deadline_us = STORE_STATEMENT_DEADLINE_DEFAULT_US;
+
+void store_set_statement_deadline(int64_t usec)
+{
+	atomic_store(&statement_deadline_us, usec > 0 ? usec : 0);
+}
+
+int64_t store_statement_deadline(void)
+{
+	return atomic_load(&statement_deadline_us);
+}
+
+static void *cancel_thread(void *arg)
+{
+	char err[256];
+	if (!PQcancel(arg, err, sizeof(err)))
+		log_debug("database: cancelling a statement past its deadline: %s", err);
+	PQfreeCancel(arg);
+	return NULL;
+}
+
+void store_pg_cancel_late(PGconn *pg, const char *what)
+{
+	static _Atomic int64_t last_us;
+	int64_t now = mono_usec(), prev = atomic_load(&last_us);
+	int64_t limit = store_statement_deadline();
+
+	metric_add(&db_deadlines, 1);
+	if ((!prev || now - prev >= 10 * 1000000LL) &&
+	    atomic_compare_exchange_strong(&last_us, &prev, now))
+		log_warn("database: %s had no answer within %.3g s (db_statement_timeout): "
+			 "cancelled, its connection closed, the request answered 503 UNAVAILABLE; "
+			 "a commit waiting for a synchronous standby that is gone waits like this "
+			 "(trainplane_db_statement_deadlines_total counts them)", what,
+			 (double)limit / 1e6);
+	/* The cancel connects to the server: on a thread of its own, so that
+	 * an unreachable one does not hold the request up past its deadline. */
+	PGcancel *cancel = PQgetCancel(pg);
+	pthread_t t;
+	pthread_attr_t attr;
+	if (!cancel)
+		return;
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	if (pthread_create(&t, &attr, cancel_thread, cancel))
+		PQfreeCancel(cancel);
+	pthread_attr_destroy(&attr);
+}
 
 /* One line at most a minute, whatever the rate of conflicts. */
 static void conflict_note(const char *what, bool gave_up)
@@ -403,6 +458,54 @@ void store_stmt_claim(const struct store_stmt *stmt)
 	}
 }
 
+/*
+ * The result of what was just sent on c, as PQexec() would return it, or
+ * NULL with *late set when none came within the statement deadline: the
+ * statement is then cancelled and the connection given up (a pooled one
+ * closed now, reopened at its next use), since whether it ran, and what
+ * the connection owes, is unknown. PostgreSQL's own statement_timeout is
+ * not enough: it ends before the commit, so a COMMIT waiting for a
+ * synchronous standby that is gone waits for ever.
+ */
+static PGresult *await_result(struct store_conn *c, const char *what, bool *late)
+{
+	/* The dedicated connections (the scheduler's, bgconn.h) are not a
+	 * request's: their owners drop them when lost, and the scheduler's
+	 * log expiry may rightly take long. */
+	int64_t limit = c->standalone ? 0 : store_statement_deadline();
+	int64_t deadline = limit ? mono_usec() + limit : INT64_MAX;
+	PGresult *last = NULL;
+
+	*late = false;
+	for (;;) {
+		while (!PQisBusy(c->pg)) {
+			PGresult *r = PQgetResult(c->pg);
+			if (!r)
+				return last;
+			PQclear(last);
+			last = r;
+		}
+		int64_t left = deadline - mono_usec();
+		if (left <= 0)
+			break;
+		struct pollfd p = { .fd = PQsocket(c->pg), .events = POLLIN };
+		int n = poll(&p, 1, left > 3600 * 1000000LL ? 3600 * 1000 : (int)((left + 999) / 1000));
+		if (n < 0 && errno != EINTR)
+			return last;
+		if (n > 0 && !PQconsumeInput(c->pg))
+			return last;	/* lost: PQstatus() says so */
+	}
+	PQclear(last);
+	*late = true;
+	store_pg_cancel_late(c->pg, what);
+	c->broken = true;
+	memset(&c->prepared, 0, sizeof(c->prepared));
+	PQfinish(c->pg);
+	c->pg = NULL;
+	__atomic_add_fetch(&c->owner->reconnects, 1, __ATOMIC_RELAXED);
+	return NULL;
+}
+
 static PGresult *run(struct store_conn *c, const struct store_stmt *stmt, const char *sql,
 		     bool readonly, int nparams, const char *const *params, enum store_rc *rc)
 {
@@ -417,7 +520,13 @@ static PGresult *run(struct store_conn *c, const struct store_stmt *stmt, const 
 		}
 		if (stmt && !store_prepared_has(&c->prepared, stmt->id)) {
 			store_stmt_claim(stmt);
-			res = PQprepare(c->pg, stmt->name, stmt->sql, nparams, NULL);
+			bool late = false;
+			res = PQsendPrepare(c->pg, stmt->name, stmt->sql, nparams, NULL) ?
+			      await_result(c, stmt->name, &late) : NULL;
+			if (late) {
+				*rc = STORE_UNAVAILABLE;
+				return NULL;
+			}
 			if (PQresultStatus(res) != PGRES_COMMAND_OK) {
 				*rc = classify(c, res, stmt->name);
 				PQclear(res);
@@ -429,10 +538,16 @@ static PGresult *run(struct store_conn *c, const struct store_stmt *stmt, const 
 			PQclear(res);
 			store_prepared_set(&c->prepared, stmt->id, true);
 		}
+		bool late = false, ok;
 		if (stmt)
-			res = PQexecPrepared(c->pg, stmt->name, nparams, params, NULL, NULL, 0);
+			ok = PQsendQueryPrepared(c->pg, stmt->name, nparams, params, NULL, NULL, 0);
 		else
-			res = PQexecParams(c->pg, sql, nparams, NULL, params, NULL, NULL, 0);
+			ok = PQsendQueryParams(c->pg, sql, nparams, NULL, params, NULL, NULL, 0);
+		res = ok ? await_result(c, stmt ? stmt->name : sql, &late) : NULL;
+		if (late) {
+			*rc = STORE_UNAVAILABLE;	/* never again: it would wait as long */
+			return NULL;
+		}
 		sent = true;
 		ExecStatusType status = PQresultStatus(res);
 		if ((status == PGRES_TUPLES_OK || status == PGRES_COMMAND_OK) &&

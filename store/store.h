@@ -19,6 +19,7 @@
 #define TP_STORE_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "common.h"
 
@@ -96,6 +97,20 @@ bool store_conn_lost(struct store_conn *c);
  * server closing it). STORE_UNAVAILABLE once it is lost (store_conn_lost()).
  */
 enum store_rc store_conn_consume(struct store_conn *c);
+
+/*
+ * The statement deadline (server key db_statement_timeout): a
+ * statement on a pooled connection, or a batch of the pipe, with no
+ * answer this long after it was sent is cancelled, its connection closed,
+ * and it fails with STORE_UNAVAILABLE (never sent again: it would wait as
+ * long). It bounds what PostgreSQL's statement_timeout does not: a commit
+ * waiting for a synchronous standby that is gone. 0: no deadline. The
+ * dedicated connections (store_conn_open: the scheduler's) have none.
+ * Any thread.
+ */
+#define STORE_STATEMENT_DEADLINE_DEFAULT_US (10 * 1000000LL)
+void store_set_statement_deadline(int64_t usec);
+int64_t store_statement_deadline(void);
 
 /* SELECT 1 on a pooled connection: STORE_OK when the database answers. */
 enum store_rc store_ping(struct store *st);

@@ -264,12 +264,18 @@ static const struct store_stmt stmt_reconcile = {
 	false,
 };
 
-/* The desired set: every replica on the node not yet DONE. */
+/*
+ * The desired set: every replica on the node not yet DONE, each with the
+ * buckets of its job's project (what a container mounts at /gcs/<bucket>:
+ * agent/PROTOCOL.md), as they are when the set is read.
+ */
 static const struct store_stmt stmt_desired = {
 	14, "node_desired",
 	"SELECT n.desired_version, coalesce(jsonb_agg(jsonb_build_object("
 	"  'replica', p.uid, 'attempt', p.attempt, 'desired', p.desired, "
 	"  'job', 'projects/' || j.project || '/jobs/' || j.job_id, 'role', p.role, 'index', p.idx, "
+	"  'buckets', (SELECT coalesce(jsonb_agg(b.name ORDER BY b.name), '[]'::jsonb) "
+	"    FROM storage_buckets b WHERE b.project = j.project), "
 	"  'gpus', to_jsonb(p.gpus), 'ports', CASE WHEN p.port IS NULL THEN '[]'::jsonb "
 	"    ELSE jsonb_build_array(p.port) END) || p.spec ORDER BY p.id) "
 	"  FILTER (WHERE p.id IS NOT NULL), '[]'::jsonb)::text "

@@ -33,6 +33,13 @@ struct store_stmt {
 };
 #define STORE_MAX_STMTS 256
 
+/*
+ * A statement past the deadline (store_statement_deadline()): counts it,
+ * logs it (at most every 10 s), and cancels it on a thread of its own.
+ * The caller gives the connection up. what names the statement.
+ */
+void store_pg_cancel_late(PGconn *pg, const char *what);
+
 /* Which statements a connection has prepared: one bit per store_stmt.id. */
 struct store_prepared {
 	uint64_t bits[STORE_MAX_STMTS / 64];

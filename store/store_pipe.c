@@ -65,6 +65,8 @@ struct store_pipe {
 	struct item *answered, **answered_tail;
 	bool batch_failed;
 	bool read_only;		/* a command was refused as read-only: drop pg after the sync */
+	int64_t batch_deadline;	/* the batch in flight's answer is due (loop's clock); 0: none */
+	bool late;		/* dropping pg for a late batch: what it owed fails, no resend */
 };
 
 static void item_free(struct item *it)
@@ -164,7 +166,7 @@ static void retry_or_fail(struct store_pipe *p, struct item *it)
  */
 static void lost_item(struct store_pipe *p, struct item *it)
 {
-	if (it->stmt->readonly) {
+	if (it->stmt->readonly && !p->late) {
 		retry_or_fail(p, it);
 	} else {
 		PQclear(it->res);
@@ -201,6 +203,7 @@ static void conn_down(void *ctx, struct store_conn *c, const char *why)
 	memset(&p->prepared, 0, sizeof(p->prepared));
 	p->want_write = false;
 	p->read_only = false;
+	p->batch_deadline = 0;
 }
 
 /* A new connection: into pipeline mode, without blocking. */
@@ -284,6 +287,8 @@ static void send_batch(struct store_pipe *p, struct item *batch)
 		return;
 	}
 	slot_push(p, SLOT_SYNC);
+	int64_t limit = store_statement_deadline();
+	p->batch_deadline = limit ? bgconn_now(p->conn) + limit : 0;
 	__atomic_add_fetch(&p->stats.batches, 1, __ATOMIC_RELAXED);
 	int f = PQflush(p->pg);
 	if (f < 0)
@@ -419,6 +424,16 @@ static void conn_turn(void *ctx, struct store_conn *c, short revents, struct bgl
 	const char *why;
 	if (p->pg && (revents & (POLLIN | POLLERR | POLLHUP)) && (why = read_results(p)))
 		connection_lost(p, why);
+	/* The batch in flight past its deadline (a commit waiting for a
+	 * synchronous standby that is gone, a lock never granted): cancelled,
+	 * and what it owed fails at once; sent again, it would wait as long. */
+	if (p->pg && p->slot_len && p->batch_deadline &&
+	    bgconn_now(p->conn) >= p->batch_deadline) {
+		store_pg_cancel_late(p->pg, "a batch of the store pipe");
+		p->late = true;
+		connection_lost(p, "no answer within db_statement_timeout");
+		p->late = false;
+	}
 
 	/* A batch goes out only when the previous one has been answered. */
 	struct item *batch = NULL;
@@ -438,9 +453,11 @@ static void conn_turn(void *ctx, struct store_conn *c, short revents, struct bgl
 	p->idle = !queued && !p->slot_len && !p->retry;
 	pthread_mutex_unlock(&p->mu);
 	w->busy = queued || p->slot_len || p->retry;
-	if (p->pg && p->slot_len)
+	if (p->pg && p->slot_len) {
 		w->events = POLLIN | (p->want_write ? POLLOUT : 0);
-	else if (queued)
+		if (p->batch_deadline)
+			w->deadline_us = p->batch_deadline;
+	} else if (queued)
 		w->deadline_us = 0;	/* queued meanwhile, nothing in flight: at once */
 	else if (p->retry)		/* waiting for a reconnect: try again soon */
 		w->deadline_us = bgconn_now(p->conn) + RETRY_GAP_US;

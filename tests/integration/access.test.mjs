@@ -471,8 +471,9 @@ describe('the agents\' credentials in tokens mode', () => {
   it('a node\'s token opens its own node\'s agent routes only: a real agent runs a job with it; other nodes and user routes stay shut', async (t) => {
     const A = crypto.randomBytes(32).toString('hex');
     const B = crypto.randomBytes(32).toString('hex');
-    const agents = (withA = true) => `${withA ? `  - name: node-gpu-a\n    sha256: ${sha(A)}\n    role: agent\n    nodes: [gpu-a]\n` : ''}` +
-      `  - name: node-gpu-b\n    sha256: ${sha(B)}\n    role: agent\n    nodes: [gpu-b, gpu-c]\n`;
+    const agents = (withA = true) => `${withA ? `  - name: node-gpu-a\n    sha256: ${sha(A)}\n    role: agent\n    nodes: [gpu-a]\n` +
+      '    inventory: {vcpus: 16, memoryMb: 61440}\n' : ''}` +
+      `  - name: node-gpu-b\n    sha256: ${sha(B)}\n    role: agent\n    nodes: [gpu-b, gpu-c]\n    inventory: any\n`;
     const file = tokensFile(`tokens-nodes-${process.hrtime.bigint()}.yaml`, tokensYaml(agents()));
     const server = await startServer({
       pg: newDatabase(),
@@ -531,6 +532,71 @@ describe('the agents\' credentials in tokens mode', () => {
     fs.writeFileSync(file, tokensYaml(agents(false)));
     server.child.kill('SIGHUP');
     await waitFor(async () => (await register(server.base, 'gpu-a', A)).status === 401, 5000, 'the revoked token still works');
+  });
+});
+
+describe('what a node\'s token lets its node declare', () => {
+  it('the tokens file bounds the inventory: more is 403 naming what exceeds; no inventory registers nothing; "any" and the cluster token are unbounded', async (t) => {
+    const T = Object.fromEntries(['bounded', 'bare', 'any'].map((k) => [k, crypto.randomBytes(32).toString('hex')]));
+    const file = tokensFile(`tokens-inventory-${process.hrtime.bigint()}.yaml`, tokensYaml(
+      `  - name: node-bounded\n    sha256: ${sha(T.bounded)}\n    role: agent\n    nodes: [inv-1, inv-tpu]\n` +
+      '    inventory:\n      gpus: {NVIDIA_TESLA_T4: 2}\n      tpu: {TPU_V2: 8}\n      vcpus: 16\n      memoryMb: 65536\n' +
+      `  - name: node-bare\n    sha256: ${sha(T.bare)}\n    role: agent\n    nodes: [inv-2]\n` +
+      `  - name: node-any\n    sha256: ${sha(T.any)}\n    role: agent\n    nodes: [inv-3]\n    inventory: any\n`));
+    const server = await startServer({
+      pg: newDatabase(),
+      env: { TRAINPLANE_AUTH_MODE: 'tokens', TRAINPLANE_TOKENS_FILE: file, TRAINPLANE_AGENT_TOKEN: AGENT_TOKEN },
+    });
+    const agentDir = makeTempDir('tp-access-inventory-');
+    let agent;
+    t.after(() => {
+      agent?.cleanup();
+      server.kill();
+      removeTempDir(agentDir);
+    });
+    const body = (extra = {}) => ({
+      incarnation: crypto.randomBytes(8).toString('hex'), region: 'us-central1', zone: 'us-central1-a',
+      address: '127.0.0.1', runtime: 'simulate', vcpus: 16, memoryMb: 61440, portRange: [31000, 31999], ...extra,
+    });
+    const reg = (node, token, extra) => request(server.base, 'POST', `/agent/v1/nodes/${node}:register`,
+      { body: body(extra), headers: bearer(token) });
+    const nodes = async () => {
+      const r = await request(server.base, 'GET', '/trainplane/v1/nodes', { headers: bearer(TOKENS.root) });
+      assert.equal(r.status, 200, r.text);
+      return r.json.nodes ?? [];
+    };
+
+    // Within the bounds: registered.
+    const t4 = (count) => ({ accelerators: { type: 'NVIDIA_TESLA_T4', count } });
+    assert.equal((await reg('inv-1', T.bounded, t4(2))).status, 200);
+    assert.equal((await reg('inv-tpu', T.bounded, { tpu: { type: 'TPU_V2', cores: 8 } })).status, 200);
+    // Beyond them: 403, naming what and the bound; the node keeps what it had.
+    assertError(await reg('inv-1', T.bounded, t4(4)), 403, 'PERMISSION_DENIED',
+      /register node inv-1 with this inventory: it declares 4 GPUs of type NVIDIA_TESLA_T4, and its agent token \(node-bounded\) allows at most 2\./);
+    assertError(await reg('inv-1', T.bounded, { accelerators: { type: 'NVIDIA_TESLA_A100', count: 1 } }), 403,
+      'PERMISSION_DENIED', /1 GPUs of type NVIDIA_TESLA_A100, and its agent token \(node-bounded\) allows 0\./);
+    assertError(await reg('inv-1', T.bounded, { accelerators: { type: 'x"\n<y>', count: 1 } }), 403,
+      'PERMISSION_DENIED', /of type \(not a catalog name\)/);
+    assertError(await reg('inv-1', T.bounded, { vcpus: 96 }), 403, 'PERMISSION_DENIED', /96 vCPUs, .* at most 16/);
+    assertError(await reg('inv-1', T.bounded, { memoryMb: 1 << 20 }), 403, 'PERMISSION_DENIED', /MB of memory, .* at most 65536/);
+    assertError(await reg('inv-tpu', T.bounded, { tpu: { type: 'TPU_V3', cores: 8 } }), 403, 'PERMISSION_DENIED',
+      /8 TPU cores of type TPU_V3/);
+    // A token without inventory registers nothing, not even a CPU node.
+    assertError(await reg('inv-2', T.bare), 403, 'PERMISSION_DENIED', /gives its agent token \(node-bare\) no inventory/);
+    // inventory: any, and the cluster token (the operator's own): no bound.
+    assert.equal((await reg('inv-3', T.any, { ...t4(8), vcpus: 96 })).status, 200);
+    assert.equal((await reg('inv-4', AGENT_TOKEN, t4(8))).status, 200);
+    const seen = new Map((await nodes()).map((n) => [n.name, n]));
+    assert.ok(!seen.has('inv-2'), 'inv-2 never registered');
+    assert.ok(seen.has('inv-1') && seen.has('inv-3') && seen.has('inv-4'));
+    assert.ok(!JSON.stringify(seen.get('inv-1')).includes('A100'), JSON.stringify(seen.get('inv-1')));
+    assert.match(server.stderr(), /node inv-1: register refused: it declares 4 GPUs/);
+
+    // A real agent that claims more GPUs than its token allows never becomes a node.
+    agent = await startAgent(server, { node: 'inv-tpu', dir: agentDir, token: T.bounded, runtime: 'simulate',
+      gpuType: 'NVIDIA_TESLA_T4', gpuCount: 8, ready: false });
+    await waitFor(() => /register answered 403/.test(agent.log), 20_000, `the agent was not refused:\n${agent.log}`);
+    assert.match(agent.log, /8 GPUs of type NVIDIA_TESLA_T4/);
   });
 });
 

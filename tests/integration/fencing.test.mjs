@@ -18,7 +18,7 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 
-import { makeTempDir, startPostgres, startServer, waitFor } from './harness.mjs';
+import { makeTempDir, request, startPostgres, startServer, waitFor } from './harness.mjs';
 import {
   AGENT_BIN, PODMAN_EXTRA, PODMAN_IMAGE, PODMAN_WRAPPER, cancelJob, createJob, getJob, getNode, killMarked,
   podmanUnusable, startAgent, waitJobState, waitNodeState,
@@ -305,8 +305,9 @@ describe('fencing of containers being created', { skip: !AGENT_BIN && 'TRAINPLAN
     const dir = makeTempDir('tp-fence-pod-');
     const gcs = path.join(dir, 'gcs');
     fs.mkdirSync(gcs);
-    const signsFile = path.join(gcs, 'signs.txt');
-    fs.writeFileSync(signsFile, '');
+    // In a bucket of the job's project: a container sees its project's
+    // buckets only (/gcs/<bucket>), made below through the storage API.
+    const signsFile = path.join(gcs, 'fence-signs', 'signs.txt');
     const id = `podcreate_${Date.now()}`;
     const job = `projects/${PROJECT}/jobs/${id}`;
     const agents = [];
@@ -318,8 +319,13 @@ describe('fencing of containers being created', { skip: !AGENT_BIN && 'TRAINPLAN
     });
     server = await startServer({
       pg: pg.newDatabase('fencepod'),
-      env: { TRAINPLANE_SCHEDULER_TICK_MS: '200', TRAINPLANE_SYNC_INTERVAL_SECONDS: '1', TRAINPLANE_LEASE_SECONDS: String(LEASE_S) },
+      env: { TRAINPLANE_SCHEDULER_TICK_MS: '200', TRAINPLANE_SYNC_INTERVAL_SECONDS: '1', TRAINPLANE_LEASE_SECONDS: String(LEASE_S),
+        TRAINPLANE_STORAGE_ROOT: gcs },
     });
+    const bucket = await request(server.base, 'POST', `/storage/v1/b?project=${PROJECT}`, { body: { name: 'fence-signs' } });
+    assert.equal(bucket.status, 200, bucket.text);
+    fs.mkdirSync(path.dirname(signsFile), { recursive: true });
+    fs.writeFileSync(signsFile, '');
     // The first node's `create` (the pull; `run -d` before the fix) takes 9 s:
     // longer than lease + grace + 2 s.
     const slow = path.join(dir, 'slow-create.sh');
@@ -336,7 +342,7 @@ describe('fencing of containers being created', { skip: !AGENT_BIN && 'TRAINPLAN
     // Each copy of the master names itself (a fresh uuid) and writes the host's
     // uptime (0.01 s) every 50 ms to the shared storage.
     const master = 'id=$(cat /proc/sys/kernel/random/uuid); while :; do read up rest < /proc/uptime; ' +
-      'echo "$up $id alive" >> /gcs/signs.txt; sleep 0.05; done';
+      'echo "$up $id alive" >> /gcs/fence-signs/signs.txt; sleep 0.05; done';
     await createJob(server.base, PROJECT, id, {
       scaleTier: 'CUSTOM', region: 'us-central1', masterType: 'n1-standard-4',
       masterConfig: { imageUri: PODMAN_IMAGE, containerCommand: ['sh', '-c', master],

@@ -586,6 +586,81 @@ static void tokens_file_errors_name_line_and_column(void **state)
 		     "    nodes: [m]\n", ":6:5: duplicate key \"nodes\"");
 }
 
+static void inventory_bounds_what_a_node_declares(void **state)
+{
+	struct auth_tokens *t;
+	char err[512], why[512];
+
+	(void)state;
+	assert_int_equal(load_text("tokens:\n"
+				   "  - name: gpu-1\n    sha256: " HASH_A "\n    role: agent\n"
+				   "    nodes: [gpu-1]\n"
+				   "    inventory: {gpus: {NVIDIA_TESLA_T4: 4, NVIDIA_L4: 0}, tpu: {TPU_V2: 8},\n"
+				   "                vcpus: 16, memoryMb: 61440}\n"
+				   "  - {name: bare, role: agent, nodes: [n],\n"
+				   "     sha256: 486ea46224d1bb4fb680f34f7c9ad96a8f24ec88be73ea8e5a6c65260e9cb8a7}\n"
+				   "  - {name: any, role: agent, nodes: [m], inventory: any,\n"
+				   "     sha256: 0000000000000000000000000000000000000000000000000000000000000000}\n",
+				   &t, err, sizeof(err)), 0);
+	const struct auth_token *g = &t->v[0], *bare = &t->v[1], *any = &t->v[2];
+	struct auth_node_claim c = { 16, 61440, "NVIDIA_TESLA_T4", 4, NULL, 0 };
+	assert_true(auth_inventory_allows(g, &c, why, sizeof(why)));
+	c.gpus = 5;
+	assert_false(auth_inventory_allows(g, &c, why, sizeof(why)));
+	assert_string_equal(why, "it declares 5 GPUs of type NVIDIA_TESLA_T4, and its agent token "
+			    "(gpu-1) allows at most 4");
+	c.gpus = 0;	/* a type with no count claims nothing */
+	c.gpu_type = "NVIDIA_TESLA_V100";
+	assert_true(auth_inventory_allows(g, &c, why, sizeof(why)));
+	c.gpus = 1;
+	assert_false(auth_inventory_allows(g, &c, why, sizeof(why)));
+	assert_non_null(strstr(why, "type NVIDIA_TESLA_V100, and its agent token (gpu-1) allows 0"));
+	c.gpu_type = "NVIDIA_L4";	/* listed with 0 */
+	assert_false(auth_inventory_allows(g, &c, why, sizeof(why)));
+	c.gpu_type = "bad type\n";
+	assert_false(auth_inventory_allows(g, &c, why, sizeof(why)));
+	assert_null(strchr(why, '\n'));
+	assert_non_null(strstr(why, "(not a catalog name)"));
+	c = (struct auth_node_claim){ 17, 1, NULL, 0, "TPU_V2", 8 };
+	assert_false(auth_inventory_allows(g, &c, why, sizeof(why)));
+	assert_non_null(strstr(why, "17 vCPUs"));
+	c.vcpus = 16;
+	assert_true(auth_inventory_allows(g, &c, why, sizeof(why)));
+	c.memory_mb = 61441;
+	assert_false(auth_inventory_allows(g, &c, why, sizeof(why)));
+	c.memory_mb = 1;
+	c.tpu_cores = 16;
+	assert_false(auth_inventory_allows(g, &c, why, sizeof(why)));
+	assert_non_null(strstr(why, "16 TPU cores of type TPU_V2"));
+	c = (struct auth_node_claim){ 1, 1, NULL, 0, NULL, 0 };
+	assert_false(auth_inventory_allows(bare, &c, why, sizeof(why)));
+	assert_non_null(strstr(why, "(bare) no inventory"));
+	c = (struct auth_node_claim){ 1 << 20, INT64_C(1) << 40, "NVIDIA_H100_80GB", 64, "TPU_V5", 2048 };
+	assert_true(auth_inventory_allows(any, &c, why, sizeof(why)));
+	auth_tokens_free(t);
+
+	const char *head = "tokens:\n  - name: a\n    sha256: " HASH_A "\n    role: agent\n"
+			   "    nodes: [n]\n";
+	char text[1024];
+	static const struct { const char *inv, *want; } bad[] = {
+		{ "    inventory: all\n", ":6:16: inventory must be a mapping" },
+		{ "    inventory: {gpus: 4}\n", ":6:23: inventory: gpus must map accelerator types" },
+		{ "    inventory: {gpus: {t4: 4}}\n", ":6:24: inventory: gpus: each key must be an "
+						     "accelerator type" },
+		{ "    inventory: {gpus: {T4: -1}}\n", ":6:28: inventory: gpus must be a whole number "
+						      "from 0 to 64" },
+		{ "    inventory: {tpu: {TPU_V2: 8, TPU_V2: 4}}\n", ":6:34: inventory: tpu: duplicate type TPU_V2" },
+		{ "    inventory: {vcpus: 1.5}\n", "inventory: vcpus must be a whole number" },
+		{ "    inventory: {disk: 1}\n", ":6:17: inventory: unknown key" },
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(text, sizeof(text), "%s%s", head, bad[i].inv);
+		expect_error(text, bad[i].want);
+	}
+	expect_error("tokens:\n  - name: a\n    sha256: " HASH_A "\n    role: admin\n    projects: [p]\n"
+		     "    inventory: any\n", ":6:16: inventory: only an agent token");
+}
+
 static int freed;
 static void count_free(void *p)
 {
@@ -630,6 +705,7 @@ int main(void)
 		cmocka_unit_test(requests_get_decisions_without_http),
 		cmocka_unit_test_teardown(tokens_file_loads_and_finds, teardown),
 		cmocka_unit_test_teardown(tokens_file_errors_name_line_and_column, teardown),
+		cmocka_unit_test_teardown(inventory_bounds_what_a_node_declares, teardown),
 		cmocka_unit_test(snapshot_frees_a_replaced_version_after_its_last_reader),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -109,6 +109,8 @@ static void pytorch_and_gpu_variables(void **state)
 	assert_string_equal(find(env, "WORLD_SIZE"), "3");
 	assert_string_equal(find(env, "RANK"), "2");
 	assert_string_equal(find(env, "CUDA_VISIBLE_DEVICES"), "2,3");
+	assert_string_equal(find(env, "NVIDIA_VISIBLE_DEVICES"), "2,3");
+	assert_string_equal(find(env, "CUDA_DEVICE_ORDER"), "PCI_BUS_ID");
 	assert_non_null(find(env, "TF_CONFIG"));
 	assert_non_null(find(env, "CLUSTER_SPEC"));
 	for (size_t i = 0; i < n; i++)
@@ -121,6 +123,7 @@ static void pytorch_and_gpu_variables(void **state)
 	assert_null(find(env, "RANK"));
 	assert_string_equal(find(env, "CUDA_VISIBLE_DEVICES"), "");
 	assert_string_equal(find(env, "NVIDIA_VISIBLE_DEVICES"), "void");
+	assert_null(find(env, "CUDA_DEVICE_ORDER"));	/* no GPU: nothing to order */
 	for (size_t i = 0; i < n; i++)
 		free(env[i]);
 	free(env);
@@ -183,6 +186,7 @@ static void vertex_env_has_aip_dirs_and_the_pool_env(void **state)
 	assert_string_equal(find(env, "FOO"), "bar");	/* pool 1's env */
 	assert_string_equal(find(env, "RANK"), "1");
 	assert_string_equal(find(env, "CUDA_VISIBLE_DEVICES"), "0");
+	assert_string_equal(find(env, "CUDA_DEVICE_ORDER"), "PCI_BUS_ID");
 	assert_non_null(find(env, "CLUSTER_SPEC"));
 	assert_non_null(find(env, "TF_CONFIG"));
 	for (size_t i = 0; i < n; i++)

@@ -3,7 +3,8 @@
  * item 1): an image that is an option, option-like env values, command
  * words and args, bad env names, with a real podman; the engine's argv
  * for both dialects (a stand-in engine); the real docker client against a
- * fake daemon (tests/unit/fixtures/agent/fake_docker_daemon.py).
+ * fake daemon (tests/unit/fixtures/agent/fake_docker_daemon.py); and a
+ * container's /gcs: its project's buckets, never another's (issue 28).
  * The set-up: podman_fixture.h.
  */
 #include "podman_fixture.h"
@@ -134,6 +135,94 @@ static void podman__option_like_values_pass_through_literally(void **state)
 	free(host);
 	free(vol);
 	free(env_opt);
+}
+
+static void write_file(const char *dir, const char *name, const char *text)
+{
+	char *path = xasprintf("%s/%s", dir, name);
+	FILE *fp = fopen(path, "w");
+	assert_non_null(fp);
+	fputs(text, fp);
+	fclose(fp);
+	free(path);
+}
+
+/* A replica of project A's job with buckets (the sync's "buckets"). */
+static struct replica *start_with_buckets(struct fx *f, const char *id, const char *const *buckets,
+					  const char *script)
+{
+	struct desired_replica d;
+	const char *cmd[] = { "sh", "-c", script, NULL };
+	char *uid = replica_id(id);
+	struct replica *r = replica_new(f->dir, uid, 1, f->cfg.runtime);
+	test_desired(&d, uid, 1, cmd, NULL, NULL);
+	free(uid);
+	d.image = xstrdup(IMAGE);
+	d.job = xstrdup("projects/a/jobs/j");
+	size_t n = 0;
+	while (buckets[n])
+		n++;
+	d.buckets = xcalloc(n + 1, sizeof(char *));
+	for (size_t i = 0; i < n; i++)
+		d.buckets[i] = xstrdup(buckets[i]);
+	runtime_start(&f->cfg, r, &d);
+	desired_replica_release(&d);
+	return r;
+}
+
+/*
+ * Issue 28: tenants on one node. The storage root holds project A's bucket
+ * and project B's; a container of A's job gets /gcs/a-bucket read-write and
+ * no trace of B's bucket (nor of the root, nor of a link planted in it).
+ * A bucket name that is no bucket name ("..") mounts nothing: the replica
+ * fails to start.
+ */
+static void podman__a_container_sees_its_projects_buckets_only(void **state)
+{
+	struct fx *f = *state;
+	NEED_PODMAN();
+	char *root = xasprintf("%s/gcs", f->dir), *a = xasprintf("%s/a-bucket", root),
+	     *b = xasprintf("%s/b-bucket", root), *link = xasprintf("%s/a-link", root);
+	char *host = host_dir_with_secret();
+	assert_int_equal(mkdir(root, 0755), 0);
+	assert_int_equal(mkdir(a, 0777), 0);
+	assert_int_equal(mkdir(b, 0755), 0);
+	assert_int_equal(symlink(host, link), 0);
+	write_file(a, "own.txt", "own-data-a\n");
+	write_file(b, "secret.txt", "tenant-b-secret\n");
+	free(f->cfg.storage_root);
+	f->cfg.storage_root = xstrdup(root);
+
+	const char *buckets[] = { "a-bucket", "a-link", NULL };
+	struct replica *r = start_with_buckets(f, "pod-gcs-a", buckets,
+		"cat /gcs/a-bucket/own.txt; echo \"ls=$(ls /gcs | tr '\\n' ' ')\"; "
+		"if test -e /gcs/b-bucket; then echo SEES-B; else echo no-b; fi; "
+		"cat /gcs/b-bucket/secret.txt /gcs/a-link/secret 2>/dev/null; "
+		"echo from-a > /gcs/a-bucket/written.txt && echo wrote");
+	assert_true(test_wait_end(&f->cfg, r, 30000));
+	char *logs = test_logs(r);
+	if (r->state != RS_EXITED || !strstr(logs, "stdout:own-data-a\n") ||
+	    !strstr(logs, "stdout:ls=a-bucket \n") || !strstr(logs, "stdout:no-b\n") ||
+	    strstr(logs, "tenant-b-secret") || strstr(logs, "host-secret-4711") ||
+	    !strstr(logs, "stdout:wrote\n"))
+		fail_msg("state %s exit %d message %s; logs:\n%s", replica_state_name(r->state),
+			 r->exit_code, r->message ? r->message : "-", logs);
+	assert_true(file_exists_in(a, "written.txt"));
+	free(logs);
+	forget(f, r);
+
+	const char *bad[] = { "a-bucket", "..", NULL };
+	r = start_with_buckets(f, "pod-gcs-bad", bad, "ls /gcs");
+	assert_true(test_wait_end(&f->cfg, r, 30000));
+	assert_int_equal(r->state, RS_FAILED_TO_START);
+	assert_non_null(strstr(r->message, "which is no bucket name: nothing is mounted"));
+	forget(f, r);
+	test_rm_rf(host);
+	free(host);
+	free(root);
+	free(a);
+	free(b);
+	free(link);
 }
 
 static void podman__bad_env_names_fail_to_start(void **state)
@@ -386,6 +475,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(podman__an_image_that_is_an_option_never_mounts_anything, setup, teardown),
 		cmocka_unit_test_setup_teardown(podman__option_like_values_pass_through_literally, setup, teardown),
 		cmocka_unit_test_setup_teardown(podman__bad_env_names_fail_to_start, setup, teardown),
+		cmocka_unit_test_setup_teardown(podman__a_container_sees_its_projects_buckets_only, setup, teardown),
 		cmocka_unit_test_setup_teardown(engine_argv__user_values_never_become_options, setup, teardown),
 		cmocka_unit_test_setup_teardown(docker_client__reads_the_agent_argv_as_meant, setup, teardown),
 	};

@@ -263,7 +263,7 @@ static void container_start(const struct agent_config *cfg, struct replica *r,
 				     runtime_env_value(d->env, "CUDA_VISIBLE_DEVICES"));
 	}
 	if (cfg->storage_root && *cfg->storage_root && (refused = mount_buckets(cfg, d, &sv))) {
-		replica_set_final(r, RS_FAILED_TO_START, 0, 0, refused);
+		replica_set_final(r, REPLICA_FAILED_TO_START, 0, 0, refused);
 		free(refused);
 		goto out;
 	}

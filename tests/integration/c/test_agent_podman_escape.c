@@ -201,7 +201,7 @@ static void podman__a_container_sees_its_projects_buckets_only(void **state)
 		"echo from-a > /gcs/a-bucket/written.txt && echo wrote");
 	assert_true(test_wait_end(&f->cfg, r, 30000));
 	char *logs = test_logs(r);
-	if (r->state != RS_EXITED || !strstr(logs, "stdout:own-data-a\n") ||
+	if (r->state != REPLICA_EXITED || !strstr(logs, "stdout:own-data-a\n") ||
 	    !strstr(logs, "stdout:ls=a-bucket \n") || !strstr(logs, "stdout:no-b\n") ||
 	    strstr(logs, "tenant-b-secret") || strstr(logs, "host-secret-4711") ||
 	    !strstr(logs, "stdout:wrote\n"))
@@ -214,7 +214,7 @@ static void podman__a_container_sees_its_projects_buckets_only(void **state)
 	const char *bad[] = { "a-bucket", "..", NULL };
 	r = start_with_buckets(f, "pod-gcs-bad", bad, "ls /gcs");
 	assert_true(test_wait_end(&f->cfg, r, 30000));
-	assert_int_equal(r->state, RS_FAILED_TO_START);
+	assert_int_equal(r->state, REPLICA_FAILED_TO_START);
 	assert_non_null(strstr(r->message, "which is no bucket name: nothing is mounted"));
 	forget(f, r);
 	test_rm_rf(host);

@@ -472,6 +472,7 @@ static void consider(struct pass *ps, size_t j)
 	}
 	if (!place_cluster_fits_when_empty(ps->cl, &job->pj)) {
 		o->why = POLICY_NEVER_FITS;
+		o->replica = place_cluster_never_fits(ps->cl, &job->pj);
 		return;
 	}
 	if (ps->cfg->preemption && try_preempt(ps, j))

@@ -84,6 +84,8 @@ struct policy_outcome {
 	struct quota_excess excess;	/* POLICY_QUOTA */
 	size_t nvictims;		/* POLICY_PREEMPTING: victims chosen in this pass */
 	int64_t blocker;		/* POLICY_RESERVED: the job holding the region */
+	ssize_t replica;		/* POLICY_NEVER_FITS: the first replica no node could
+					 * hold even idle; -1: each could, the gang cannot */
 };
 
 /* A victim chosen by a pass: running[victim] makes room for jobs[job]. */

@@ -349,7 +349,6 @@ static void accel_words(const struct replica_demand *d, char *out, size_t len)
 
 /* Why jobs[i] waits, as {job, code, text} (new), or NULL when it was placed. */
 static json_t *reason_of(const struct catalog *cat, const struct quotas *quotas,
-			 const struct place_node *nodes, size_t nnodes,
 			 const struct policy_job *job, const struct job_plan *plan,
 			 const struct policy_outcome *o, const json_t *q)
 {
@@ -361,7 +360,7 @@ static json_t *reason_of(const struct catalog *cat, const struct quotas *quotas,
 	case POLICY_PLACED:
 		return NULL;
 	case POLICY_NEVER_FITS: {
-		ssize_t k = place_never_fits(nodes, nnodes, &job->pj);
+		ssize_t k = o->replica;
 		code = "never_fits";
 		if (k < 0) {
 			text = xasprintf("The job is queued: no set of nodes in region %s can hold all of "
@@ -542,8 +541,7 @@ static enum store_rc preempt(struct sched *s, const struct policy_victim *v, siz
 
 /* Says why each unplaced job waits (a line in its log when that changes). */
 static enum store_rc note_reasons(struct sched *s, const struct catalog *cat,
-				  const struct quotas *quotas, const struct place_node *nodes,
-				  size_t nnodes, const struct policy_job *jobs,
+				  const struct quotas *quotas, const struct policy_job *jobs,
 				  const struct job_plan *plans, const struct policy_outcome *outcome,
 				  size_t n, const json_t *queued, bool full)
 {
@@ -556,7 +554,7 @@ static enum store_rc note_reasons(struct sched *s, const struct catalog *cat,
 		while (json_integer_value(json_object_get(json_array_get(queued, qi), "id")) !=
 		       jobs[i].pj.id)
 			qi++;
-		json_t *r = reason_of(cat, quotas, nodes, nnodes, &jobs[i], &plans[i], &outcome[i],
+		json_t *r = reason_of(cat, quotas, &jobs[i], &plans[i], &outcome[i],
 				      json_array_get(queued, qi));
 		if (!r)
 			continue;
@@ -887,8 +885,7 @@ static enum store_rc sched_tick(struct sched *s, bool full)
 		    jobs[i].waited_us >= (int64_t)s->cfg.starve_s * 1000000)
 			s->starving = true;
 	if (rc == STORE_OK)
-		rc = note_reasons(s, cat, quotas, nodes, nnodes, jobs, plans, outcome, kept, queued,
-				  full);
+		rc = note_reasons(s, cat, quotas, jobs, plans, outcome, kept, queued, full);
 	snapshot_release(quota_ref);
 	for (size_t i = 0; i < nq; i++) {
 		int64_t qid = json_integer_value(json_object_get(json_array_get(queued, i), "id"));

@@ -24,6 +24,7 @@
 #include "store_metrics.h"
 #include "store_node.h"
 #include "store_pipe.h"
+#include "store_quota.h"
 #include "store_reset.h"
 #include "store_sched.h"
 #include "store_sim_rules.h"
@@ -406,6 +407,20 @@ enum store_rc store_reset(struct store *st, const char *project, int64_t *delete
 	(void)st, (void)project;
 	*deleted = 0;
 	return STORE_OK;
+}
+
+enum store_rc store_quota_usage(struct store *st, const char *project, json_t **out)
+{
+	(void)st, (void)project;
+	*out = NULL;
+	return stub_store_rc;
+}
+
+enum store_rc store_quota_queue(struct store *st, const char *project, json_t **out)
+{
+	(void)st, (void)project;
+	*out = NULL;
+	return stub_store_rc;
 }
 
 enum store_rc store_sim_rules_get(struct store *st, char **json)

@@ -216,7 +216,17 @@ static void a_job_that_never_fits_reserves_nothing(void **state)
 	jobs[0].waited_us = jobs[1].waited_us = 3600000000LL;
 	assert_int_equal(policy_pass(nodes, 1, jobs, 2, NULL, 0, &cfg, off, out, o, &v, &nv), 1);
 	assert_int_equal(o[0].why, POLICY_NEVER_FITS);
+	assert_int_equal(o[0].replica, -1);	/* each fits alone: the gang does not */
 	assert_int_equal(o[1].why, POLICY_PLACED);
+	free(v);
+	/* A replica bigger than any node: named. */
+	struct place_replica g16 = { 32, 1024, T4, 16, false };
+	struct place_replica mixed[] = { g1, g16 };
+	struct policy_job j3[] = { queued(3, "p", mixed, 2, 0, false) };
+	struct place_node n3[] = { gpu_node("a", 8) };
+	assert_int_equal(policy_pass(n3, 1, j3, 1, NULL, 0, &cfg, off, out, o, &v, &nv), 0);
+	assert_int_equal(o[0].why, POLICY_NEVER_FITS);
+	assert_int_equal(o[0].replica, 1);
 	free(v);
 	/* One that fits the emptied node, behind running STANDARD work, reserves it. */
 	struct place_node n2[] = { gpu_node("a", 8) };

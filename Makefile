@@ -421,13 +421,17 @@ $(BUILD)/bench/bench_placement: bench/bench_placement.c $(BUILD)/libtrainplane.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(INC_all) -Itests/unit -o $@ $< $(BUILD)/libtrainplane.a $(LDLIBS)
 
+$(BUILD)/bench/bench_policy: bench/bench_policy.c $(BUILD)/libtrainplane.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(INC_all) -o $@ $< $(BUILD)/libtrainplane.a $(LDLIBS)
+
 $(BUILD)/bench/bench_tuning: bench/bench_tuning.c $(BUILD)/libtrainplane.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(INC_all) -o $@ $< $(BUILD)/libtrainplane.a $(LDLIBS)
 
 bench: deps
 	@$(MAKE) --no-print-directory all $(BUILD)/bench/static_server $(BUILD)/bench/bench_validate \
-		$(BUILD)/bench/bench_placement $(BUILD)/bench/bench_tuning
+		$(BUILD)/bench/bench_placement $(BUILD)/bench/bench_policy $(BUILD)/bench/bench_tuning
 	./tools/bench.sh $(SERVER)
 
 FUZZ_SECONDS ?= 600
@@ -457,5 +461,5 @@ DEP_FILES := $(patsubst %.o,%.d,$(LIB_OBJ) $(SERVER_OBJ) $(AGENT_OBJ) $(CLI_OBJ)
 	$(BUILD)/agent/main.o $(BUILD)/cli/main.o) \
 	$(UNIT_BIN:$(BUILD)/tests/%=$(BUILD)/tests/unit/%.d) \
 	$(ITEST_BIN:$(BUILD)/tests/%=$(BUILD)/tests/integration/%.d) \
-	$(addsuffix .d,$(addprefix $(BUILD)/bench/,static_server bench_validate bench_placement bench_tuning))
+	$(addsuffix .d,$(addprefix $(BUILD)/bench/,static_server bench_validate bench_placement bench_policy bench_tuning))
 -include $(wildcard $(DEP_FILES))

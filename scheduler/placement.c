@@ -579,6 +579,31 @@ void place_release(struct place_node *nodes, const struct place_replica *r,
 		n->tpu_busy = false;
 }
 
+bool place_node_fits(const struct place_node *n, const struct place_replica *r)
+{
+	if (!n->schedulable || n->free_vcpus < r->vcpus || n->free_memory_mb < r->memory_mb)
+		return false;
+	if (r->tpu)
+		return n->tpu_host && !n->tpu_busy;
+	if (r->accel_type && r->accel_count > 0)
+		return same(n->accel_type, r->accel_type) && popcount64(n->free_gpus) >= r->accel_count;
+	return true;
+}
+
+void place_node_take(struct place_node *n, const struct place_replica *r, uint64_t *gpus)
+{
+	uint64_t got = 0;
+	n->free_vcpus -= r->vcpus;
+	n->free_memory_mb -= r->memory_mb;
+	if (r->tpu)
+		n->tpu_busy = true;
+	else if (r->accel_type && r->accel_count > 0)
+		got = lowest_bits(n->free_gpus, r->accel_count);
+	n->free_gpus &= ~got;
+	if (gpus)
+		*gpus = got;
+}
+
 void place_cluster_hold(struct place_cluster *cl, size_t node)
 {
 	if (node >= cl->n)

@@ -141,6 +141,15 @@ int place_cluster_gang(struct place_cluster *cl, const struct place_job *job,
 /* Gives an assignment's resources back, index included (a job that ended or
  * is preempted: its resources can go to the next gang of the pass). */
 /*
+ * Whether replica r fits node n as it is now (schedulable, free vCPUs,
+ * memory, GPUs of its type or a free TPU host; region and zone are the
+ * caller's), and taking it there (*gpus: the GPU indices, may be NULL):
+ * for a caller weighing nodes one by one outside a cluster (preemption).
+ */
+bool place_node_fits(const struct place_node *n, const struct place_replica *r);
+void place_node_take(struct place_node *n, const struct place_replica *r, uint64_t *gpus);
+
+/*
  * Takes node out of cl for the rest of cl's life: no gang is placed on it
  * (a preemptor's future nodes, policy.c). Its place_node is not changed, so
  * never_fits / fits_when_empty still count it.

@@ -80,14 +80,22 @@ static void release_running(struct place_node *work, const struct region_nodes *
 	}
 }
 
-/* work = the region's nodes with base[0..nbase) and extra[0..nextra) released. */
-static void build_work(struct place_node *work, const struct region_nodes *rn,
-		       const struct policy_running *running, const bool *stopping,
-		       size_t nrunning, const size_t *extra, size_t nextra, size_t skip)
+/*
+ * work = the region's nodes as the pass has them, the nodes held for
+ * earlier preemptors closed (held: by pass index, may be NULL), with
+ * extra[0..nextra) but extra[skip] released, and the jobs of release
+ * (by running index, may be NULL) too.
+ */
+static void build_work(struct place_node *work, const struct region_nodes *rn, const bool *held,
+		       const struct policy_running *running, const bool *release, size_t nrunning,
+		       const size_t *extra, size_t nextra, size_t skip)
 {
 	memcpy(work, rn->v, rn->n * sizeof(*work));
-	for (size_t i = 0; i < nrunning; i++)
-		if (stopping[i])
+	for (size_t l = 0; held && l < rn->n; l++)
+		if (held[rn->global[l]])
+			work[l].schedulable = false;
+	for (size_t i = 0; release && i < nrunning; i++)
+		if (release[i])
 			release_running(work, rn, &running[i]);
 	for (size_t i = 0; i < nextra; i++)
 		if (i != skip)
@@ -114,51 +122,211 @@ static int by_cost(const void *a, const void *b, void *ctx)
 	return x->id > y->id ? -1 : x->id < y->id;
 }
 
-static size_t pick(const struct place_node *nodes, size_t nnodes, const struct policy_job *job,
-		   const struct policy_running *running, size_t nrunning, const bool *stopping,
+/* The candidates with a replica on each of the region's nodes (local index). */
+struct by_node {
+	size_t *first;		/* rn.n + 1 offsets into list */
+	size_t *list;		/* candidate indices (into running), cheapest first per node */
+};
+
+static void by_node_init(struct by_node *bn, const struct region_nodes *rn,
+			 const struct policy_running *running, const size_t *cand, size_t ncand)
+{
+	size_t total = 0;
+	bn->first = xcalloc(rn->n + 2, sizeof(*bn->first));
+	for (size_t k = 0; k < ncand; k++)
+		for (size_t i = 0; i < running[cand[k]].n; i++)
+			total++;
+	bn->list = xcalloc(total + 1, sizeof(*bn->list));
+	/* count, offsets, fill: cand is cheapest first, so each node's list is too */
+	size_t *count = xcalloc(rn->n + 1, sizeof(*count));
+	for (size_t k = 0; k < ncand; k++) {
+		const struct policy_running *r = &running[cand[k]];
+		for (size_t i = 0; i < r->n; i++)
+			if ((!r->on_node || r->on_node[i]) && rn->local[r->as[i].node] >= 0)
+				count[rn->local[r->as[i].node]]++;
+	}
+	for (size_t l = 0; l < rn->n; l++)
+		bn->first[l + 1] = bn->first[l] + count[l];
+	memset(count, 0, (rn->n + 1) * sizeof(*count));
+	for (size_t k = 0; k < ncand; k++) {
+		const struct policy_running *r = &running[cand[k]];
+		for (size_t i = 0; i < r->n; i++) {
+			if ((r->on_node && !r->on_node[i]) || rn->local[r->as[i].node] < 0)
+				continue;
+			size_t l = (size_t)rn->local[r->as[i].node];
+			bn->list[bn->first[l] + count[l]++] = cand[k];
+		}
+	}
+	free(count);
+}
+
+static void by_node_free(struct by_node *bn)
+{
+	free(bn->first);
+	free(bn->list);
+}
+
+/* Gives back, on the copy t of local node l alone, what victim r holds there. */
+static void release_on(struct place_node *t, size_t l, const struct region_nodes *rn,
+		       const struct policy_running *r)
+{
+	for (size_t i = 0; i < r->n; i++)
+		if ((!r->on_node || r->on_node[i]) && rn->local[r->as[i].node] == (ssize_t)l) {
+			struct place_assignment a = { 0, r->as[i].gpus };
+			place_release(t, &r->replicas[i], &a);
+		}
+}
+
+static int by_replica_demand(const void *a, const void *b, void *ctx)
+{
+	const struct place_replica *reps = ctx;
+	const struct place_replica *x = &reps[*(const size_t *)a], *y = &reps[*(const size_t *)b];
+	int64_t dx = (int64_t)x->tpu << 50 | (int64_t)(x->accel_type ? x->accel_count : 0) << 32 |
+		     (uint32_t)x->vcpus;
+	int64_t dy = (int64_t)y->tpu << 50 | (int64_t)(y->accel_type ? y->accel_count : 0) << 32 |
+		     (uint32_t)y->vcpus;
+	if (dx != dy)
+		return dx > dy ? -1 : 1;
+	return *(const size_t *)a < *(const size_t *)b ? -1 : 1;
+}
+
+/* Accelerators of more than one type: the gang needs one zone (placement.c). */
+static bool several_types(const struct policy_job *job)
+{
+	const char *first = NULL;
+	for (size_t i = 0; i < job->pj.nreplicas; i++) {
+		const struct place_replica *r = &job->pj.replicas[i];
+		const char *t = r->tpu ? "TPU" : r->accel_count > 0 ? r->accel_type : NULL;
+		if (!t)
+			continue;
+		if (first && strcmp(first, t))
+			return true;
+		first = t;
+	}
+	return false;
+}
+
+/*
+ * Victims node by node: each replica of the job (the hardest first) goes to
+ * the node of its region where the cheapest victims (fewest GPUs lost, then
+ * fewest jobs) make it fit, or where it fits already; a victim frees all of
+ * its replicas (gangs go whole), which the next replicas may use. Then the
+ * gang is placed for real on the region with every victim gone (zones and
+ * all), and victims it fits without are spared, the most expensive first.
+ */
+static size_t pick(const struct place_node *nodes, size_t nnodes, const bool *held,
+		   const struct policy_job *job, const struct policy_running *running, size_t nrunning,
 		   const size_t *cand, size_t ncand, size_t *chosen, struct place_assignment *out)
 {
 	struct region_nodes rn;
+	struct by_node bn;
 	struct place_assignment *tmp = xcalloc(job->pj.nreplicas + 1, sizeof(*tmp));
 	size_t *order = xmalloc((ncand + 1) * sizeof(*order));
+	size_t *ridx = xmalloc((job->pj.nreplicas + 1) * sizeof(*ridx));
+	bool *taken = xcalloc(nrunning + 1, sizeof(*taken));
+	size_t *set = xcalloc(ncand + 1, sizeof(*set));
 	size_t n = 0;
-	bool fit = false;
 
 	region_nodes_init(&rn, nodes, nnodes, job->pj.region);
 	struct place_node *work = xcalloc(rn.n + 1, sizeof(*work));
-	memcpy(order, cand, ncand * sizeof(*order));
+	memcpy(order, cand, ncand * sizeof(*order));	/* (cheapest first: the caller's) */
 	struct cost_ctx ctx = { running };
-	qsort_r(order, ncand, sizeof(*order), by_cost, &ctx);
+	by_node_init(&bn, &rn, running, order, ncand);
+	build_work(work, &rn, held, running, NULL, nrunning, NULL, 0, 0);
+	for (size_t i = 0; i < job->pj.nreplicas; i++)
+		ridx[i] = i;
+	qsort_r(ridx, job->pj.nreplicas, sizeof(*ridx), by_replica_demand,
+		(void *)job->pj.replicas);
 
-	/* Greedy: add the cheapest until the gang fits. */
-	build_work(work, &rn, running, stopping, nrunning, NULL, 0, 0);
-	for (size_t k = 0; k < ncand && !fit; k++) {
-		chosen[n++] = order[k];
-		release_running(work, &rn, &running[order[k]]);
-		fit = place_gang(work, rn.n, &job->pj, tmp) == 0;
+	for (size_t k = 0; k < job->pj.nreplicas; k++) {
+		const struct place_replica *r = &job->pj.replicas[ridx[k]];
+		ssize_t best = -1;
+		int64_t best_gpus = 0;
+		size_t best_count = 0, nset = 0;
+		for (size_t l = 0; l < rn.n; l++) {
+			if (place_node_fits(&work[l], r)) {
+				best = (ssize_t)l;
+				best_count = 0;
+				break;	/* nothing to lose */
+			}
+			struct place_node t = work[l];
+			int64_t lost = 0;
+			size_t cnt = 0;
+			bool fit = false;
+			for (size_t e = bn.first[l]; e < bn.first[l + 1] && !fit; e++) {
+				size_t v = bn.list[e];
+				if (taken[v] || (e > bn.first[l] && bn.list[e - 1] == v))
+					continue;
+				release_on(&t, l, &rn, &running[v]);
+				lost += running_gpus(&running[v]);
+				cnt++;
+				fit = place_node_fits(&t, r);
+			}
+			if (fit && (best < 0 || lost < best_gpus || (lost == best_gpus && cnt < best_count))) {
+				best = (ssize_t)l;
+				best_gpus = lost;
+				best_count = cnt;
+			}
+		}
+		if (best < 0) {
+			n = 0;
+			goto out;
+		}
+		/* Take the best node's victims (again, in the same order), then the replica. */
+		struct place_node t = work[best];
+		nset = 0;
+		for (size_t e = bn.first[best]; e < bn.first[best + 1] && nset < best_count &&
+		     !place_node_fits(&t, r); e++) {
+			size_t v = bn.list[e];
+			if (taken[v] || (e > bn.first[best] && bn.list[e - 1] == v))
+				continue;
+			release_on(&t, (size_t)best, &rn, &running[v]);
+			set[nset++] = v;
+		}
+		for (size_t e = 0; e < nset; e++) {
+			taken[set[e]] = true;
+			chosen[n++] = set[e];
+			release_running(work, &rn, &running[set[e]]);
+		}
+		tmp[ridx[k]].node = (size_t)best;
+		place_node_take(&work[best], r, &tmp[ridx[k]].gpus);
 	}
-	if (!fit) {
-		n = 0;
-		goto out;
-	}
-	/* Prune: the most expensive first, drop each the gang fits without. */
-	for (size_t k = n; k-- > 0;) {
-		build_work(work, &rn, running, stopping, nrunning, chosen, n, k);
+	/*
+	 * The greedy's nodes are a placement already, unless the job needs one
+	 * zone (accelerators of several types) or a victim that was a gang
+	 * freed more than the node it was chosen for, which may spare others:
+	 * then the gang is placed for real on the region with the victims
+	 * gone, and each victim it fits without is spared, the most expensive
+	 * first.
+	 */
+	bool gangs = false;
+	for (size_t k = 0; k < n && !gangs; k++)
+		gangs = running[chosen[k]].n > 1;
+	if (!gangs && !several_types(job))
+		goto done;
+	qsort_r(chosen, n, sizeof(*chosen), by_cost, &ctx);
+	for (size_t k = n; gangs && k-- > 0;) {
+		build_work(work, &rn, held, running, NULL, nrunning, chosen, n, k);
 		if (place_gang(work, rn.n, &job->pj, tmp) == 0) {
 			memmove(&chosen[k], &chosen[k + 1], (n - k - 1) * sizeof(*chosen));
 			n--;
 		}
 	}
-	build_work(work, &rn, running, stopping, nrunning, chosen, n, n);
+	build_work(work, &rn, held, running, NULL, nrunning, chosen, n, n);
 	if (place_gang(work, rn.n, &job->pj, tmp) != 0) {
-		n = 0;	/* (cannot happen: this set fitted above) */
+		n = 0;	/* (one zone for several types, say: this job waits) */
 		goto out;
 	}
+done:
 	for (size_t i = 0; i < job->pj.nreplicas; i++)
 		out[i] = (struct place_assignment){ rn.global[tmp[i].node], tmp[i].gpus };
 out:
+	by_node_free(&bn);
 	free(work);
 	free(order);
+	free(ridx);
+	free(taken);
+	free(set);
 	free(tmp);
 	region_nodes_free(&rn);
 	return n;
@@ -170,30 +338,31 @@ size_t policy_pick_victims(const struct place_node *nodes, size_t nnodes,
 			   struct place_assignment *out)
 {
 	size_t nrunning = 0;
+	size_t *sorted = xmalloc((ncand + 1) * sizeof(*sorted));
 	for (size_t i = 0; i < ncand; i++)
 		if (cand[i] + 1 > nrunning)
 			nrunning = cand[i] + 1;
-	bool *stopping = xcalloc(nrunning + 1, sizeof(*stopping));
-	size_t n = pick(nodes, nnodes, job, running, nrunning, stopping, cand, ncand, chosen, out);
-	free(stopping);
+	memcpy(sorted, cand, ncand * sizeof(*sorted));
+	struct cost_ctx ctx = { running };
+	qsort_r(sorted, ncand, sizeof(*sorted), by_cost, &ctx);
+	size_t n = pick(nodes, nnodes, NULL, job, running, nrunning, sorted, ncand, chosen, out);
+	free(sorted);
 	return n;
 }
 
-/* Whether what is being stopped already makes room: then out is where it goes. */
-static bool fits_after_stops(const struct place_node *nodes, size_t nnodes,
+/*
+ * Whether what was being stopped when the pass began (stopping0) makes room
+ * for job, on nodes no earlier preemptor holds: then out is where it goes.
+ */
+static bool fits_after_stops(const struct place_node *nodes, size_t nnodes, const bool *held,
 			     const struct policy_job *job, const struct policy_running *running,
-			     size_t nrunning, const bool *stopping, struct place_assignment *out)
+			     size_t nrunning, const bool *stopping0, struct place_assignment *out)
 {
-	bool any = false;
-	for (size_t i = 0; i < nrunning && !any; i++)
-		any = stopping[i] && same(running[i].region, job->pj.region);
-	if (!any)
-		return false;
 	struct region_nodes rn;
 	region_nodes_init(&rn, nodes, nnodes, job->pj.region);
 	struct place_node *work = xcalloc(rn.n + 1, sizeof(*work));
 	struct place_assignment *tmp = xcalloc(job->pj.nreplicas + 1, sizeof(*tmp));
-	build_work(work, &rn, running, stopping, nrunning, NULL, 0, 0);
+	build_work(work, &rn, held, running, stopping0, nrunning, NULL, 0, 0);
 	bool fit = place_gang(work, rn.n, &job->pj, tmp) == 0;
 	for (size_t i = 0; fit && i < job->pj.nreplicas; i++)
 		out[i] = (struct place_assignment){ rn.global[tmp[i].node], tmp[i].gpus };
@@ -228,6 +397,8 @@ struct project_use {
 	const char *name;
 	double weight;
 	double gpus, vcpus, memory_mb;
+	double share;		/* share()'s value, kept as use changes */
+	ssize_t uses;		/* the project's first region_use, -1: none */
 };
 
 struct region_use {
@@ -235,6 +406,7 @@ struct region_use {
 	const char *region;
 	enum quota_class qclass;
 	struct quota_amounts used;
+	ssize_t next;		/* the project's next one, -1: none */
 };
 
 struct usage {
@@ -260,16 +432,19 @@ static size_t project_index(const struct usage *u, const char *name)
 static struct quota_amounts *region_use(struct usage *u, size_t project, const char *region,
 					enum quota_class c)
 {
-	for (size_t i = 0; i < u->nr; i++)
-		if (u->r[i].project == project && u->r[i].qclass == c && same(u->r[i].region, region))
+	for (ssize_t i = u->p[project].uses; i >= 0; i = u->r[i].next)
+		if (u->r[i].qclass == c && (u->r[i].region == region || same(u->r[i].region, region)))
 			return &u->r[i].used;
 	if (u->nr == u->cap) {
 		u->cap = u->cap ? 2 * u->cap : 16;
 		u->r = xrealloc(u->r, u->cap * sizeof(*u->r));
 	}
-	u->r[u->nr] = (struct region_use){ project, region, c, { 0 } };
+	u->r[u->nr] = (struct region_use){ project, region, c, { 0 }, u->p[project].uses };
+	u->p[project].uses = (ssize_t)u->nr;
 	return &u->r[u->nr++].used;
 }
+
+static double share_of(const struct usage *u, size_t project);
 
 static void add_replica_use(struct usage *u, size_t project, const char *region,
 			    enum quota_class c, const struct place_replica *r, int sign)
@@ -283,9 +458,10 @@ static void add_replica_use(struct usage *u, size_t project, const char *region,
 		p->gpus += sign * r->accel_count;
 	p->vcpus += sign * r->vcpus;
 	p->memory_mb += sign * (double)r->memory_mb;
+	p->share = share_of(u, project);
 }
 
-static double share(const struct usage *u, size_t project)
+static double share_of(const struct usage *u, size_t project)
 {
 	const struct project_use *p = &u->p[project];
 	double s = 0;
@@ -315,8 +491,10 @@ static void usage_init(struct usage *u, const struct place_node *nodes, size_t n
 		if (!k || strcmp(u->p[k - 1].name, u->p[i].name))
 			u->p[k++] = u->p[i];
 	u->np = k;
-	for (size_t i = 0; i < u->np; i++)
+	for (size_t i = 0; i < u->np; i++) {
 		u->p[i].weight = quotas_weight(q, u->p[i].name);
+		u->p[i].uses = -1;
+	}
 	for (size_t i = 0; i < nnodes; i++) {
 		if (!nodes[i].schedulable)
 			continue;
@@ -364,11 +542,22 @@ static bool same_band(const struct policy_job *x, const struct policy_job *y)
 }
 
 /* Takes the nodes of a preemptor's future placement out of this pass. */
-static void hold_nodes(struct place_cluster *cl, const struct place_assignment *as, size_t n)
+static void hold_nodes(struct place_cluster *cl, bool *held, const struct place_assignment *as,
+		       size_t n)
 {
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
 		place_cluster_hold(cl, as[i].node);
+		held[as[i].node] = true;
+	}
 }
+
+/* A job shape for which no set of victims made room (in one pass). */
+struct failed_search {
+	const char *region, *accel_type;
+	int priority, gpus, vcpus;
+	bool spot, tpu;
+	size_t nreplicas;
+};
 
 struct pass {
 	struct place_node *nodes;
@@ -382,12 +571,20 @@ struct pass {
 	struct place_assignment *out;
 	struct policy_outcome *outcome;
 	struct usage use;
-	bool *stopping;
+	bool *stopping;		/* being stopped: at the pass's start, and victims since */
+	bool *stopping0;	/* being stopped when the pass began */
+	bool *held;		/* nodes held for preemptors (by index) */
+	const char **stop_regions;	/* the regions of stopping0's jobs */
+	size_t nstop_regions;
 	const char **reserved;	/* regions held by a starving job */
 	int64_t *reserved_by;
 	size_t nreserved;
 	struct policy_victim *victims;
 	size_t nvictims, cap_victims;
+	size_t searches;		/* victim searches this pass (POLICY_MAX_SEARCHES) */
+	size_t *order;			/* running, cheapest victim first (cost_order) */
+	struct failed_search *failed;	/* shapes no victims could make room for */
+	size_t nfailed, cap_failed;
 	size_t placed;
 };
 
@@ -400,6 +597,78 @@ static void add_victim(struct pass *ps, size_t victim, size_t job)
 	ps->victims[ps->nvictims++] = (struct policy_victim){ victim, job };
 }
 
+struct cost_key {
+	int64_t gpus, priority, age, id;
+	size_t index;
+};
+
+static int by_cost_key(const void *a, const void *b)
+{
+	const struct cost_key *x = a, *y = b;
+	if (x->gpus != y->gpus)
+		return x->gpus < y->gpus ? -1 : 1;
+	if (x->priority != y->priority)
+		return x->priority < y->priority ? -1 : 1;
+	if (x->age != y->age)
+		return x->age < y->age ? -1 : 1;
+	return x->id > y->id ? -1 : x->id < y->id;
+}
+
+/* Every running job, cheapest victim first (by_cost's order), computed once a pass. */
+static const size_t *cost_order(struct pass *ps)
+{
+	if (ps->order)
+		return ps->order;
+	struct cost_key *keys = xcalloc(ps->nrunning + 1, sizeof(*keys));
+	for (size_t i = 0; i < ps->nrunning; i++) {
+		const struct policy_running *r = &ps->running[i];
+		keys[i] = (struct cost_key){ running_gpus(r), r->priority, r->age_us, r->id, i };
+	}
+	qsort(keys, ps->nrunning, sizeof(*keys), by_cost_key);
+	ps->order = xcalloc(ps->nrunning + 1, sizeof(*ps->order));
+	for (size_t i = 0; i < ps->nrunning; i++)
+		ps->order[i] = keys[i].index;
+	free(keys);
+	return ps->order;
+}
+
+/* The largest replica of a job: a search for a smaller-or-equal job can only fail too. */
+static void shape_of(const struct policy_job *job, struct failed_search *f)
+{
+	memset(f, 0, sizeof(*f));
+	f->region = job->pj.region;
+	f->priority = job->priority;
+	f->spot = job->spot;
+	f->nreplicas = job->pj.nreplicas;
+	for (size_t i = 0; i < job->pj.nreplicas; i++) {
+		const struct place_replica *r = &job->pj.replicas[i];
+		if (r->tpu)
+			f->tpu = true;
+		if (r->accel_type && r->accel_count >= f->gpus) {
+			f->gpus = r->accel_count;
+			f->accel_type = r->accel_type;
+		}
+		if (r->vcpus > f->vcpus)
+			f->vcpus = r->vcpus;
+	}
+}
+
+/* Whether a search for job would repeat one that failed (victims only get fewer in a pass). */
+static bool known_to_fail(const struct pass *ps, const struct policy_job *job)
+{
+	struct failed_search f;
+	shape_of(job, &f);
+	for (size_t i = 0; i < ps->nfailed; i++) {
+		const struct failed_search *g = &ps->failed[i];
+		if (same(g->region, f.region) && g->priority == f.priority && g->spot == f.spot &&
+		    g->tpu == f.tpu && (!g->accel_type || same(g->accel_type, f.accel_type)) &&
+		    f.gpus >= g->gpus && f.vcpus >= g->vcpus && f.nreplicas >= g->nreplicas &&
+		    (g->gpus > 0 || !f.accel_type))
+			return true;
+	}
+	return false;
+}
+
 /* Preemption for job j, which fits its quota and the region emptied. */
 static bool try_preempt(struct pass *ps, size_t j)
 {
@@ -407,24 +676,38 @@ static bool try_preempt(struct pass *ps, size_t j)
 	struct place_assignment *as = xcalloc(job->pj.nreplicas + 1, sizeof(*as));
 	bool done = false;
 
-	if (fits_after_stops(ps->nodes, ps->nnodes, job, ps->running, ps->nrunning, ps->stopping,
-			     as)) {
-		ps->outcome[j].why = POLICY_PREEMPTING;
-		hold_nodes(ps->cl, as, job->pj.nreplicas);
-		done = true;
+	/* Bounded work a pass: the next pass goes on where this one stopped. */
+	if (ps->searches >= POLICY_MAX_SEARCHES)
 		goto out;
+	bool stops_here = false;
+	for (size_t i = 0; i < ps->nstop_regions && !stops_here; i++)
+		stops_here = same(ps->stop_regions[i], job->pj.region);
+	if (stops_here) {
+		ps->searches++;
+		if (fits_after_stops(ps->nodes, ps->nnodes, ps->held, job, ps->running, ps->nrunning,
+				     ps->stopping0, as)) {
+			ps->outcome[j].why = POLICY_PREEMPTING;
+			hold_nodes(ps->cl, ps->held, as, job->pj.nreplicas);
+			done = true;
+			goto out;
+		}
 	}
+	if (ps->searches >= POLICY_MAX_SEARCHES || known_to_fail(ps, job))
+		goto out;
+	ps->searches++;
 	size_t *cand = xcalloc(ps->nrunning + 1, sizeof(*cand)), ncand = 0;
 	int below = quotas_preempt_below(ps->cfg->quotas);
-	for (size_t i = 0; i < ps->nrunning; i++) {
+	const size_t *order = cost_order(ps);
+	for (size_t k = 0; k < ps->nrunning; k++) {
+		size_t i = order[k];
 		const struct policy_running *r = &ps->running[i];
-		if (!ps->stopping[i] && same(r->region, job->pj.region) &&
+		if (!ps->stopping[i] && (r->region == job->pj.region || same(r->region, job->pj.region)) &&
 		    policy_may_preempt(job->spot, job->priority, r, below) &&
 		    relevant(ps->nodes, r, job))
 			cand[ncand++] = i;
 	}
 	size_t *chosen = xcalloc(ncand + 1, sizeof(*chosen));
-	size_t n = ncand ? pick(ps->nodes, ps->nnodes, job, ps->running, ps->nrunning, ps->stopping,
+	size_t n = ncand ? pick(ps->nodes, ps->nnodes, ps->held, job, ps->running, ps->nrunning,
 				cand, ncand, chosen, as) : 0;
 	if (n) {
 		for (size_t k = 0; k < n; k++) {
@@ -433,8 +716,14 @@ static bool try_preempt(struct pass *ps, size_t j)
 		}
 		ps->outcome[j].why = POLICY_PREEMPTING;
 		ps->outcome[j].nvictims = n;
-		hold_nodes(ps->cl, as, job->pj.nreplicas);
+		hold_nodes(ps->cl, ps->held, as, job->pj.nreplicas);
 		done = true;
+	} else {
+		if (ps->nfailed == ps->cap_failed) {
+			ps->cap_failed = ps->cap_failed ? 2 * ps->cap_failed : 8;
+			ps->failed = xrealloc(ps->failed, ps->cap_failed * sizeof(*ps->failed));
+		}
+		shape_of(job, &ps->failed[ps->nfailed++]);
 	}
 	free(cand);
 	free(chosen);
@@ -499,8 +788,17 @@ size_t policy_pass(struct place_node *nodes, size_t nnodes, const struct policy_
 
 	ps.cl = place_cluster_new(nodes, nnodes);
 	ps.stopping = xcalloc(nrunning + 1, sizeof(*ps.stopping));
-	for (size_t i = 0; i < nrunning; i++)
-		ps.stopping[i] = running[i].stopping;
+	ps.stopping0 = xcalloc(nrunning + 1, sizeof(*ps.stopping0));
+	ps.held = xcalloc(nnodes + 1, sizeof(*ps.held));
+	ps.stop_regions = xcalloc(nrunning + 1, sizeof(*ps.stop_regions));
+	for (size_t i = 0; i < nrunning; i++) {
+		ps.stopping[i] = ps.stopping0[i] = running[i].stopping;
+		bool seen = !running[i].stopping;
+		for (size_t k = 0; k < ps.nstop_regions && !seen; k++)
+			seen = same(ps.stop_regions[k], running[i].region);
+		if (!seen)
+			ps.stop_regions[ps.nstop_regions++] = running[i].region;
+	}
 	ps.reserved = xcalloc(njobs + 1, sizeof(*ps.reserved));
 	ps.reserved_by = xcalloc(njobs + 1, sizeof(*ps.reserved_by));
 	usage_init(&ps.use, nodes, nnodes, jobs, njobs, running, nrunning, cfg->quotas);
@@ -535,9 +833,9 @@ size_t policy_pass(struct place_node *nodes, size_t nnodes, const struct policy_
 		}
 		while (nlive) {
 			size_t bi = 0;
-			double bs = share(&ps.use, live[0]);
+			double bs = ps.use.p[live[0]].share;
 			for (size_t i = 1; i < nlive; i++) {
-				double s = share(&ps.use, live[i]);
+				double s = ps.use.p[live[i]].share;
 				if (s < bs) {
 					bs = s;
 					bi = i;
@@ -560,7 +858,12 @@ size_t policy_pass(struct place_node *nodes, size_t nnodes, const struct policy_
 	free(in_band);
 	free(order);
 	place_cluster_free(ps.cl);
+	free(ps.failed);
 	free(ps.stopping);
+	free(ps.stopping0);
+	free(ps.order);
+	free(ps.held);
+	free(ps.stop_regions);
 	free(ps.reserved);
 	free(ps.reserved_by);
 	usage_free(&ps.use);

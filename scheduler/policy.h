@@ -93,6 +93,14 @@ struct policy_victim {
 	size_t victim, job;
 };
 
+/*
+ * Victim searches one pass makes at most (each costs about a millisecond at
+ * 10,000 nodes); jobs past them wait for the next pass. A job whose shape
+ * (region, band, largest replica, size) already found no victims in the
+ * pass is not searched again.
+ */
+#define POLICY_MAX_SEARCHES 8
+
 struct policy_config {
 	const struct quotas *quotas;	/* NULL: no limits, equal weights */
 	int64_t starve_us;

@@ -152,6 +152,7 @@ if [ -x "$dir/bench/bench_validate" ]; then
 	printf '  '; "$dir/bench/bench_validate"
 fi
 [ -x "$dir/bench/bench_placement" ] && "$dir/bench/bench_placement"
+[ -x "$dir/bench/bench_policy" ] && "$dir/bench/bench_policy"
 [ -x "$dir/bench/bench_tuning" ] && "$dir/bench/bench_tuning"
 
 # --- the scheduler with its database commits ----------------------------------

@@ -21,7 +21,7 @@ cd "$(dirname "$0")/.."
 # target | sources beyond tests/fuzz/fuzz_<target>.c | extra seed folders
 targets_table='
 validate    | spec/validate.c spec/validate_ml.c spec/validate_vertex.c spec/validate_study.c spec/training_spec.c spec/catalog.c lib/common.c lib/wire.c lib/violation.c lib/strbuf.c lib/yamldoc.c lib/imageref.c | tests/unit/fixtures
-sync_answer | agent/sync_msg.c agent/replica.c agent/runtime_kind.c agent/simulate_script.c agent/agent_config.c agent/python_runtimes.c agent/gpu.c agent/http.c lib/imageref.c lib/common.c lib/wire.c lib/strbuf.c lib/log.c lib/config.c |
+sync_answer | agent/sync_msg.c agent/replica.c agent/runtime_kind.c agent/simulate_script.c agent/agent_config.c agent/python_runtimes.c agent/gpu.c agent/http.c lib/imageref.c lib/replica_state.c lib/common.c lib/wire.c lib/strbuf.c lib/log.c lib/config.c |
 metric_file | agent/metric_file.c lib/common.c lib/log.c lib/wire.c lib/strbuf.c |
 log         | lib/log.c lib/common.c lib/wire.c lib/strbuf.c |
 http        | SERVER_SOURCES tests/fuzz/stub_store.c |

@@ -1406,6 +1406,7 @@ void httpd_wake(struct httpd *h, const char *key)
 static void *park_timer(void *arg)
 {
 	struct httpd *h = arg;
+	pthread_setname_np(pthread_self(), "http-park");
 	for (;;) {
 		struct timespec ts = { 0, PARK_TICK_NSEC };
 		nanosleep(&ts, NULL);
@@ -2011,6 +2012,7 @@ static void *worker_main(void *arg)
 	struct epoll_event ev[EVENTS_MAX];
 	int64_t next_sweep = mono_usec() + SWEEP_USEC;
 
+	pthread_setname_np(pthread_self(), "http-worker");	/* top -H, gdb */
 	while (!atomic_load(&w->stop)) {
 		int64_t wait = (next_sweep - mono_usec()) / 1000;
 		int n = epoll_wait(w->epfd, ev, EVENTS_MAX, wait < 0 ? 0 : (int)wait + 1);

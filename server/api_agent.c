@@ -215,6 +215,33 @@ METRIC_COUNTER(syncs_full, "trainplane_agent_syncs_full_total",
 	       "this server knew nothing of).")
 
 /*
+ * The digest of a sync's reports: their (replica, attempt, seq) in order,
+ * what the sync dedupes on. 0 when one lacks them (never quiet).
+ */
+static uint64_t reports_digest(const json_t *reports)
+{
+	uint64_t x = 0xcbf29ce484222325ULL;	/* FNV-1a */
+	size_t i;
+	const json_t *r;
+
+	json_array_foreach(reports, i, r) {
+		const char *id = str_field(r, "replica");
+		const json_t *attempt = json_object_get(r, "attempt"), *seq = json_object_get(r, "seq");
+		if (!id || !json_is_integer(attempt) || !json_is_integer(seq))
+			return 0;
+		char num[48];
+		int n = snprintf(num, sizeof(num), "\x1f%lld\x1f%lld\x1e",
+				 (long long)json_integer_value(attempt),
+				 (long long)json_integer_value(seq));
+		for (const char *p = id; *p; p++)
+			x = (x ^ (unsigned char)*p) * 0x100000001b3ULL;
+		for (int k = 0; k < n; k++)
+			x = (x ^ (unsigned char)num[k]) * 0x100000001b3ULL;
+	}
+	return x ? x : 1;
+}
+
+/*
  * A sync's state across its suspensions (req->ctx). A quiet sync (no
  * report, not stopping, a wait, the agent's desired version and
  * incarnation what the node cache knows) goes RENEWING: suspended until
@@ -285,7 +312,8 @@ static void sync_full(struct request *req, const char *node, const char *inc, bo
 		reply_store_error(req, rc);
 		return;
 	}
-	node_cache_fill(req->srv->nodes, node, stamp, inc, version);
+	/* (its reports are applied: at this run, or at its first) */
+	node_cache_fill(req->srv->nodes, node, stamp, inc, version, reports_digest(reports));
 	/* (after the sync: the node is a registered one, its name checked then) */
 	if (json_is_true(stopping) && renew)
 		log_info("node %s is stopping (its agent is leaving in an orderly way): it takes no "
@@ -410,13 +438,16 @@ void api_agent_sync(struct request *req)
 			sync_full(req, node, inc, false, false, wait);
 		return;
 	}
-	/* A quiet sync: renewed in the next lease batch, answered after it. */
+	/* A quiet sync (no report, or only the reports of the node's last
+	 * full sync again): renewed in the next lease batch, answered after it. */
 	char cached_inc[256];
 	int64_t version;
+	uint64_t applied;
 	struct node_stamp stamp;
-	if (req->srv->leases && wait > 0 && !json_array_size(reports) && !json_is_true(stopping) &&
-	    known && node_cache_get(req->srv->nodes, node, cached_inc, sizeof(cached_inc), &version,
-				    &stamp) && !strcmp(cached_inc, inc)) {
+	if (req->srv->leases && wait > 0 && !json_is_true(stopping) && known &&
+	    node_cache_get(req->srv->nodes, node, cached_inc, sizeof(cached_inc), &version, &applied,
+			   &stamp) && !strcmp(cached_inc, inc) &&
+	    (!json_array_size(reports) || (applied && reports_digest(reports) == applied))) {
 		char v[24];
 		snprintf(v, sizeof(v), "%lld", (long long)version);
 		if (!strcmp(known, v)) {

@@ -68,6 +68,7 @@ static void *batch_main(void *arg)
 {
 	struct lease_batch *lb = arg;
 
+	pthread_setname_np(pthread_self(), "lease-batch");
 	pthread_mutex_lock(&lb->mu);
 	for (;;) {
 		while (!lb->head && !lb->stopping)

@@ -15,6 +15,7 @@ struct entry {
 	uint64_t gen;		/* bumped by each change heard */
 	bool known;		/* inc and version hold what a full sync read */
 	int64_t version;
+	uint64_t reports;	/* digest of the last full sync's reports, applied */
 	char *inc;
 	char name[];
 };
@@ -153,7 +154,7 @@ static bool unmoved(const struct node_cache *nc, const struct entry *e, struct n
 }
 
 void node_cache_fill(struct node_cache *nc, const char *node, struct node_stamp stamp,
-		     const char *incarnation, int64_t version)
+		     const char *incarnation, int64_t version, uint64_t reports)
 {
 	if (!nc)
 		return;
@@ -165,13 +166,14 @@ void node_cache_fill(struct node_cache *nc, const char *node, struct node_stamp 
 			e->inc = xstrdup(incarnation);
 		}
 		e->version = version;
+		e->reports = reports;
 		e->known = true;
 	}
 	pthread_mutex_unlock(&nc->mu);
 }
 
 bool node_cache_get(struct node_cache *nc, const char *node, char *inc, size_t incsize,
-		    int64_t *version, struct node_stamp *stamp)
+		    int64_t *version, uint64_t *reports, struct node_stamp *stamp)
 {
 	bool ok = false;
 	if (!nc)
@@ -181,6 +183,7 @@ bool node_cache_get(struct node_cache *nc, const char *node, char *inc, size_t i
 	if (e && e->known && strlen(e->inc) < incsize) {
 		strcpy(inc, e->inc);
 		*version = e->version;
+		*reports = e->reports;
 		stamp->gen = e->gen;
 		stamp->epoch = nc->epoch;
 		ok = true;

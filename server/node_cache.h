@@ -13,6 +13,12 @@
  * been missed (the listening connection lost, or not yet listening) drop
  * everything, and nothing is kept until listening again.
  *
+ * An agent sends the state of every replica it runs in every sync, each
+ * with the seq of its last change: the same (replica, attempt, seq) again
+ * changes nothing (the sync applies a report only over an older seq). So
+ * the digest of the reports of the node's last full sync is kept too: a
+ * sync whose reports have that digest is as quiet as one without.
+ *
  * Reads race changes as in the job cache: a full sync takes a stamp before
  * its transaction and fills the entry after it only if no change of the
  * node was heard in between (a change after the transaction's snapshot is
@@ -51,15 +57,20 @@ void node_cache_changed(struct node_cache *nc, const char *node);
 
 /* Before a read of the node: the stamp to fill with (or to watch). */
 struct node_stamp node_cache_stamp(struct node_cache *nc, const char *node);
-/* After the read committed: keeps what it read unless the node changed since stamp. */
-void node_cache_fill(struct node_cache *nc, const char *node, struct node_stamp stamp,
-		     const char *incarnation, int64_t version);
 /*
- * The node's incarnation (copied into inc, incsize bytes) and version, if
- * known: true, with *stamp what to watch. NULL nc: false.
+ * After the read committed: keeps what it read unless the node changed
+ * since stamp, and reports, the digest of the reports that sync carried,
+ * all of them applied by then (0: none to remember).
+ */
+void node_cache_fill(struct node_cache *nc, const char *node, struct node_stamp stamp,
+		     const char *incarnation, int64_t version, uint64_t reports);
+/*
+ * The node's incarnation (copied into inc, incsize bytes), version and
+ * last reports' digest, if known: true, with *stamp what to watch. NULL
+ * nc: false.
  */
 bool node_cache_get(struct node_cache *nc, const char *node, char *inc, size_t incsize,
-		    int64_t *version, struct node_stamp *stamp);
+		    int64_t *version, uint64_t *reports, struct node_stamp *stamp);
 /* Whether the node may have changed since stamp (true while not listening). */
 bool node_cache_moved(struct node_cache *nc, const char *node, struct node_stamp stamp);
 

@@ -8,7 +8,13 @@
 
 #include "common.h"
 #include "log.h"
+#include "metrics.h"
 #include "store_node.h"
+
+METRIC_COUNTER(batches_total, "trainplane_lease_batches_total",
+	       "Transactions that renewed quiet agent syncs' leases in a batch.")
+METRIC_COUNTER(renewals_total, "trainplane_lease_batch_renewals_total",
+	       "Leases renewed through those batches.")
 
 struct renewal {
 	struct renewal *next;
@@ -26,7 +32,6 @@ struct lease_batch {
 	struct renewal *head, **tail;	/* pending, in arrival order */
 	size_t n;
 	bool stopping;
-	uint64_t batches, renewals;
 };
 
 static void write_batch(struct lease_batch *lb, struct renewal *list, size_t n)
@@ -55,10 +60,8 @@ static void write_batch(struct lease_batch *lb, struct renewal *list, size_t n)
 		free(r->incarnation);
 		free(r);
 	}
-	pthread_mutex_lock(&lb->mu);
-	lb->batches++;
-	lb->renewals += ok;
-	pthread_mutex_unlock(&lb->mu);
+	metric_add(&batches_total, 1);
+	metric_add(&renewals_total, ok);
 	free(names);
 	free(incs);
 	free(renewed);
@@ -151,16 +154,5 @@ void lease_batch_renew(struct lease_batch *lb, const char *node, const char *inc
 	lb->tail = &r->next;
 	if (!lb->n++)
 		pthread_cond_signal(&lb->cv);
-	pthread_mutex_unlock(&lb->mu);
-}
-
-void lease_batch_stats(struct lease_batch *lb, struct lease_batch_stats *out)
-{
-	memset(out, 0, sizeof(*out));
-	if (!lb)
-		return;
-	pthread_mutex_lock(&lb->mu);
-	out->batches = lb->batches;
-	out->renewals = lb->renewals;
 	pthread_mutex_unlock(&lb->mu);
 }

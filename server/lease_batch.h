@@ -12,7 +12,8 @@
  * the sync's arrival, so the server's view of the lease never ends before
  * the agent's.
  *
- * One thread of its own, on a pooled connection.
+ * One thread of its own, on a pooled connection. /metrics:
+ * trainplane_lease_batches_total, trainplane_lease_batch_renewals_total.
  */
 #ifndef TP_LEASE_BATCH_H
 #define TP_LEASE_BATCH_H
@@ -40,11 +41,5 @@ void lease_batch_stop(struct lease_batch *lb);
  */
 void lease_batch_renew(struct lease_batch *lb, const char *node, const char *incarnation,
 		       void (*done)(void *arg, bool renewed), void *arg);
-
-struct lease_batch_stats {
-	uint64_t batches;	/* transactions */
-	uint64_t renewals;	/* leases renewed through them */
-};
-void lease_batch_stats(struct lease_batch *lb, struct lease_batch_stats *out);
 
 #endif

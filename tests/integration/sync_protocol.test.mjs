@@ -265,20 +265,22 @@ describe('agent protocol', () => {
   });
 
   it('a sync that repeats the reports of the last one (no new seq) is quiet too; a new seq is not', async () => {
-    assert.equal((await quietNode('q2', 'inc-q2')).status, 200);
+    // (an incarnation that needs quoting in the batch's text[] literal)
+    const inc = 'inc "q2" {a,b} \\ NULL \u00e9';
+    assert.equal((await quietNode('q2', inc)).status, 200);
     const rep = (seq) => [{ replica: '1-master-0-00000000000000aa', attempt: 1, seq, state: 'RUNNING' }];
-    const v = (await sync('q2', { incarnation: 'inc-q2', waitSeconds: 0, replicas: rep(1) })).json.desiredVersion;
+    const v = (await sync('q2', { incarnation: inc, waitSeconds: 0, replicas: rep(1) })).json.desiredVersion;
     const before = await syncFigures();
     await waitFor(async () => {
-      const r = await sync('q2', { incarnation: 'inc-q2', waitSeconds: 1, desiredVersion: v, replicas: rep(1) });
+      const r = await sync('q2', { incarnation: inc, waitSeconds: 1, desiredVersion: v, replicas: rep(1) });
       assert.equal(r.status, 200, r.text);
       return (await syncFigures()).quiet > before.quiet;
     }, 10_000, 'a quiet sync with the same reports');
     const f0 = await syncFigures();
-    assert.equal((await sync('q2', { incarnation: 'inc-q2', waitSeconds: 1, desiredVersion: v, replicas: rep(1) })).status, 200);
+    assert.equal((await sync('q2', { incarnation: inc, waitSeconds: 1, desiredVersion: v, replicas: rep(1) })).status, 200);
     const f1 = await syncFigures();
     assert.deepEqual([f1.quiet, f1.full], [f0.quiet + 1, f0.full]);
-    assert.equal((await sync('q2', { incarnation: 'inc-q2', waitSeconds: 1, desiredVersion: v, replicas: rep(2) })).status, 200);
+    assert.equal((await sync('q2', { incarnation: inc, waitSeconds: 1, desiredVersion: v, replicas: rep(2) })).status, 200);
     const f2 = await syncFigures();
     assert.ok(f2.full > f1.full, 'a new seq runs the sync');
   });

@@ -107,7 +107,7 @@
 #define DRAIN_SECONDS 10
 /* How often each worker looks for connections past their deadline. */
 #define SWEEP_USEC (250 * 1000)
-/* How often the park timer looks for long-polls past their deadline. */
+/* How often the park timer looks at the earliest deadline of the parked long-polls. */
 #define PARK_TICK_NSEC (20 * 1000 * 1000)
 /* How long a closing connection drops what the client still sends. */
 #define LINGER_USEC (2 * 1000 * 1000)
@@ -233,11 +233,14 @@ struct httpd_req {
 	bool resumed;
 	bool answered;
 	bool suspended_counted;
-	/* the park list, under the server's park_mu */
+	/* the park (under the server's park_mu): a slot of the deadline heap,
+	 * a link in its key's bucket */
 	bool in_park;
 	int64_t park_deadline;
 	char *park_key;
-	struct httpd_req *park_next;
+	uint64_t park_hash;
+	size_t park_slot;	/* its index in the heap */
+	struct httpd_req *park_knext, *park_kprev;
 	void *app;
 };
 
@@ -294,9 +297,17 @@ struct httpd {
 	pthread_mutex_t clients_mu;
 	struct client *clients[CLIENT_BUCKETS];
 	int nclients;		/* addresses with a connection open (under clients_mu) */
-	/* Parked (long-poll) requests, woken by key, FIN or deadline. */
+	/*
+	 * Parked (long-poll) requests, woken by key, FIN or deadline: a binary
+	 * min-heap by deadline (the timer looks at its top only: O(expiring),
+	 * not O(held)) and a hash table of keys (a wake by key finds its own
+	 * requests alone), both under park_mu.
+	 */
 	pthread_mutex_t park_mu;
-	struct httpd_req *parked;
+	struct httpd_req **park_heap;
+	size_t park_n, park_cap;
+	struct httpd_req **park_keys;	/* buckets, a power of two of them */
+	size_t park_nkeys;
 	pthread_t timer;
 	bool timer_started;
 	atomic_bool stopping;
@@ -1202,7 +1213,108 @@ static bool rq_queued(struct conn *c)
 	return q;
 }
 
-/* Takes r off the park list. Returns false when it was not on it (a wake took it first). */
+/* --- the park: a heap by deadline, a hash table by key ----------------------- */
+
+static uint64_t park_key_hash(const char *key)
+{
+	uint64_t x = 0xcbf29ce484222325ULL;	/* FNV-1a */
+	for (const unsigned char *p = (const unsigned char *)key; *p; p++)
+		x = (x ^ *p) * 0x100000001b3ULL;
+	return x ^ (x >> 29);
+}
+
+static void heap_set(struct httpd *h, size_t i, struct httpd_req *r)
+{
+	h->park_heap[i] = r;
+	r->park_slot = i;
+}
+
+static void heap_up(struct httpd *h, size_t i)
+{
+	struct httpd_req *r = h->park_heap[i];
+	while (i > 0) {
+		size_t parent = (i - 1) / 2;
+		if (h->park_heap[parent]->park_deadline <= r->park_deadline)
+			break;
+		heap_set(h, i, h->park_heap[parent]);
+		i = parent;
+	}
+	heap_set(h, i, r);
+}
+
+static void heap_down(struct httpd *h, size_t i)
+{
+	struct httpd_req *r = h->park_heap[i];
+	for (;;) {
+		size_t kid = 2 * i + 1;
+		if (kid >= h->park_n)
+			break;
+		if (kid + 1 < h->park_n &&
+		    h->park_heap[kid + 1]->park_deadline < h->park_heap[kid]->park_deadline)
+			kid++;
+		if (r->park_deadline <= h->park_heap[kid]->park_deadline)
+			break;
+		heap_set(h, i, h->park_heap[kid]);
+		i = kid;
+	}
+	heap_set(h, i, r);
+}
+
+static void keys_link(struct httpd_req **buckets, size_t nkeys, struct httpd_req *r)
+{
+	struct httpd_req **b = &buckets[r->park_hash & (nkeys - 1)];
+	r->park_kprev = NULL;
+	r->park_knext = *b;
+	if (*b)
+		(*b)->park_kprev = r;
+	*b = r;
+}
+
+/* Puts r in the park (park_mu held). */
+static void park_insert(struct httpd *h, struct httpd_req *r)
+{
+	if (h->park_n == h->park_cap) {
+		h->park_cap = h->park_cap ? 2 * h->park_cap : 64;
+		h->park_heap = xrealloc(h->park_heap, h->park_cap * sizeof(*h->park_heap));
+	}
+	if (h->park_n + 1 > h->park_nkeys) {	/* at most one request per bucket on average */
+		size_t n = h->park_nkeys ? 2 * h->park_nkeys : 64;
+		struct httpd_req **b = xcalloc(n, sizeof(*b));
+		for (size_t i = 0; i < h->park_n; i++)
+			keys_link(b, n, h->park_heap[i]);
+		free(h->park_keys);
+		h->park_keys = b;
+		h->park_nkeys = n;
+	}
+	keys_link(h->park_keys, h->park_nkeys, r);
+	h->park_heap[h->park_n] = r;
+	heap_up(h, h->park_n++);
+	r->in_park = true;
+}
+
+/* Takes r out of the park (park_mu held, r in it). */
+static void park_remove(struct httpd *h, struct httpd_req *r)
+{
+	size_t i = r->park_slot;
+	struct httpd_req *last = h->park_heap[--h->park_n];
+	if (last != r) {
+		heap_set(h, i, last);
+		if (i > 0 && h->park_heap[(i - 1) / 2]->park_deadline > last->park_deadline)
+			heap_up(h, i);
+		else
+			heap_down(h, i);
+	}
+	if (r->park_kprev)
+		r->park_kprev->park_knext = r->park_knext;
+	else
+		h->park_keys[r->park_hash & (h->park_nkeys - 1)] = r->park_knext;
+	if (r->park_knext)
+		r->park_knext->park_kprev = r->park_kprev;
+	r->park_knext = r->park_kprev = NULL;
+	r->in_park = false;
+}
+
+/* Takes r out of the park. Returns false when it was not in it (a wake took it first). */
 static bool unpark(struct httpd_req *r)
 {
 	struct httpd *h = r->h;
@@ -1210,12 +1322,7 @@ static bool unpark(struct httpd_req *r)
 
 	pthread_mutex_lock(&h->park_mu);
 	if (r->in_park) {
-		for (struct httpd_req **pp = &h->parked; *pp; pp = &(*pp)->park_next)
-			if (*pp == r) {
-				*pp = r->park_next;
-				break;
-			}
-		r->in_park = false;
+		park_remove(h, r);
 		was = true;
 	}
 	pthread_mutex_unlock(&h->park_mu);
@@ -1251,59 +1358,61 @@ bool httpd_park(struct httpd_req *r, const char *key, int64_t deadline_us)
 		pthread_mutex_unlock(&h->park_mu);
 		return false;
 	}
-	r->in_park = true;
-	r->park_next = h->parked;
-	h->parked = r;
+	r->park_hash = park_key_hash(key);
+	park_insert(h, r);
 	pthread_mutex_unlock(&h->park_mu);
 	r->c->outcome = OUT_PARK;
 	count_suspended(r, true);
 	return true;
 }
 
-/* Resumes the parked requests for which match() says so. */
-static void wake_where(struct httpd *h, bool (*match)(struct httpd_req *, const void *),
-		       const void *arg)
+/* Resumes the parked requests whose deadline is at or before now. */
+static void wake_expired(struct httpd *h, int64_t now)
 {
 	pthread_mutex_lock(&h->park_mu);
-	for (struct httpd_req **pp = &h->parked; *pp;) {
-		struct httpd_req *r = *pp;
-		if (match(r, arg)) {
-			*pp = r->park_next;
-			r->in_park = false;
+	while (h->park_n && h->park_heap[0]->park_deadline <= now) {
+		struct httpd_req *r = h->park_heap[0];
+		park_remove(h, r);
+		queue_resume(r->c);
+	}
+	pthread_mutex_unlock(&h->park_mu);
+}
+
+void httpd_wake(struct httpd *h, const char *key)
+{
+	if (!h)
+		return;
+	pthread_mutex_lock(&h->park_mu);
+	if (!key) {
+		while (h->park_n) {
+			struct httpd_req *r = h->park_heap[h->park_n - 1];
+			park_remove(h, r);
 			queue_resume(r->c);
-		} else {
-			pp = &r->park_next;
+		}
+	} else if (h->park_nkeys) {
+		uint64_t hash = park_key_hash(key);
+		struct httpd_req *r = h->park_keys[hash & (h->park_nkeys - 1)], *next;
+		for (; r; r = next) {
+			next = r->park_knext;
+			if (r->park_hash == hash && !strcmp(r->park_key, key)) {
+				park_remove(h, r);
+				queue_resume(r->c);
+			}
 		}
 	}
 	pthread_mutex_unlock(&h->park_mu);
 }
 
-static bool key_matches(struct httpd_req *r, const void *key)
-{
-	return !key || !strcmp(r->park_key, key);
-}
-
-static bool deadline_passed(struct httpd_req *r, const void *now)
-{
-	return r->park_deadline <= *(const int64_t *)now;
-}
-
-void httpd_wake(struct httpd *h, const char *key)
-{
-	if (h)
-		wake_where(h, key_matches, key);
-}
-
 static void *park_timer(void *arg)
 {
 	struct httpd *h = arg;
+	pthread_setname_np(pthread_self(), "http-park");
 	for (;;) {
 		struct timespec ts = { 0, PARK_TICK_NSEC };
 		nanosleep(&ts, NULL);
 		if (atomic_load(&h->stopping))
 			return NULL;
-		int64_t now = mono_usec();
-		wake_where(h, deadline_passed, &now);
+		wake_expired(h, mono_usec());
 	}
 }
 
@@ -1903,6 +2012,7 @@ static void *worker_main(void *arg)
 	struct epoll_event ev[EVENTS_MAX];
 	int64_t next_sweep = mono_usec() + SWEEP_USEC;
 
+	pthread_setname_np(pthread_self(), "http-worker");	/* top -H, gdb */
 	while (!atomic_load(&w->stop)) {
 		int64_t wait = (next_sweep - mono_usec()) / 1000;
 		int n = epoll_wait(w->epfd, ev, EVENTS_MAX, wait < 0 ? 0 : (int)wait + 1);
@@ -2068,6 +2178,8 @@ static void free_server(struct httpd *h)
 		}
 	pthread_mutex_destroy(&h->clients_mu);
 	pthread_mutex_destroy(&h->park_mu);
+	free(h->park_heap);
+	free(h->park_keys);
 	SSL_CTX_free(h->tls);
 	if (h->listen_fd >= 0)
 		close(h->listen_fd);
@@ -2366,10 +2478,8 @@ void httpd_sim_resumes(struct httpd *h)
 void httpd_sim_advance(struct httpd *h, int64_t usec)
 {
 	h->sim_now += usec;
-	if (!atomic_load(&h->stopping)) {
-		int64_t now = h->sim_now;
-		wake_where(h, deadline_passed, &now);
-	}
+	if (!atomic_load(&h->stopping))
+		wake_expired(h, h->sim_now);
 	sweep(&h->workers[0]);
 }
 

@@ -4,7 +4,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lease_batch.h"
 #include "log.h"
+#include "metrics.h"
+#include "node_cache.h"
 #include "scheduler.h"
 #include "sim_fleet.h"
 #include "store_node.h"
@@ -176,6 +179,15 @@ static void reply_desired(struct request *req, json_t *desired, int64_t version)
 				       "leaseSeconds", req->srv->lease_s));
 }
 
+/* The set did not change since the agent's version: replicas left out (PROTOCOL.md). */
+static void reply_unchanged(struct request *req, int64_t version)
+{
+	char v[24];
+	snprintf(v, sizeof(v), "%lld", (long long)version);
+	reply_json(req, 200, json_pack("{s:s, s:i}", "desiredVersion", v,
+				       "leaseSeconds", req->srv->lease_s));
+}
+
 /* A trial replica's measurements as the agent sends them (absent is fine). */
 static bool metrics_ok(const json_t *m)
 {
@@ -195,15 +207,186 @@ static bool metrics_ok(const json_t *m)
 	return true;
 }
 
+METRIC_COUNTER(syncs_quiet, "trainplane_agent_syncs_quiet_total",
+	       "Agent syncs that changed nothing, answered from what the server knew of the node: "
+	       "no transaction of their own, their lease renewed in a batch.")
+METRIC_COUNTER(syncs_full, "trainplane_agent_syncs_full_total",
+	       "Agent syncs that ran the sync's transaction (reports, a new desired set, a node "
+	       "this server knew nothing of).")
+
+/*
+ * The digest of a sync's reports: their (replica, attempt, seq) in order,
+ * what the sync dedupes on. 0 when one lacks them (never quiet).
+ */
+static uint64_t reports_digest(const json_t *reports)
+{
+	uint64_t x = 0xcbf29ce484222325ULL;	/* FNV-1a */
+	size_t i;
+	const json_t *r;
+
+	json_array_foreach(reports, i, r) {
+		const char *id = str_field(r, "replica");
+		const json_t *attempt = json_object_get(r, "attempt"), *seq = json_object_get(r, "seq");
+		if (!id || !json_is_integer(attempt) || !json_is_integer(seq))
+			return 0;
+		char num[48];
+		int n = snprintf(num, sizeof(num), "\x1f%lld\x1f%lld\x1e",
+				 (long long)json_integer_value(attempt),
+				 (long long)json_integer_value(seq));
+		for (const char *p = id; *p; p++)
+			x = (x ^ (unsigned char)*p) * 0x100000001b3ULL;
+		for (int k = 0; k < n; k++)
+			x = (x ^ (unsigned char)num[k]) * 0x100000001b3ULL;
+	}
+	return x ? x : 1;
+}
+
+/*
+ * A sync's state across its suspensions (req->ctx). A quiet sync (no
+ * report, not stopping, a wait, the agent's desired version and
+ * incarnation what the node cache knows) goes RENEWING: suspended until
+ * the lease batch that renews it committed; then PARKED. A full sync that
+ * parks goes PARKED too. A PARKED poll whose node did not move since stamp
+ * is answered at its end without a read.
+ */
+enum sync_stage { SYNC_FULL, SYNC_RENEWING, SYNC_PARKED };
+struct sync_ctx {
+	enum sync_stage stage;
+	bool renewed;		/* RENEWING: the batch renewed the lease */
+	bool known;		/* PARKED: version and stamp are the node cache's */
+	int64_t deadline;	/* when the poll's wait ends (mono_usec) */
+	int64_t version;
+	struct node_stamp stamp;
+};
+
+static struct sync_ctx *sync_ctx(struct request *req)
+{
+	if (!req->ctx) {
+		req->ctx = xcalloc(1, sizeof(struct sync_ctx));
+		req->ctx_free = free;
+	}
+	return req->ctx;
+}
+
+/* The lease batch's thread: the renewal is written (or not). */
+static void lease_written(void *arg, bool renewed)
+{
+	struct request *req = arg;
+	struct sync_ctx *sc = req->ctx;
+
+	sc->renewed = renewed;
+	http_resume(req);
+}
+
+/*
+ * The sync's transaction (store_node_sync): with renew, the lease renewed
+ * and the reports applied; without, the node as it is (a poll's end). Then
+ * the answer, at once or after a park when may_park.
+ */
+static void sync_full(struct request *req, const char *node, const char *inc, bool renew,
+		      bool may_park, int64_t wait)
+{
+	const char *known = str_field(req->json, "desiredVersion");
+	json_t *reports = json_object_get(req->json, "replicas");
+	const json_t *stopping = json_object_get(req->json, "stopping");
+	int64_t version = 0;
+	json_t *desired = NULL;
+	bool changed;
+
+	metric_add(&syncs_full, 1);
+	struct node_stamp stamp = node_cache_stamp(req->srv->nodes, node);
+	enum store_rc rc = store_node_sync(req->srv->store, node, inc, renew ? req->srv->lease_s : 0,
+					   json_is_true(stopping), renew ? reports : NULL, &desired,
+					   &version, &changed);
+	if (rc == STORE_NOT_FOUND) {
+		reply_error(req, API_NOT_FOUND, "Node %s is not registered.", node);
+		return;
+	}
+	if (rc == STORE_STALE) {
+		reply_error(req, API_ABORTED,
+			    "Node %s is registered by another agent incarnation; register again.",
+			    node);
+		return;
+	}
+	if (rc != STORE_OK) {
+		reply_store_error(req, rc);
+		return;
+	}
+	/* (its reports are applied: at this run, or at its first) */
+	node_cache_fill(req->srv->nodes, node, stamp, inc, version, reports_digest(reports));
+	/* (after the sync: the node is a registered one, its name checked then) */
+	if (json_is_true(stopping) && renew)
+		log_info("node %s is stopping (its agent is leaving in an orderly way): it takes no "
+			 "new replica, and those it stops restart elsewhere", node);
+	if (changed)
+		sched_wake(req->srv->sched);	/* replicas ended: capacity freed */
+	char v[24];
+	snprintf(v, sizeof(v), "%lld", (long long)version);
+	if (!may_park || changed || wait == 0 || !known || strcmp(known, v)) {
+		reply_desired(req, desired, version);
+		return;
+	}
+	struct sync_ctx *sc = sync_ctx(req);
+	sc->stage = SYNC_PARKED;
+	sc->version = version;
+	sc->stamp = stamp;
+	sc->known = !node_cache_moved(req->srv->nodes, node, stamp);
+	if (!http_park(req, node, mono_usec() + wait * 1000000)) {
+		reply_desired(req, desired, version);	/* shutting down: answer now */
+		return;
+	}
+	json_decref(desired);
+	/* A change committed between our read and the park would have been
+	 * missed: look once more (in the node cache when it knows the node:
+	 * a change heard since the stamp; else in the database). */
+	if (sc->known) {
+		if (node_cache_moved(req->srv->nodes, node, stamp))
+			httpd_wake(req->srv->http, node);
+		return;
+	}
+	int64_t now_version;
+	if (store_node_version(req->srv->store, node, &now_version) == STORE_OK &&
+	    now_version != version)
+		httpd_wake(req->srv->http, node);
+}
+
+/*
+ * A quiet sync whose lease batch is written: parked until its wait ends or
+ * its node changes, answered at once if it changed meanwhile; the long way
+ * if its lease was not renewed (an unknown node, another incarnation, the
+ * batch failed), which renews it or says why not.
+ */
+static void sync_renewed(struct request *req, const char *node, const char *inc,
+			 struct sync_ctx *sc, int64_t wait)
+{
+	if (!sc->renewed) {
+		sc->stage = SYNC_FULL;
+		sync_full(req, node, inc, true, true, wait);
+		return;
+	}
+	metric_add(&syncs_quiet, 1);
+	if (node_cache_moved(req->srv->nodes, node, sc->stamp)) {
+		sync_full(req, node, inc, false, false, wait);	/* the lease is written */
+		return;
+	}
+	sc->stage = SYNC_PARKED;
+	sc->known = true;
+	if (!http_park(req, node, sc->deadline)) {
+		reply_unchanged(req, sc->version);	/* shutting down: answer now */
+		return;
+	}
+	if (node_cache_moved(req->srv->nodes, node, sc->stamp))
+		httpd_wake(req->srv->http, node);
+}
+
 void api_agent_sync(struct request *req)
 {
 	const char *node = req->params[0];
 	const char *inc = str_field(req->json, "incarnation");
 	const char *known = str_field(req->json, "desiredVersion");
 	json_t *reports = json_object_get(req->json, "replicas");
-	int64_t wait = 0, version = 0;
-	json_t *desired = NULL;
-	bool changed;
+	struct sync_ctx *sc = req->ctx;
+	int64_t wait = 0;
 
 	if (!inc) {
 		reply_error(req, API_INVALID_ARGUMENT, "Field: incarnation Error: required");
@@ -237,52 +420,48 @@ void api_agent_sync(struct request *req)
 		reply_error(req, API_INVALID_ARGUMENT, "Field: stopping Error: must be true or false");
 		return;
 	}
-	/* After a wake-up the reports were applied already: just read. Nor is
-	 * the lease renewed: the agent was alive when the request arrived (the
-	 * lease was renewed then), not necessarily now; a dead agent's parked
-	 * poll must not keep its node alive. */
-	enum store_rc rc = store_node_sync(req->srv->store, node, inc,
-					   req->resumed ? 0 : req->srv->lease_s,
-					   json_is_true(stopping),
-					   req->resumed ? NULL : reports, &desired, &version,
-					   &changed);
-	if (rc == STORE_NOT_FOUND) {
-		reply_error(req, API_NOT_FOUND, "Node %s is not registered.", node);
+	if (req->resumed && sc && sc->stage == SYNC_RENEWING) {
+		sync_renewed(req, node, inc, sc, wait);
 		return;
 	}
-	if (rc == STORE_STALE) {
-		reply_error(req, API_ABORTED,
-			    "Node %s is registered by another agent incarnation; register again.",
-			    node);
+	if (req->resumed) {
+		/* The poll's end (its wait, news, or its client's FIN). Nothing
+		 * changed since what it was told: the answer needs no read. Else
+		 * the set is read; the reports were applied already, and the
+		 * lease is not renewed: the agent was alive when the request
+		 * arrived (the lease was renewed then), not necessarily now; a
+		 * dead agent's parked poll must not keep its node alive. */
+		if (sc && sc->stage == SYNC_PARKED && sc->known &&
+		    !node_cache_moved(req->srv->nodes, node, sc->stamp))
+			reply_unchanged(req, sc->version);
+		else
+			sync_full(req, node, inc, false, false, wait);
 		return;
 	}
-	if (rc != STORE_OK) {
-		reply_store_error(req, rc);
-		return;
+	/* A quiet sync (no report, or only the reports of the node's last
+	 * full sync again): renewed in the next lease batch, answered after it. */
+	char cached_inc[256];
+	int64_t version;
+	uint64_t applied;
+	struct node_stamp stamp;
+	if (req->srv->leases && wait > 0 && !json_is_true(stopping) && known &&
+	    node_cache_get(req->srv->nodes, node, cached_inc, sizeof(cached_inc), &version, &applied,
+			   &stamp) && !strcmp(cached_inc, inc) &&
+	    (!json_array_size(reports) || (applied && reports_digest(reports) == applied))) {
+		char v[24];
+		snprintf(v, sizeof(v), "%lld", (long long)version);
+		if (!strcmp(known, v)) {
+			sc = sync_ctx(req);
+			sc->stage = SYNC_RENEWING;
+			sc->deadline = mono_usec() + wait * 1000000;
+			sc->version = version;
+			sc->stamp = stamp;
+			http_suspend(req);
+			lease_batch_renew(req->srv->leases, node, inc, lease_written, req);
+			return;
+		}
 	}
-	/* (after the sync: the node is a registered one, its name checked then) */
-	if (json_is_true(stopping) && !req->resumed)
-		log_info("node %s is stopping (its agent is leaving in an orderly way): it takes no "
-			 "new replica, and those it stops restart elsewhere", node);
-	if (changed)
-		sched_wake(req->srv->sched);	/* replicas ended: capacity freed */
-	char v[24];
-	snprintf(v, sizeof(v), "%lld", (long long)version);
-	if (req->resumed || changed || wait == 0 || !known || strcmp(known, v)) {
-		reply_desired(req, desired, version);
-		return;
-	}
-	if (!http_park(req, node, mono_usec() + wait * 1000000)) {
-		reply_desired(req, desired, version);	/* shutting down: answer now */
-		return;
-	}
-	json_decref(desired);
-	/* A change committed between our read and the park would have been
-	 * missed: look once more. */
-	int64_t now_version;
-	if (store_node_version(req->srv->store, node, &now_version) == STORE_OK &&
-	    now_version != version)
-		httpd_wake(req->srv->http, node);
+	sync_full(req, node, inc, true, true, wait);
 }
 
 void api_nodes_list(struct request *req)

@@ -47,6 +47,8 @@ struct snapshot;
 struct snap_ref;
 struct auth_token;
 struct storage_fs;
+struct node_cache;
+struct lease_batch;
 
 /* What handlers share; owned by main(). */
 struct server {
@@ -68,6 +70,10 @@ struct server {
 	struct storage_fs *storage;	/* the Cloud Storage API's files; NULL: none */
 	uint64_t storage_max_object;	/* bytes; 0: 5 TiB */
 	bool emulator;		/* emulator mode: its controls are open (api_emulator.h) */
+	/* Syncs that change nothing cost no transaction of their own (api_agent.c):
+	 * what is known of the nodes, and the batched lease renewals. NULL: off. */
+	struct node_cache *nodes;
+	struct lease_batch *leases;
 };
 
 #define ROUTE_MAX_PARAMS 4

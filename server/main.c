@@ -33,7 +33,9 @@
 #include "http.h"
 #include "storage_fs.h"
 #include "listen_hub.h"
+#include "lease_batch.h"
 #include "listener.h"
+#include "node_cache.h"
 #include "log.h"
 #include "scheduler.h"
 #include "snapshot.h"
@@ -519,6 +521,8 @@ int main(int argc, char **argv)
 	struct listen_hub *hub = NULL;
 	struct listener *listener = NULL;
 	struct store_pipe *pipe = NULL;
+	struct node_cache *nodes = NULL;
+	struct lease_batch *leases = NULL;
 	struct job_cache *job_cache = NULL;
 	char *conninfo = NULL;
 	json_t *rules = NULL;
@@ -679,6 +683,8 @@ int main(int argc, char **argv)
 			      .emulator = cfg.emulator };
 	if (cfg.db_pipeline)
 		srv.pipe = pipe = store_pipe_start(conninfo);
+	srv.nodes = nodes = node_cache_new();
+	srv.leases = leases = lease_batch_start(st, cfg.lease_seconds);
 	if (cfg.job_cache_entries)
 		srv.job_cache = job_cache = job_cache_start(hub, (size_t)cfg.job_cache_entries);
 	srv.tls_cert_pem = tls_cert;
@@ -701,7 +707,7 @@ int main(int argc, char **argv)
 		log_error("%s", err);
 		goto out;
 	}
-	listener = listener_start(hub, http);
+	listener = listener_start(hub, http, srv.nodes);
 	log_info("trainplane-server listening on %s://%.*s:%d/ (database: %s, auth: %s)",
 		 tls_cert ? "https" : "http", (int)(strrchr(cfg.listen, ':') - cfg.listen),
 		 cfg.listen, httpd_port(http), pg ? "embedded" : "external", cfg.auth_mode);
@@ -730,6 +736,8 @@ out:
 	sched_stop(sched);
 	listener_stop(listener);	/* it wakes parked requests: none park now */
 	httpd_stop(http);
+	lease_batch_stop(leases);	/* after the requests that wait on it */
+	node_cache_free(nodes);
 	store_pipe_stop(pipe);	/* after the requests that wait on it */
 	job_cache_stop(job_cache);	/* likewise */
 	listen_hub_stop(hub);	/* after its subscribers */

@@ -10,6 +10,7 @@
 #include "log.h"
 #include "metrics.h"
 #include "store_pg.h"
+#include "strbuf.h"
 
 METRIC_HISTOGRAM(submit_to_running, "trainplane_submit_to_running_seconds",
 		 "Time from a job's creation to RUNNING, observed by the server whose agent sync "
@@ -57,11 +58,14 @@ static const struct store_stmt stmt_register_lock = {
 	false,
 };
 
-/* The lease, stop grace and policy, written with the registration. */
+/* The lease, stop grace and policy, written with the registration; and the
+ * node's news for every server (a new incarnation, a new desired version):
+ * its parked polls wake and what servers know of it is dropped
+ * (server/node_cache.h). */
 static const struct store_stmt stmt_register_fencing = {
 	28, "node_register_fencing",
 	"UPDATE nodes SET lease_s = $2::int, stop_grace_s = $3::int, disconnect_policy = $4 "
-	"WHERE name = $1",
+	"WHERE name = $1 RETURNING pg_notify('tp_node', $1)",
 	false,
 };
 
@@ -528,6 +532,98 @@ enum store_rc store_node_sync_on(struct store_conn *c, const char *node, const c
 				 int64_t *version, bool *changed)
 {
 	return sync_on(c, node, incarnation, lease_s, false, reports, desired, version, changed);
+}
+
+/*
+ * Lease renewals in a batch (store_node_renew_leases): the nodes' rows
+ * locked in name order first (schema/015), then the sync's lease update for
+ * each whose incarnation is the one its agent sent.
+ */
+static const struct store_stmt stmt_renew_lock = {
+	160, "node_renew_lock", "SELECT tp_lock_jobs('{}'::int8[], $1::text[])", false,
+};
+
+static const struct store_stmt stmt_renew = {
+	161, "node_renew",
+	"UPDATE nodes n SET last_sync = now(), lease_s = $3::int, "
+	"  state = coalesce((SELECT e.to_state FROM node_state_edges e WHERE e.from_state = n.state "
+	"    AND e.cause = 'sync'), n.state) "
+	"FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS b(name, inc, i) "
+	"WHERE n.name = b.name AND n.incarnation = b.inc "
+	/* a node twice in the batch is updated once: its other entry is not
+	 * returned, and that sync goes the long way (store_node_sync) */
+	"RETURNING b.i",
+	false,
+};
+
+/* A text[] literal of n strings: {"a","b"} with \ and " escaped. */
+static char *text_array(const char *const *v, size_t n)
+{
+	struct strbuf sb = STRBUF_INIT;
+	sb_addch(&sb, '{');
+	for (size_t i = 0; i < n; i++) {
+		if (i)
+			sb_addch(&sb, ',');
+		sb_addch(&sb, '"');
+		for (const char *p = v[i]; *p; p++) {
+			if (*p == '"' || *p == '\\')
+				sb_addch(&sb, '\\');
+			sb_addch(&sb, *p);
+		}
+		sb_addch(&sb, '"');
+	}
+	sb_addch(&sb, '}');
+	return sb_detach(&sb);
+}
+
+static enum store_rc renew_once(struct store_conn *c, const char *const *p, size_t n,
+				bool *renewed)
+{
+	enum store_rc rc;
+	PGresult *res = NULL;
+
+	memset(renewed, 0, n * sizeof(*renewed));
+	if ((rc = store_begin(c)) != STORE_OK)
+		goto out;
+	PQclear(store_exec(c, &stmt_renew_lock, 1, p, &rc));
+	if (rc != STORE_OK)
+		goto out;
+	res = store_exec(c, &stmt_renew, 3, p, &rc);
+	if (rc != STORE_OK)
+		goto out;
+	if ((rc = store_commit(c)) != STORE_OK)
+		goto out;
+	for (int r = 0; r < PQntuples(res); r++) {
+		long long i = strtoll(PQgetvalue(res, r, 0), NULL, 10);
+		if (i >= 1 && (size_t)i <= n)
+			renewed[i - 1] = true;
+	}
+out:
+	store_rollback(c);	/* no-op after a commit */
+	PQclear(res);
+	return rc;
+}
+
+enum store_rc store_node_renew_leases(struct store *st, const char *const *names,
+				      const char *const *incarnations, size_t n, int lease_s,
+				      bool *renewed)
+{
+	char lease[16];
+	char *na = text_array(names, n), *ia = text_array(incarnations, n);
+	const char *p[] = { na, ia, lease };
+	enum store_rc rc;
+
+	snprintf(lease, sizeof(lease), "%d", lease_s);
+	struct store_conn *c = store_acquire(st);
+	for (int attempt = 0;; attempt++) {
+		rc = renew_once(c, p, n, renewed);
+		if (!store_retry(rc, attempt, "agents' lease renewals"))
+			break;
+	}
+	store_release(st, c);
+	free(na);
+	free(ia);
+	return rc;
 }
 
 /* The simulated fleet's nodes (scheduler/sim_fleet.c), by incarnation. */

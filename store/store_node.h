@@ -71,6 +71,18 @@ enum store_rc store_node_sync_on(struct store_conn *c, const char *node, const c
 				 int64_t *version, bool *changed) MUST_CHECK;
 
 /*
+ * Renews the leases of n nodes in one transaction, as a sync with no
+ * reports does (last_sync = now(), lease_s, the node state machine's sync
+ * edge), each only if incarnations[i] is its current incarnation:
+ * renewed[i] tells which were. A node named twice is renewed once (for
+ * one of its entries). The batch of the server's lease renewals
+ * (server/lease_batch.h).
+ */
+enum store_rc store_node_renew_leases(struct store *st, const char *const *names,
+				      const char *const *incarnations, size_t n, int lease_s,
+				      bool *renewed) MUST_CHECK;
+
+/*
  * The desired-set versions of the nodes that incarnation registered, as a
  * new object {name: version}: the simulated fleet syncs those that moved.
  */

@@ -15,6 +15,9 @@
 #   storage: a 1 GiB object uploaded and downloaded through the storage API
 #           against cp of the same file (tools/bench_storage.sh; BENCH_STORAGE=0
 #           leaves it out)
+#   agents: BENCH_AGENTS (1,000) simulated agents long-polling every 10 s on a
+#           fresh server: its CPU and its PostgreSQL's, transactions/s
+#           (tools/bench_agents.sh)
 #   pretty: jobs.get and a 100-job jobs.list pretty-printed (curl's default)
 #           against compact (prettyPrint=false) (tools/bench_pretty.sh;
 #           BENCH_PRETTY=0 leaves it out)
@@ -246,16 +249,10 @@ printf '  tuning: %s one-second trials, 50 at a time: %s in %.1f s, %.2f x the i
 	"$done_trials"
 
 # --- 1,000 simulated agents long-polling every 10 s ---------------------------
-spid=${pids[0]}
-ticks() { awk '{ print $14 + $15 }' "/proc/$spid/stat"; }
-c0=$(ticks)
-node bench/agents_load.mjs "http://127.0.0.1:$port" ${BENCH_AGENTS:-1000} 10 ${BENCH_AGENT_SECONDS:-30} >"$state/agents.out"
-c1=$(ticks)
-hz=$(getconf CLK_TCK)
-printf '  agents: %s simulated agents, %s; server CPU %.1f%% of one core over %ss\n' \
-	"${BENCH_AGENTS:-1000}" "$(tail -1 "$state/agents.out")" \
-	"$(awk -v a="$c0" -v b="$c1" -v hz="$hz" -v s="${BENCH_AGENT_SECONDS:-30}" 'BEGIN { print (b - a) * 100 / hz / s }')" \
-	"${BENCH_AGENT_SECONDS:-30}"
+# A fresh server of its own: its CPU and its PostgreSQL's over a steady window
+# (tools/bench_agents.sh; docs/benchmarks.md, "Agents' syncs").
+printf '  agents: '
+tools/bench_agents.sh "$server" "${BENCH_AGENTS:-1000}" "${BENCH_AGENT_SECONDS:-30}"
 
 # --- connections held: memory and CPU per idle connection and parked poll ------
 # Each idle connection's one request is a jobs.get of a job the latency runs left.

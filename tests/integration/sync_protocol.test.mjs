@@ -224,6 +224,83 @@ describe('agent protocol', () => {
     assert.equal(old.stopGraceSeconds, 0);
     assert.equal(old.disconnectPolicy, 'keep_running');
   });
+
+  // A sync that changes nothing (no report, the node's version, the same
+  // incarnation) runs no transaction of its own: its lease goes into the
+  // next batch, and its answer waits for that batch's commit (issue 28).
+  const syncFigures = async () => {
+    const text = (await c.get('/metrics')).text;
+    const fig = (name) => Number(text.match(new RegExp(`^${name} (\\d+)$`, 'm'))?.[1]);
+    return { quiet: fig('trainplane_agent_syncs_quiet_total'), full: fig('trainplane_agent_syncs_full_total') };
+  };
+  const lastSync = (name) => pg.psql(`SELECT (extract(epoch FROM last_sync) * 1e6)::int8 FROM nodes WHERE name = '${name}'`).trim();
+  const quietNode = (name, inc) => node(name, inc, { region: 'europe-west1', zone: 'europe-west1-b', accelerators: null });
+
+  it('a sync that changes nothing runs no sync transaction, and its lease is still written', async () => {
+    assert.equal((await quietNode('q1', 'inc-q1')).status, 200);
+    const v = (await sync('q1', { incarnation: 'inc-q1', waitSeconds: 0, replicas: [] })).json.desiredVersion;
+    // Once the server knows the node (its register's notification heard), syncs are quiet.
+    const before = await syncFigures();
+    await waitFor(async () => {
+      const r = await sync('q1', { incarnation: 'inc-q1', waitSeconds: 1, desiredVersion: v, replicas: [] });
+      assert.equal(r.status, 200, r.text);
+      return (await syncFigures()).quiet > before.quiet;
+    }, 10_000, 'a quiet sync');
+    const f0 = await syncFigures();
+    for (let i = 0; i < 3; i++) {
+      const l0 = lastSync('q1');
+      const t0 = Date.now();
+      const r = await sync('q1', { incarnation: 'inc-q1', waitSeconds: 1, desiredVersion: v, replicas: [] });
+      assert.equal(r.status, 200, r.text);
+      assert.ok(Date.now() - t0 >= 900, `held ~1 s, got ${Date.now() - t0} ms`);
+      assert.equal(r.json.desiredVersion, v);
+      assert.ok(r.json.leaseSeconds > 0);
+      assert.equal(r.json.replicas, undefined, 'the set is left out: it did not change');
+      // The answer came after the batch committed: the lease is in the table.
+      assert.ok(BigInt(lastSync('q1')) > BigInt(l0), 'the quiet sync renewed the lease');
+    }
+    const f1 = await syncFigures();
+    assert.equal(f1.full, f0.full, 'no sync transaction ran');
+    assert.equal(f1.quiet, f0.quiet + 3);
+  });
+
+  it('a sync that repeats the reports of the last one (no new seq) is quiet too; a new seq is not', async () => {
+    // (an incarnation that needs quoting in the batch's text[] literal)
+    const inc = 'inc "q2" {a,b} \\ NULL \u00e9';
+    assert.equal((await quietNode('q2', inc)).status, 200);
+    const rep = (seq) => [{ replica: '1-master-0-00000000000000aa', attempt: 1, seq, state: 'RUNNING' }];
+    const v = (await sync('q2', { incarnation: inc, waitSeconds: 0, replicas: rep(1) })).json.desiredVersion;
+    const before = await syncFigures();
+    await waitFor(async () => {
+      const r = await sync('q2', { incarnation: inc, waitSeconds: 1, desiredVersion: v, replicas: rep(1) });
+      assert.equal(r.status, 200, r.text);
+      return (await syncFigures()).quiet > before.quiet;
+    }, 10_000, 'a quiet sync with the same reports');
+    const f0 = await syncFigures();
+    assert.equal((await sync('q2', { incarnation: inc, waitSeconds: 1, desiredVersion: v, replicas: rep(1) })).status, 200);
+    const f1 = await syncFigures();
+    assert.deepEqual([f1.quiet, f1.full], [f0.quiet + 1, f0.full]);
+    assert.equal((await sync('q2', { incarnation: inc, waitSeconds: 1, desiredVersion: v, replicas: rep(2) })).status, 200);
+    const f2 = await syncFigures();
+    assert.ok(f2.full > f1.full, 'a new seq runs the sync');
+  });
+
+  it('a quiet poll ends at once with 409 when another incarnation registers; its old incarnation gets 409', async () => {
+    const v = (await sync('q1', { incarnation: 'inc-q1', waitSeconds: 0, replicas: [] })).json.desiredVersion;
+    const before = await syncFigures();
+    await waitFor(async () => {
+      await sync('q1', { incarnation: 'inc-q1', waitSeconds: 1, desiredVersion: v, replicas: [] });
+      return (await syncFigures()).quiet > before.quiet;
+    }, 10_000, 'a quiet sync');
+    const t0 = Date.now();
+    const held = sync('q1', { incarnation: 'inc-q1', waitSeconds: 15, desiredVersion: v, replicas: [] });
+    await waitFor(async () => (await syncFigures()).quiet > before.quiet + 1, 5000, 'the held poll quiet');
+    assert.equal((await quietNode('q1', 'inc-q1b')).status, 200);
+    assertError(await held, 409, 'ABORTED');
+    assert.ok(Date.now() - t0 < 5000, `ended in ${Date.now() - t0} ms`);
+    assertError(await sync('q1', { incarnation: 'inc-q1', waitSeconds: 1, desiredVersion: v, replicas: [] }),
+                409, 'ABORTED');
+  });
 });
 
 // Leases, with a short one: what a sync may ask for, and that only a sync

@@ -44,6 +44,12 @@ static void stub_run(struct httpd_req *r, void *arg)
 	}
 	if (a->runs == 1 && !strcmp(t, "/p") && httpd_park(r, "k", httpd_sim_now(H) + 60000000))
 		return;
+	/* /q/<key>/<seconds>: parked under key until a wake or seconds from now */
+	char qkey[32];
+	int qs;
+	if (a->runs == 1 && sscanf(t, "/q/%31[^/]/%d", qkey, &qs) == 2 &&
+	    httpd_park(r, qkey, httpd_sim_now(H) + (int64_t)qs * 1000000))
+		return;
 	if (!strcmp(t, "/f")) {
 		httpd_respond_file(r, 200, "application/octet-stream", dup(file_fd), 2, 70000, NULL,
 				   false);
@@ -224,6 +230,61 @@ static void parked_long_poll_fin_and_reset(void **state)
 	httpd_sim_free(h);
 }
 
+/*
+ * Many long-polls under many keys and deadlines (the park's heap by
+ * deadline and table by key): a wake by key answers that key's polls and
+ * no other, each deadline answers exactly the polls due by then, and
+ * clients leaving from the middle of the heap change neither.
+ */
+static void parked_polls_by_key_and_deadline(void **state)
+{
+	(void)state;
+	enum { N = 300, KEYS = 40 };
+	struct httpd *h = new_sim(1000);
+	int id[N], secs[N];
+	bool gone[N] = { false }, left[N] = { false };
+	char t[64];
+
+	for (int i = 0; i < N; i++) {
+		id[i] = httpd_sim_open(h, (unsigned)(i + 1));
+		secs[i] = 1 + (i * 37) % 97;
+		snprintf(t, sizeof(t), "GET /q/n%d/%d HTTP/1.1\r\nHost: a\r\n\r\n", i % KEYS, secs[i]);
+		send_str(h, id[i], t);
+		httpd_sim_event(h, id[i]);
+	}
+	assert_int_equal(runs, N);
+	/* A wake by key: that key's polls alone. */
+	httpd_wake(h, "n7");
+	httpd_wake(h, "n-none");
+	httpd_sim_resumes(h);
+	for (int i = 0; i < N; i++) {
+		gone[i] = i % KEYS == 7;
+		assert_int_equal(count(out_of(h, id[i]), "HTTP/1.1 200"), gone[i] ? 1 : 0);
+	}
+	/* Clients that leave while parked: their polls leave the heap. */
+	for (int i = 3; i < N; i += 11)
+		if (!gone[i]) {
+			httpd_sim_reset(h, id[i]);
+			httpd_sim_event(h, id[i]);
+			left[i] = gone[i] = true;
+		}
+	httpd_sim_reap(h);
+	/* Each second, exactly the polls due by then are answered. */
+	for (int s = 1; s <= 98; s++) {
+		httpd_sim_advance(h, 1000000);
+		httpd_sim_resumes(h);
+		for (int i = 0; i < N; i++) {
+			if (left[i])
+				continue;
+			bool due = i % KEYS == 7 || secs[i] <= s;
+			assert_int_equal(count(out_of(h, id[i]), "HTTP/1.1 200"), due ? 1 : 0);
+		}
+	}
+	httpd_wake(h, NULL);	/* nothing left parked */
+	httpd_sim_resumes(h);
+	httpd_sim_free(h);
+}
+
 /* At the cap the newcomer displaces a slow head of the address that holds the most. */
 static void cap_closes_a_slow_head_of_the_greediest_address(void **state)
 {
@@ -344,6 +405,7 @@ int main(void)
 		cmocka_unit_test(suspended_request_answered_after_fin),
 		cmocka_unit_test(pipelined_requests_before_fin_are_all_answered),
 		cmocka_unit_test(parked_long_poll_fin_and_reset),
+		cmocka_unit_test(parked_polls_by_key_and_deadline),
 		cmocka_unit_test(cap_closes_a_slow_head_of_the_greediest_address),
 		cmocka_unit_test(a_tls_hello_on_the_plain_port_is_400_at_once),
 		cmocka_unit_test(a_slow_head_gets_408_at_its_deadline),

@@ -144,54 +144,66 @@ static enum replica_role role_parse(const char *s)
 	return ROLE_WORKER;
 }
 
+/* A node of the snapshot: an array, its fields in this order (store_sched.c). */
+enum node_row {
+	NR_NAME, NR_REGION, NR_ZONE, NR_ADDRESS, NR_ACCEL_TYPE, NR_ACCEL_COUNT, NR_TPU, NR_VCPUS,
+	NR_MEMORY_MB, NR_PORT_LO, NR_PORT_HI, NR_USED_VCPUS, NR_USED_MEMORY_MB, NR_USED_GPUS,
+	NR_USED_TPU, NR_USED_PORTS,
+};
+
 /* Builds nodes[] and work[] from the snapshot. */
 static size_t load_nodes(const json_t *list, struct place_node **nodes_out,
 			 struct node_work **work_out)
 {
 	size_t n = json_array_size(list), i;
-	struct place_node *nodes = xcalloc(n, sizeof(*nodes));
-	struct node_work *work = xcalloc(n, sizeof(*work));
+	struct place_node *nodes = xcalloc(n + 1, sizeof(*nodes));
+	struct node_work *work = xcalloc(n + 1, sizeof(*work));
 	json_t *o;
 
+#define F(x) json_array_get(o, NR_##x)
 	json_array_foreach(list, i, o) {
-		json_t *used = json_object_get(o, "used"), *v;
+		json_t *v;
 		size_t k;
 		struct place_node *pn = &nodes[i];
-		int gpus = (int)json_integer_value(json_object_get(o, "accel_count"));
+		int gpus = (int)json_integer_value(F(ACCEL_COUNT));
 		if (gpus > PLACE_MAX_GPUS)
 			gpus = PLACE_MAX_GPUS;
-		pn->name = json_string_value(json_object_get(o, "name"));
-		pn->region = json_string_value(json_object_get(o, "region"));
-		pn->zone = json_string_value(json_object_get(o, "zone"));
-		pn->accel_type = json_string_value(json_object_get(o, "accel_type"));
+		pn->name = json_string_value(F(NAME));
+		pn->region = json_string_value(F(REGION));
+		pn->zone = json_string_value(F(ZONE));
+		pn->accel_type = json_string_value(F(ACCEL_TYPE));
 		pn->gpus = gpus;
-		pn->tpu_host = json_is_true(json_object_get(o, "tpu"));
+		pn->tpu_host = json_is_true(F(TPU));
 		pn->schedulable = true;
-		pn->free_vcpus = (int)(json_integer_value(json_object_get(o, "vcpus")) -
-				       json_integer_value(json_object_get(used, "vcpus")));
-		pn->free_memory_mb = json_integer_value(json_object_get(o, "memory_mb")) -
-				     json_integer_value(json_object_get(used, "memory_mb"));
-		pn->total_vcpus = (int)json_integer_value(json_object_get(o, "vcpus"));
-		pn->total_memory_mb = json_integer_value(json_object_get(o, "memory_mb"));
+		pn->total_vcpus = (int)json_integer_value(F(VCPUS));
+		pn->total_memory_mb = json_integer_value(F(MEMORY_MB));
+		pn->free_vcpus = pn->total_vcpus - (int)json_integer_value(F(USED_VCPUS));
+		pn->free_memory_mb = pn->total_memory_mb - json_integer_value(F(USED_MEMORY_MB));
 		pn->free_gpus = gpus >= 64 ? ~UINT64_C(0) : (UINT64_C(1) << gpus) - 1;
-		json_array_foreach(json_object_get(used, "gpus"), k, v) {
-			json_int_t g = json_integer_value(v);
-			if (g >= 0 && g < PLACE_MAX_GPUS)
-				pn->free_gpus &= ~(UINT64_C(1) << g);
+		/* [[0, 1], [2]]: each replica's GPU indices */
+		json_array_foreach(F(USED_GPUS), k, v) {
+			size_t m;
+			json_t *g;
+			json_array_foreach(v, m, g) {
+				json_int_t x = json_integer_value(g);
+				if (json_is_integer(g) && x >= 0 && x < PLACE_MAX_GPUS)
+					pn->free_gpus &= ~(UINT64_C(1) << x);
+			}
 		}
-		pn->tpu_busy = json_is_true(json_object_get(used, "tpu"));
+		pn->tpu_busy = json_is_true(F(USED_TPU));
 		struct node_work *w = &work[i];
 		w->name = pn->name;
-		w->address = json_string_value(json_object_get(o, "address"));
-		w->port_lo = (int)json_integer_value(json_object_get(o, "port_lo"));
-		w->port_hi = (int)json_integer_value(json_object_get(o, "port_hi"));
+		w->address = json_string_value(F(ADDRESS));
+		w->port_lo = (int)json_integer_value(F(PORT_LO));
+		w->port_hi = (int)json_integer_value(F(PORT_HI));
 		w->ports = xcalloc((size_t)(w->port_hi - w->port_lo) / 8 + 1, 1);
-		json_array_foreach(json_object_get(used, "ports"), k, v) {
+		json_array_foreach(F(USED_PORTS), k, v) {
 			int p = (int)json_integer_value(v);
 			if (p >= w->port_lo && p <= w->port_hi)
 				w->ports[(p - w->port_lo) / 8] |= (unsigned char)(1 << ((p - w->port_lo) % 8));
 		}
 	}
+#undef F
 	*nodes_out = nodes;
 	*work_out = work;
 	return n;

@@ -32,6 +32,11 @@
 #   preemption: a STANDARD job's submit -> RUNNING through a SPOT victim on a
 #           full node (real agent, 1 s grace) against the same on the idle
 #           node (bench/preempt_latency.mjs; BENCH_PREEMPT=0 leaves it out)
+#   pass at scale: the whole scheduling pass on the emulator's fleet with a
+#           deep queue (bench/pass_at_scale.mjs; BENCH_SCALE_NODES nodes of
+#           each kind a region, default 20: about 2,900 nodes; 69: about
+#           10,000; BENCH_SCALE_JOBS queued, default 30,000; BENCH_SCALE=0
+#           leaves it out)
 #   hold:   10,000 idle keep-alive connections and 2,000 parked agent syncs
 #           held, the server's RSS and CPU per connection and per parked
 #           poll (tools/bench_hold.sh; BENCH_HOLD=0 leaves it out)
@@ -278,6 +283,9 @@ fi
 # --- fair share on the emulator's fleet (docs/quotas.md) ------------------------
 if [ "${BENCH_FAIR:-1}" != 0 ]; then
 	node bench/fair_share.mjs "$server" 60
+fi
+if [ "${BENCH_SCALE:-1}" != 0 ]; then
+	node bench/pass_at_scale.mjs "$server" "${BENCH_SCALE_NODES:-20}" "${BENCH_SCALE_JOBS:-30000}"
 fi
 if [ "${BENCH_PREEMPT:-1}" != 0 ]; then
 	TRAINPLANE_SERVER_BIN=$server TRAINPLANE_AGENT_BIN=$dir/trainplane-agent node bench/preempt_latency.mjs 5

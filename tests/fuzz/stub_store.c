@@ -277,6 +277,16 @@ enum store_rc store_node_sync(struct store *st, const char *node, const char *in
 	return stub_node_ok ? STORE_OK : rc_for(MAY_NOT_FOUND | MAY_STALE);
 }
 
+enum store_rc store_node_renew_leases(struct store *st, const char *const *names,
+				      const char *const *incarnations, size_t n, int lease_s,
+				      bool *renewed)
+{
+	(void)st, (void)names, (void)incarnations, (void)lease_s;
+	for (size_t i = 0; i < n; i++)
+		renewed[i] = stub_node_ok;
+	return stub_node_ok ? STORE_OK : rc_for(MAY_NOT_FOUND);
+}
+
 enum store_rc store_node_version(struct store *st, const char *node, int64_t *version)
 {
 	(void)st, (void)node;

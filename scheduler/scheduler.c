@@ -55,6 +55,10 @@ struct sched {
 	struct sim_fleet *fleet;	/* emulator mode: the simulated fleet (sim_fleet.h) */
 	struct sim_outcomes *outcomes;	/* emulator mode: scripted outcomes (sim_outcome.h) */
 	struct listen_sub *node_sub;	/* "tp_node": the fleet's desired sets moved */
+	/* The nodes of the last snapshot that read them, and their stamp: a pass
+	 * whose nodes have not changed since (store_sched_snapshot) reuses them. */
+	json_t *nodes_cache;
+	char *nodes_stamp;
 };
 
 #define FULL_PASS_EVERY_US (INT64_C(10) * 1000000)
@@ -770,10 +774,21 @@ static enum store_rc sched_tick(struct sched *s, bool full)
 		s->starving = false;
 	}
 	rc = store_sched_snapshot(s->conn, s->cfg.lease_s, MAX_QUEUED_PER_PASS,
-				  full ? 0 : s->max_seen_id, &snap);
+				  full ? 0 : s->max_seen_id, s->nodes_cache ? s->nodes_stamp : NULL,
+				  &snap);
 	if (rc != STORE_OK)
 		return rc;
-	nnodes = load_nodes(json_object_get(snap, "nodes"), &nodes, &work);
+	json_t *node_list = json_object_get(snap, "nodes");
+	if (json_is_array(node_list) && json_array_size(node_list)) {
+		/* read: kept for the passes that find them unchanged */
+		json_decref(s->nodes_cache);
+		s->nodes_cache = json_incref(node_list);
+		free(s->nodes_stamp);
+		s->nodes_stamp = xstrdup(json_string_value(json_object_get(snap, "nodes_stamp")) ?: "");
+	} else if (json_is_null(node_list) && s->nodes_cache) {
+		node_list = s->nodes_cache;	/* unchanged since */
+	}
+	nnodes = load_nodes(node_list, &nodes, &work);
 	cl = place_cluster_new(nodes, nnodes);
 	rc = place_pending(s, json_object_get(snap, "pending"), cl, work);
 	if (rc != STORE_OK)
@@ -975,6 +990,8 @@ static void conn_down(void *ctx, struct store_conn *c, const char *why)
 		log_info("scheduler: leadership given up (the server is stopping)");
 	__atomic_store_n(&s->leader, false, __ATOMIC_RELEASE);
 	s->conn = NULL;
+	json_decref(s->nodes_cache);	/* the next leadership reads them afresh */
+	s->nodes_cache = NULL;
 	if (s->fleet) {
 		char inc[17];
 		replica_id_nonce(inc);
@@ -1174,6 +1191,8 @@ void sched_free(struct sched *s)
 	study_pass_state_free(s->studies);
 	sim_fleet_free(s->fleet);
 	sim_outcomes_free(s->outcomes);
+	json_decref(s->nodes_cache);
+	free(s->nodes_stamp);
 	free(s->conninfo);
 	free(s);
 }

@@ -196,11 +196,22 @@ enum store_rc store_sched_housekeeping(struct store_conn *c, int lease_s, int *l
 	"   p.role, p.idx, j.region, p.vcpus, p.memory_mb, p.accel_type, p.accel_count, p.tpu, p.spec, " \
 	"   j.spec AS job_spec, j.job_id, j.trial " \
 	"   FROM replicas p JOIN jobs j ON j.id = p.job WHERE p.node IS NULL AND p.desired = 'RUN' " \
-	"   AND p.state = 'PENDING' ORDER BY p.job, p.id) " \
+	"   AND p.state = 'PENDING' ORDER BY p.job, p.id), " \
+	/* What the nodes' rows would say, in a few bytes: the schedulable \
+	 * nodes, what they are, and their desired versions (bumped with every \
+	 * change of their replicas). The same stamp as the caller's ($4): it \
+	 * still has them, and they are left out. */ \
+	"st AS (SELECT count(*) || '-' || coalesce(sum(n.desired_version), 0) || '-' || " \
+	"   coalesce(sum(hashtext(concat_ws('/', n.name, n.incarnation, n.region, n.zone, n.address, " \
+	"     n.accel_type, n.accel_count, n.tpu_type, n.vcpus, n.memory_mb, n.port_lo, n.port_hi))::int8), 0) " \
+	"   AS stamp FROM nodes n WHERE n.state = 'READY' AND NOT n.draining " \
+	"   AND n.last_sync > now() - make_interval(secs => coalesce(n.lease_s, $1::int))) " \
 	"SELECT json_build_object(" \
+	" 'nodes_stamp', (SELECT stamp FROM st), " \
 	/* The nodes only when there is something to place: an idle pass over a
 	 * large cluster (an emulator's fleet) reads no node. */ \
-	" 'nodes', CASE WHEN EXISTS (SELECT 1 FROM q) OR EXISTS (SELECT 1 FROM r) THEN " \
+	" 'nodes', CASE WHEN NOT (EXISTS (SELECT 1 FROM q) OR EXISTS (SELECT 1 FROM r)) " \
+	"   THEN '[]'::json WHEN (SELECT stamp FROM st) IS NOT DISTINCT FROM $4 THEN NULL ELSE " \
 	/* each node an array, in NODE_ROW's order (scheduler.c's load_nodes) */ \
 	"  (SELECT coalesce(json_agg(json_build_array(" \
 	"   n.name, n.region, n.zone, n.address, n.accel_type, n.accel_count, n.tpu_type IS NOT NULL, " \
@@ -218,7 +229,7 @@ enum store_rc store_sched_housekeeping(struct store_conn *c, int lease_s, int *l
 	"     ON u.node = n.name " \
 	"   WHERE n.state = 'READY' AND NOT n.draining " \
 	"     AND n.last_sync > now() - make_interval(secs => coalesce(n.lease_s, $1::int))) " \
-	"  ELSE '[]'::json END, " \
+	"  END, " \
 	/* What holds resources (quotas, fair share, preemption): every job with \
 	 * replicas on nodes, when something waits. */ \
 	" 'running', CASE WHEN EXISTS (SELECT 1 FROM q) THEN " \
@@ -248,17 +259,17 @@ static const struct store_stmt stmt_snapshot_new = {
 };
 
 enum store_rc store_sched_snapshot(struct store_conn *c, int lease_s, int max_queued,
-				   int64_t after_id, json_t **out)
+				   int64_t after_id, const char *nodes_stamp, json_t **out)
 {
 	char lease[16], limit[16], after[24];
-	const char *p[] = { lease, limit, after };
+	const char *p[] = { lease, limit, after, nodes_stamp };
 	enum store_rc rc;
 	PGresult *res;
 
 	snprintf(lease, sizeof(lease), "%d", lease_s);
 	snprintf(limit, sizeof(limit), "%d", max_queued);
 	snprintf(after, sizeof(after), "%lld", (long long)after_id);
-	res = store_exec(c, after_id ? &stmt_snapshot_new : &stmt_snapshot, 3, p, &rc);
+	res = store_exec(c, after_id ? &stmt_snapshot_new : &stmt_snapshot, 4, p, &rc);
 	*out = NULL;
 	if (rc == STORE_OK) {
 		*out = json_loads(PQgetvalue(res, 0, 0), 0, NULL);

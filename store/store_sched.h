@@ -43,10 +43,12 @@ enum store_rc store_sched_housekeeping(struct store_conn *c, int lease_s, int *l
  *                 accel_type, accel_count, tpu, spec, job_spec, job_id}]}
  * Only READY, not draining nodes with a fresh sync are listed, and queued
  * jobs with an id above after_id (0: all), but not a preempted job whose
- * replicas are still stopping. New object.
+ * replicas are still stopping. "nodes_stamp" sums up the nodes' rows; when
+ * it equals nodes_stamp (the caller's last one; NULL: none) "nodes" is null:
+ * the caller's copy still holds. New object.
  */
 enum store_rc store_sched_snapshot(struct store_conn *c, int lease_s, int max_queued,
-				   int64_t after_id, json_t **out) MUST_CHECK;
+				   int64_t after_id, const char *nodes_stamp, json_t **out) MUST_CHECK;
 
 /*
  * Commits placed jobs in one statement: batch is a JSON array of

@@ -382,13 +382,14 @@ static void names_of(const json_t *o, json_t *set)
 
 json_t *quotas_limits_json(const struct quotas *q, const char *project, const char *region)
 {
-	json_t *set = json_object(), *out = json_array();
+	json_t *set, *out = json_array();
 	const json_t *secs[3];
 	const char *k;
 	json_t *v;
 
 	if (!q)
 		return out;
+	set = json_object();
 	sections_of(q, project, secs);
 	for (size_t i = 0; secs[i]; i++) {
 		const json_t *r = json_object_get(json_object_get(secs[i], "regions"), region);

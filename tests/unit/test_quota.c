@@ -147,6 +147,13 @@ static void the_limits_listed_for_the_api(void **state)
 			       "{\"limit\":\"100\",\"resource\":\"cpus\"}]");
 	free(s);
 	json_decref(l);
+	/* no file: nothing listed (and nothing leaked: the suite runs under ASan too) */
+	l = quotas_limits_json(NULL, "big", "us-central1");
+	assert_int_equal(json_array_size(l), 0);
+	json_decref(l);
+	l = quotas_regions_json(NULL, "big");
+	assert_int_equal(json_array_size(l), 0);
+	json_decref(l);
 	l = quotas_regions_json(q, "big");
 	assert_int_equal(json_array_size(l), 2);
 	json_decref(l);

@@ -76,6 +76,26 @@ wrk_out=$(wrk -t2 -c"$conns" -d"${secs}s" -s bench/create.lua "http://127.0.0.1:
 create_rps=$(echo "$wrk_out" | awk '/Requests\/sec/ {print $2}')
 create_bad=$(echo "$wrk_out" | awk -F= '/^non2xx=/ {print $2}')
 
+# --- create with a node pool up and a deep queue (issue 28) --------------------
+# Three simulated agents of 4 T4s in us-central1: create.lua's jobs (3
+# replicas of 4 T4s) fill them, the rest queue, and the leader's passes over
+# that queue run beside the creates. pgbench again just before, as the baseline.
+for i in 1 2 3; do
+	mkdir -p "$state/agent$i"
+	printf 'server: "http://127.0.0.1:%s/"\nnode: "bench-pool-%s"\nregion: "us-central1"\nzone: "us-central1-a"\nvcpus: 96\nmemory_mb: 368640\nruntime: "simulate"\naddress: "127.0.0.1"\nport_range: "%s-%s"\nwork_dir: "%s"\ngpu_type: "NVIDIA_TESLA_T4"\ngpu_count: 4\n' \
+		"$port" "$i" $((22000 + i * 100)) $((22000 + i * 100 + 99)) "$state/agent$i" >"$state/agent$i.yaml"
+	"$dir/trainplane-agent" --config "$state/agent$i.yaml" 2>"$state/agent$i.log" &
+	pids+=($!)
+done
+for _ in $(seq 1 100); do
+	[ "$(curl -sf "http://127.0.0.1:$port/trainplane/v1/nodes" | grep -o '"state": *"READY"' | wc -l)" -ge 3 ] && break
+	sleep 0.2
+done
+pool_pg_tps=$(pgbench_run -n -c "$conns" -j 2 -T "$secs" -f "$state/insert.sql" | awk '/^tps/ {print $3; exit}')
+pool_out=$(wrk -t2 -c"$conns" -d"${secs}s" -s bench/create.lua "http://127.0.0.1:$port/v1/projects/bench/jobs")
+pool_rps=$(echo "$pool_out" | awk '/Requests\/sec/ {print $2}')
+pool_queued=$(psql_run -c "SELECT count(*) FROM jobs WHERE state = 'QUEUED'")
+
 # --- get ---------------------------------------------------------------------
 # Reads are measured in a steady state: after an insert storm PostgreSQL
 # spends a while on autovacuum, hint bits and a checkpoint.
@@ -142,6 +162,8 @@ echo "trainplane bench ($secs s per run, $conns connections, $(nproc) cores)"
 printf '  create: %8.0f jobs.create/s vs pgbench INSERT %8.0f/s  ratio %s (goal >= 0.8)%s\n' \
 	"$create_rps" "$pg_tps" "$(ratio "$create_rps" "$pg_tps")" \
 	"$([ "${create_bad:-0}" = 0 ] || echo "  [$create_bad non-2xx!]")"
+printf '          with 3 simulated nodes up and %s jobs queued: %8.0f jobs.create/s vs pgbench INSERT %8.0f/s  ratio %s (goal >= 0.8)\n' \
+	"$pool_queued" "$pool_rps" "$pool_pg_tps" "$(ratio "$pool_rps" "$pool_pg_tps")"
 # Each get run is paired with the static run just before it; the figure is
 # the median of the pairs' ratios (a pair is measured close in time, so the
 # machine's drift cancels), shown with the rates' medians.

@@ -254,6 +254,27 @@ describe('sharing the cluster', () => {
     assert.equal(after.filter((l) => / stopped \(exit status 143\)/.test(l)).length, 2, after.join('\n'));
   });
 
+  it('the leader\'s copy of the nodes follows a drain (it is kept between passes while they do not change)', async () => {
+    // A 2-T4 job waits behind a 1-T4 one: passes run with the nodes unchanged.
+    const g = gate('drain-hold');
+    await createJob(server.base, 'demo', 'drain_hold', mlJob(g.wait, oneT4));
+    await waitJobState(server.base, 'demo', 'drain_hold', 'RUNNING', 30_000, stderr);
+    await createJob(server.base, 'demo', 'drain_wait', mlJob('true',
+      { acceleratorConfig: { type: T4, count: '2' } }, { masterType: 'n1-standard-8' }));
+    await waitService('demo', 'drain_wait', /waiting for capacity/);
+    assert.equal((await request(server.base, 'POST', '/trainplane/v1/nodes/share-1:drain', { body: {} })).status, 200);
+    g.open();
+    await waitJobState(server.base, 'demo', 'drain_hold', 'SUCCEEDED', 30_000, stderr);
+    // Both T4s are free now, but the node is drained: passes go on and place nothing.
+    const passes = async () => Number(/^trainplane_scheduler_pass_duration_seconds_count (\d+)/m
+      .exec((await request(server.base, 'GET', '/metrics')).text)?.[1] || 0);
+    const seen = await passes();
+    await waitFor(async () => (await passes()) >= seen + 3, 20_000, 'three more passes');
+    assert.equal((await getJob(server.base, 'demo', 'drain_wait')).state, 'QUEUED');
+    assert.equal((await request(server.base, 'POST', '/trainplane/v1/nodes/share-1:undrain', { body: {} })).status, 200);
+    await waitJobState(server.base, 'demo', 'drain_wait', 'SUCCEEDED', 30_000, stderr);
+  });
+
   it('SIGHUP reloads the quotas file; a bad file keeps the old limits', async () => {
     const body = { jobId: 'after_hup', trainingInput: mlJob('true', oneT4) };
     assert.equal((await request(server.base, 'POST', '/v1/projects/tiny/jobs', { body })).status, 429);

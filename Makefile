@@ -320,7 +320,7 @@ ITEST_RUNS       := $(ITEST_ONE_RUNS) run-podman-drivers
 # long ones do not start last and hold up the end.
 IT_FILES         := $(wildcard tests/integration/*.test.mjs)
 IT_SLOW_NAMES    := storage_gcloud gcloud_seeds fencing access replication cli_hp_tuning scheduler_e2e \
-                    replica_identity_restore http_hardening http_churn storage_api emulator_clients \
+                    replica_identity_restore http_hardening http_churn storage_api emulator_clients share \
                     replica_identity_fresh resilience vertex_restart metrics cli sync_protocol \
                     replica_identity_side_by_side packages replica_identity tuning_resilience \
                     cli_gcloud_format emulator_clock tls orderly_stop deploy log

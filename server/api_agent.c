@@ -136,7 +136,8 @@ void api_agent_register(struct request *req)
 	/* A node's own token bounds what the node may declare (the tokens file's
 	 * inventory); the cluster token, the operator's own, does not. */
 	if (req->caller && req->caller->kind == TOKEN_AGENT) {
-		struct auth_node_claim claim = { vcpus, mem, n.accel_type, count, n.tpu_type, cores };
+		struct auth_node_claim claim = { vcpus, mem, n.accel_type, count, n.tpu_type, cores,
+						 n.zone };
 		char why[512];
 		if (!auth_inventory_allows(req->caller, &claim, why, sizeof(why))) {
 			log_warn("node %s: register refused: %s", n.name, why);

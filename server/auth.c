@@ -86,6 +86,9 @@ static void token_release(struct auth_token *t)
 {
 	limits_free(t->inventory.gpus, t->inventory.ngpus);
 	limits_free(t->inventory.tpus, t->inventory.ntpus);
+	for (size_t i = 0; i < t->inventory.nzones; i++)
+		free(t->inventory.zones[i]);
+	free(t->inventory.zones);
 	free(t->name);
 	free(t->member);
 	free_list(t->projects, t->nprojects);
@@ -206,6 +209,35 @@ static int load_limits(struct tl *l, const yaml_node_t *n, const char *what, int
 	return 0;
 }
 
+/* A zone as Google names them: lowercase letters, digits, '-' (us-central1-a). */
+static bool zone_valid(const char *s)
+{
+	if (!s || !*s || strlen(s) > 63)
+		return false;
+	for (; *s; s++)
+		if (!((*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9') || *s == '-'))
+			return false;
+	return true;
+}
+
+/* inventory.zones: [us-central1-a, ...] */
+static int load_zones(struct tl *l, const yaml_node_t *n, struct auth_inventory *inv)
+{
+	if (n->type != YAML_SEQUENCE_NODE)
+		return tl_fail(l, n, "inventory: zones must be a list of zones ([us-central1-a])");
+	for (yaml_node_item_t *it = n->data.sequence.items.start; it < n->data.sequence.items.top;
+	     it++) {
+		const yaml_node_t *z = tl_node(l, *it);
+		const char *zone = tl_scalar(z);
+		if (!zone_valid(zone))
+			return tl_fail(l, z, "inventory: zones: each must be a zone (lowercase letters, "
+					     "digits and '-': us-central1-a)");
+		inv->zones = xrealloc(inv->zones, (inv->nzones + 1) * sizeof(*inv->zones));
+		inv->zones[inv->nzones++] = xstrdup(zone);
+	}
+	return 0;
+}
+
 static int load_inventory(struct tl *l, const yaml_node_t *n, struct auth_inventory *inv)
 {
 	inv->given = true;
@@ -214,10 +246,10 @@ static int load_inventory(struct tl *l, const yaml_node_t *n, struct auth_invent
 		return 0;
 	}
 	if (n->type != YAML_MAPPING_NODE)
-		return tl_fail(l, n, "inventory must be a mapping (gpus, tpu, vcpus, memoryMb) or "
-				     "\"any\"");
-	bool seen[4] = { false };
-	static const char *const keys[] = { "gpus", "tpu", "vcpus", "memoryMb" };
+		return tl_fail(l, n, "inventory must be a mapping (gpus, tpu, vcpus, memoryMb, zones) "
+				     "or \"any\"");
+	bool seen[5] = { false };
+	static const char *const keys[] = { "gpus", "tpu", "vcpus", "memoryMb", "zones" };
 	for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top;
 	     p++) {
 		const yaml_node_t *k = tl_node(l, p->key), *v = tl_node(l, p->value);
@@ -226,14 +258,15 @@ static int load_inventory(struct tl *l, const yaml_node_t *n, struct auth_invent
 		while (i < ARRAY_SIZE(keys) && (!key || strcmp(key, keys[i])))
 			i++;
 		if (i == ARRAY_SIZE(keys))
-			return tl_fail(l, k, "inventory: unknown key (gpus, tpu, vcpus, memoryMb)");
+			return tl_fail(l, k, "inventory: unknown key (gpus, tpu, vcpus, memoryMb, zones)");
 		if (seen[i])
 			return tl_fail(l, k, "inventory: duplicate key \"%s\"", key);
 		seen[i] = true;
 		int rc = i == 0 ? load_limits(l, v, "gpus", 64, &inv->gpus, &inv->ngpus) :
 			 i == 1 ? load_limits(l, v, "tpu", 2048, &inv->tpus, &inv->ntpus) :
 			 i == 2 ? tl_count(l, v, "vcpus", 1 << 20, &inv->vcpus) :
-				  tl_count(l, v, "memoryMb", INT64_C(1) << 40, &inv->memory_mb);
+			 i == 3 ? tl_count(l, v, "memoryMb", INT64_C(1) << 40, &inv->memory_mb) :
+				  load_zones(l, v, inv);
 		if (rc)
 			return -1;
 	}
@@ -736,6 +769,20 @@ bool auth_inventory_allows(const struct auth_token *t, const struct auth_node_cl
 			 "allows at most %lld", (long long)c->memory_mb, t->name,
 			 (long long)inv->memory_mb);
 		return false;
+	}
+	if (inv->nzones && c->zone) {
+		bool listed = false;
+		for (size_t i = 0; i < inv->nzones && !listed; i++)
+			listed = !strcmp(inv->zones[i], c->zone);
+		if (!listed) {
+			size_t at = (size_t)snprintf(why, whylen, "it declares zone %s, and its agent token "
+						     "(%s) allows only ", zone_valid(c->zone) ? c->zone :
+						     "(not a zone name)", t->name);
+			for (size_t i = 0; i < inv->nzones && at < whylen; i++)
+				at += (size_t)snprintf(why + at, whylen - at, "%s%s", i ? ", " : "",
+						       inv->zones[i]);
+			return false;
+		}
 	}
 	const struct {
 		const char *type, *what;

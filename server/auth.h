@@ -76,6 +76,8 @@ struct auth_inventory {
 	int64_t vcpus, memory_mb;	/* the most; 0: no bound */
 	struct auth_inventory_limit *gpus, *tpus;
 	size_t ngpus, ntpus;
+	char **zones;		/* the zones its nodes may say they are in; none listed: any */
+	size_t nzones;
 };
 
 /* What a node declares at register, as auth_inventory_allows() checks it. */
@@ -85,6 +87,7 @@ struct auth_node_claim {
 	int64_t gpus;
 	const char *tpu_type;	/* NULL: none */
 	int64_t tpu_cores;
+	const char *zone;	/* NULL: not checked */
 };
 
 struct auth_token {

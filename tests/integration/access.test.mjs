@@ -541,6 +541,7 @@ describe('what a node\'s token lets its node declare', () => {
     const file = tokensFile(`tokens-inventory-${process.hrtime.bigint()}.yaml`, tokensYaml(
       `  - name: node-bounded\n    sha256: ${sha(T.bounded)}\n    role: agent\n    nodes: [inv-1, inv-tpu]\n` +
       '    inventory:\n      gpus: {NVIDIA_TESLA_T4: 2}\n      tpu: {TPU_V2: 8}\n      vcpus: 16\n      memoryMb: 65536\n' +
+      '      zones: [us-central1-a]\n' +
       `  - name: node-bare\n    sha256: ${sha(T.bare)}\n    role: agent\n    nodes: [inv-2]\n` +
       `  - name: node-any\n    sha256: ${sha(T.any)}\n    role: agent\n    nodes: [inv-3]\n    inventory: any\n`));
     const server = await startServer({
@@ -581,6 +582,9 @@ describe('what a node\'s token lets its node declare', () => {
     assertError(await reg('inv-1', T.bounded, { memoryMb: 1 << 20 }), 403, 'PERMISSION_DENIED', /MB of memory, .* at most 65536/);
     assertError(await reg('inv-tpu', T.bounded, { tpu: { type: 'TPU_V3', cores: 8 } }), 403, 'PERMISSION_DENIED',
       /8 TPU cores of type TPU_V3/);
+    // A zone it does not list: a node cannot draw another region's tenants.
+    assertError(await reg('inv-1', T.bounded, { region: 'europe-west4', zone: 'europe-west4-b' }), 403,
+      'PERMISSION_DENIED', /declares zone europe-west4-b, and its agent token \(node-bounded\) allows only us-central1-a\./);
     // A token without inventory registers nothing, not even a CPU node.
     assertError(await reg('inv-2', T.bare), 403, 'PERMISSION_DENIED', /gives its agent token \(node-bare\) no inventory/);
     // inventory: any, and the cluster token (the operator's own): no bound.

@@ -596,7 +596,8 @@ static void inventory_bounds_what_a_node_declares(void **state)
 				   "  - name: gpu-1\n    sha256: " HASH_A "\n    role: agent\n"
 				   "    nodes: [gpu-1]\n"
 				   "    inventory: {gpus: {NVIDIA_TESLA_T4: 4, NVIDIA_L4: 0}, tpu: {TPU_V2: 8},\n"
-				   "                vcpus: 16, memoryMb: 61440}\n"
+				   "                vcpus: 16, memoryMb: 61440,\n"
+				   "                zones: [us-central1-a, us-central1-b]}\n"
 				   "  - {name: bare, role: agent, nodes: [n],\n"
 				   "     sha256: 486ea46224d1bb4fb680f34f7c9ad96a8f24ec88be73ea8e5a6c65260e9cb8a7}\n"
 				   "  - {name: any, role: agent, nodes: [m], inventory: any,\n"
@@ -632,6 +633,18 @@ static void inventory_bounds_what_a_node_declares(void **state)
 	c.tpu_cores = 16;
 	assert_false(auth_inventory_allows(g, &c, why, sizeof(why)));
 	assert_non_null(strstr(why, "16 TPU cores of type TPU_V2"));
+	/* zones: one listed, one not (named), one that is no zone (not echoed) */
+	c = (struct auth_node_claim){ 1, 1, NULL, 0, NULL, 0, "us-central1-b" };
+	assert_true(auth_inventory_allows(g, &c, why, sizeof(why)));
+	c.zone = "europe-west4-a";
+	assert_false(auth_inventory_allows(g, &c, why, sizeof(why)));
+	assert_string_equal(why, "it declares zone europe-west4-a, and its agent token (gpu-1) "
+			    "allows only us-central1-a, us-central1-b");
+	c.zone = "x\ny";
+	assert_false(auth_inventory_allows(g, &c, why, sizeof(why)));
+	assert_non_null(strstr(why, "(not a zone name)"));
+	c = (struct auth_node_claim){ 1, 1, NULL, 0, NULL, 0, "us-west1-a" };
+	assert_true(auth_inventory_allows(any, &c, why, sizeof(why)));	/* any: every zone */
 	c = (struct auth_node_claim){ 1, 1, NULL, 0, NULL, 0 };
 	assert_false(auth_inventory_allows(bare, &c, why, sizeof(why)));
 	assert_non_null(strstr(why, "(bare) no inventory"));
@@ -644,6 +657,8 @@ static void inventory_bounds_what_a_node_declares(void **state)
 	char text[1024];
 	static const struct { const char *inv, *want; } bad[] = {
 		{ "    inventory: all\n", ":6:16: inventory must be a mapping" },
+		{ "    inventory: {zones: us-central1-a}\n", ":6:24: inventory: zones must be a list" },
+		{ "    inventory: {zones: [US-CENTRAL1]}\n", ":6:25: inventory: zones: each must be a zone" },
 		{ "    inventory: {gpus: 4}\n", ":6:23: inventory: gpus must map accelerator types" },
 		{ "    inventory: {gpus: {t4: 4}}\n", ":6:24: inventory: gpus: each key must be an "
 						     "accelerator type" },

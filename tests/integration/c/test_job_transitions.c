@@ -24,6 +24,7 @@
 #include <libpq-fe.h>
 
 #include "pg_fixture.h"
+#include "pg_sql.h"
 #include "common.h"
 #include "job_state.h"
 #include "metrics.h"
@@ -38,43 +39,6 @@ static struct pg_fixture fx;
 static struct store *st;		/* fx.st */
 static PGconn *db;	/* the test's own connection */
 static int next_job;
-
-/* --- SQL on the test's connection ------------------------------------------ */
-
-/*
- * Runs sql with text parameters. Returns the first value of the first row
- * (newly allocated; "" without rows), or NULL when it failed, with its
- * SQLSTATE in sqlstate (when given).
- */
-static char *sqlv(const char *sql, char *sqlstate, int n, const char *const *params)
-{
-	PGresult *r = PQexecParams(db, sql, n, NULL, params, NULL, NULL, 0);
-	char *out = NULL;
-
-	if (sqlstate)
-		*sqlstate = '\0';
-	if (PQresultStatus(r) == PGRES_TUPLES_OK || PQresultStatus(r) == PGRES_COMMAND_OK) {
-		out = xstrdup(PQntuples(r) && PQnfields(r) ? PQgetvalue(r, 0, 0) : "");
-	} else if (sqlstate) {
-		const char *s = PQresultErrorField(r, PG_DIAG_SQLSTATE);
-		snprintf(sqlstate, 6, "%s", s ? s : "?????");
-	} else {
-		fail_msg("%s: %s", sql, PQresultErrorMessage(r));
-	}
-	PQclear(r);
-	return out;
-}
-
-static char *sql1(const char *sql, const char *p1)
-{
-	const char *p[] = { p1 };
-	return sqlv(sql, NULL, p1 ? 1 : 0, p);
-}
-
-static void exec1(const char *sql, const char *p1)
-{
-	free(sql1(sql, p1));
-}
 
 /* --- jobs in a given state --------------------------------------------------- */
 
@@ -118,10 +82,10 @@ static void find_paths(void)
  * state machine's create and run edges, schema/030.) */
 static void add_replica(const char *id)
 {
-	exec1("INSERT INTO replicas (job, uid, role, idx, node, spec, vcpus, accel_count, "
+	pg_exec1(db, "INSERT INTO replicas (job, uid, role, idx, node, spec, vcpus, accel_count, "
 	      " start_time) VALUES ($1::int8, 'u-' || $1, 'master', 0, 'n1', '{}', 8, 1, "
 	      " now() - interval '1 hour')", id);
-	exec1("UPDATE replicas SET state = 'RUNNING' WHERE uid = 'u-' || $1", id);
+	pg_exec1(db, "UPDATE replicas SET state = 'RUNNING' WHERE uid = 'u-' || $1", id);
 }
 
 /* A new ml job in project "t", taken to s through the entry point; a job
@@ -132,24 +96,24 @@ static struct job_ref job_in(enum job_state s)
 	char *id;
 
 	snprintf(j.job_id, sizeof(j.job_id), "j%d", ++next_job);
-	id = sql1("INSERT INTO jobs (api, project, job_id, region, spec, state) "
+	id = pg_sql1(db, "INSERT INTO jobs (api, project, job_id, region, spec, state) "
 		  "VALUES ('ml', 't', $1, 'r', '{}', 'QUEUED') RETURNING id", j.job_id);
 	snprintf(j.id, sizeof(j.id), "%s", id);
 	free(id);
 	for (int i = 0; i < path_len[s]; i++) {
 		const char *p[] = { j.id, job_cause_name(paths[s][i]) };
-		char *n = sqlv("SELECT count(*) FROM tp_job_transition($1::int8, NULL, $2)", NULL, 2, p);
+		char *n = pg_sqlv(db, "SELECT count(*) FROM tp_job_transition($1::int8, NULL, $2)", NULL, 2, p);
 		assert_string_equal(n, "1");
 		free(n);
 		if (paths[s][i] == JOB_CAUSE_PLACE)
 			add_replica(j.id);
 	}
-	char *now = sql1("SELECT state FROM jobs WHERE id = $1::int8", j.id);
+	char *now = pg_sql1(db, "SELECT state FROM jobs WHERE id = $1::int8", j.id);
 	assert_string_equal(now, job_state_name(s));
 	free(now);
 	/* A gang restart in progress, for the restart flag to be cleared. */
 	if (s == JOB_PREPARING || s == JOB_RUNNING)
-		exec1("UPDATE jobs SET restarting = true WHERE id = $1::int8", j.id);
+		pg_exec1(db, "UPDATE jobs SET restarting = true WHERE id = $1::int8", j.id);
 	return j;
 }
 
@@ -291,7 +255,7 @@ static void every_state_cause_and_target_through_the_entry_point(void **state)
 				const char *p[] = { j.id, job_state_name(to), job_cause_name(c),
 						    message };
 				snap_of(&j, &a);
-				char *n = sqlv("SELECT count(*) FROM tp_job_transition($1::int8, $2, "
+				char *n = pg_sqlv(db, "SELECT count(*) FROM tp_job_transition($1::int8, $2, "
 					       "$3, $4)", sqlstate, 4, p);
 				snap_of(&j, &b);
 				if (job_state_after(from, c) == to) {
@@ -397,7 +361,7 @@ static void every_pair_through_a_raw_update_and_insert(void **state)
 				 job_state_name(to));
 			const char *p[] = { j.id, job_state_name(to) };
 			snap_of(&j, &a);
-			char *ok = sqlv("UPDATE jobs SET state = $2 WHERE id = $1::int8", sqlstate, 2, p);
+			char *ok = pg_sqlv(db, "UPDATE jobs SET state = $2 WHERE id = $1::int8", sqlstate, 2, p);
 			snap_of(&j, &b);
 			if (job_state_edge_allowed(from, to)) {
 				if (!ok)
@@ -425,7 +389,7 @@ static void every_pair_through_a_raw_update_and_insert(void **state)
 		char sqlstate[6], job_id[24];
 		snprintf(job_id, sizeof(job_id), "new%u", s);
 		const char *p[] = { job_id, job_state_name(s) };
-		char *ok = sqlv("INSERT INTO jobs (api, project, job_id, region, spec, state) "
+		char *ok = pg_sqlv(db, "INSERT INTO jobs (api, project, job_id, region, spec, state) "
 				"VALUES ('ml', 't', $1, 'r', '{}', $2)", sqlstate, 2, p);
 		if (job_state_edge_allowed(JOB_STATE_UNSPECIFIED, s))
 			assert_non_null(ok);
@@ -516,7 +480,7 @@ static void a_cancel_that_loses_a_race_sees_the_winner(void **state)
 	/* until the second cancel waits for the row (or 30 s) */
 	bool waited = false;
 	for (int i = 0; !waited && i < 3000; i++) {
-		char *n = sql1("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
+		char *n = pg_sql1(db, "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
 			       "AND query LIKE '%tp_job_transition%' AND pid <> pg_backend_pid()", NULL);
 		waited = atoi(n) > 0;
 		free(n);
@@ -531,7 +495,7 @@ static void a_cancel_that_loses_a_race_sees_the_winner(void **state)
 	assert_int_equal(r.rc, STORE_OK);
 	assert_false(r.changed);
 	assert_int_equal(r.seen, JOB_CANCELLING);
-	char *m = sql1("SELECT error_message FROM jobs WHERE id = $1::int8", j.id);
+	char *m = pg_sql1(db, "SELECT error_message FROM jobs WHERE id = $1::int8", j.id);
 	assert_string_equal(m, "first");
 	free(m);
 }
@@ -562,7 +526,7 @@ static void placement_skips_a_job_cancelled_meanwhile(void **state)
 	store_release(st, c);
 	assert_int_equal(placed, 1);
 	const char *ids[] = { queued.id, gone.id };
-	char *s = sqlv("SELECT string_agg(j.state || ':' || (SELECT count(*) FROM replicas p "
+	char *s = pg_sqlv(db, "SELECT string_agg(j.state || ':' || (SELECT count(*) FROM replicas p "
 		       "WHERE p.job = j.id), ' ' ORDER BY j.id) FROM jobs j "
 		       "WHERE j.id IN ($1::int8, $2::int8)", NULL, 2, ids);
 	assert_string_equal(s, "PREPARING:1 CANCELLED:0");
@@ -580,9 +544,9 @@ static void a_running_job_that_times_out_fails_with_its_units(void **state)
 	int lost, restarted;
 	(void)state;
 
-	exec1("UPDATE jobs SET spec = '{\"scheduling\": {\"maxRunningTime\": \"60s\"}}', "
+	pg_exec1(db, "UPDATE jobs SET spec = '{\"scheduling\": {\"maxRunningTime\": \"60s\"}}', "
 	      "start_time = now() - interval '1 hour' WHERE id = $1::int8", j.id);
-	exec1("UPDATE jobs SET spec = '{\"scheduling\": {\"maxWaitTime\": \"1s\"}}', "
+	pg_exec1(db, "UPDATE jobs SET spec = '{\"scheduling\": {\"maxWaitTime\": \"1s\"}}', "
 	      "create_time = now() - interval '1 minute' WHERE id = $1::int8", w.id);
 	assert_int_equal(store_sched_housekeeping(c, 30, &lost, &restarted), STORE_OK);
 	store_release(st, c);
@@ -631,17 +595,17 @@ static void the_reconciler_moves_jobs_through_the_entry_point(void **state)
 	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
 		struct job_ref j = job_in(cases[i].from);
 		struct snap a, b;
-		exec1("UPDATE jobs SET restarting = false WHERE id = $1::int8", j.id);
+		pg_exec1(db, "UPDATE jobs SET restarting = false WHERE id = $1::int8", j.id);
 		if (cases[i].api_spec) {
 			const char *p[] = { j.id, cases[i].api_spec };
-			free(sqlv("UPDATE jobs SET api = 'vertex', spec = $2::jsonb WHERE id = $1::int8",
+			free(pg_sqlv(db, "UPDATE jobs SET api = 'vertex', spec = $2::jsonb WHERE id = $1::int8",
 				  NULL, 2, p));
 		}
 		char *set = xasprintf("UPDATE replicas SET %s WHERE job = $1::int8", cases[i].replica);
-		exec1(set, j.id);
+		pg_exec1(db, set, j.id);
 		free(set);
 		snap_of(&j, &a);
-		char *got = sql1("SELECT tp_reconcile_job($1::int8)", j.id);
+		char *got = pg_sql1(db, "SELECT tp_reconcile_job($1::int8)", j.id);
 		snap_of(&j, &b);
 		assert_string_equal(got, cases[i].want_state);
 		assert_string_equal(b.state, cases[i].want_state);
@@ -661,24 +625,24 @@ static void a_gang_restart_ends_on_the_restart_edge(void **state)
 	struct snap a, b;
 	(void)state;
 
-	exec1("UPDATE jobs SET restarting = false, api = 'vertex', spec = '{\"jobSpec\": "
+	pg_exec1(db, "UPDATE jobs SET restarting = false, api = 'vertex', spec = '{\"jobSpec\": "
 	      "{\"scheduling\": {\"restartJobOnWorkerRestart\": true}}}' WHERE id = $1::int8", j.id);
-	exec1("INSERT INTO replicas (job, uid, role, idx, node, spec, start_time) "
+	pg_exec1(db, "INSERT INTO replicas (job, uid, role, idx, node, spec, start_time) "
 	      "VALUES ($1::int8, 'w-' || $1, 'worker', 0, 'n1', '{}', now())", j.id);
-	exec1("UPDATE replicas SET state = 'LOST' WHERE uid = 'w-' || $1", j.id);
-	char *got = sql1("SELECT tp_reconcile_job($1::int8)", j.id);
+	pg_exec1(db, "UPDATE replicas SET state = 'LOST' WHERE uid = 'w-' || $1", j.id);
+	char *got = pg_sql1(db, "SELECT tp_reconcile_job($1::int8)", j.id);
 	assert_string_equal(got, "RUNNING");
 	free(got);
 	snap_of(&j, &a);
 	assert_true(a.restarting);
-	got = sql1("SELECT string_agg(role || ':' || desired, ' ' ORDER BY role) FROM replicas "
+	got = pg_sql1(db, "SELECT string_agg(role || ':' || desired, ' ' ORDER BY role) FROM replicas "
 		   "WHERE job = $1::int8", j.id);
 	assert_string_equal(got, "master:STOP worker:RUN");
 	free(got);
 	/* the master stopped: the gang restarts */
-	exec1("UPDATE replicas SET state = 'EXITED', exit_code = 143 WHERE job = $1::int8 "
+	pg_exec1(db, "UPDATE replicas SET state = 'EXITED', exit_code = 143 WHERE job = $1::int8 "
 	      "AND role = 'master'", j.id);
-	got = sql1("SELECT tp_reconcile_job($1::int8)", j.id);
+	got = pg_sql1(db, "SELECT tp_reconcile_job($1::int8)", j.id);
 	assert_string_equal(got, "RUNNING");
 	free(got);
 	snap_of(&j, &b);
@@ -686,7 +650,7 @@ static void a_gang_restart_ends_on_the_restart_edge(void **state)
 	assert_true(b.version != a.version);
 	assert_string_equal(b.state, "RUNNING");
 	assert_string_equal(b.start, a.start);
-	got = sql1("SELECT string_agg(role || ':' || state || ':' || desired || ':' || attempt, ' ' "
+	got = pg_sql1(db, "SELECT string_agg(role || ':' || state || ':' || desired || ':' || attempt, ' ' "
 		   "ORDER BY role) FROM replicas WHERE job = $1::int8", j.id);
 	assert_string_equal(got, "master:PENDING:RUN:2 worker:PENDING:RUN:2");
 	free(got);
@@ -701,25 +665,25 @@ static void lost_replicas_restart_only_where_the_machine_allows(void **state)
 	int lost, restarted;
 	(void)state;
 
-	exec1("UPDATE jobs SET restarting = false WHERE id = $1::int8", run.id);
-	exec1("UPDATE replicas SET state = 'LOST' WHERE job = $1::int8", run.id);
-	exec1("UPDATE replicas SET state = 'LOST' WHERE job = $1::int8", cancelling.id);
-	char *v = sql1("SELECT version FROM jobs WHERE id = $1::int8", run.id);
+	pg_exec1(db, "UPDATE jobs SET restarting = false WHERE id = $1::int8", run.id);
+	pg_exec1(db, "UPDATE replicas SET state = 'LOST' WHERE job = $1::int8", run.id);
+	pg_exec1(db, "UPDATE replicas SET state = 'LOST' WHERE job = $1::int8", cancelling.id);
+	char *v = pg_sql1(db, "SELECT version FROM jobs WHERE id = $1::int8", run.id);
 	long long before = atoll(v);
 	free(v);
 	assert_int_equal(store_sched_housekeeping(c, 30, &lost, &restarted), STORE_OK);
 	store_release(st, c);
-	char *got = sql1("SELECT state || ':' || attempt FROM replicas WHERE job = $1::int8", run.id);
+	char *got = pg_sql1(db, "SELECT state || ':' || attempt FROM replicas WHERE job = $1::int8", run.id);
 	assert_string_equal(got, "PENDING:2");
 	free(got);
-	got = sql1("SELECT state || ':' || attempt || ':' || desired FROM replicas "
+	got = pg_sql1(db, "SELECT state || ':' || attempt || ':' || desired FROM replicas "
 		   "WHERE job = $1::int8", cancelling.id);
 	assert_string_equal(got, "LOST:1:DONE");	/* stopped, and then cancelled */
 	free(got);
-	got = sql1("SELECT state FROM jobs WHERE id = $1::int8", cancelling.id);
+	got = pg_sql1(db, "SELECT state FROM jobs WHERE id = $1::int8", cancelling.id);
 	assert_string_equal(got, "CANCELLED");
 	free(got);
-	v = sql1("SELECT version FROM jobs WHERE id = $1::int8", run.id);
+	v = pg_sql1(db, "SELECT version FROM jobs WHERE id = $1::int8", run.id);
 	assert_true(atoll(v) != before);	/* the restart edge was taken */
 	free(v);
 }
@@ -732,13 +696,13 @@ static void a_server_refuses_a_database_whose_machine_differs(void **state)
 	(void)state;
 
 	assert_int_equal(store_job_state_check(db, err, sizeof(err)), 0);
-	exec1("DELETE FROM job_state_edges WHERE from_state = 'RUNNING' AND cause = 'restart'", NULL);
+	pg_exec1(db, "DELETE FROM job_state_edges WHERE from_state = 'RUNNING' AND cause = 'restart'", NULL);
 	assert_int_equal(store_job_state_check(db, err, sizeof(err)), -1);
 	assert_non_null(strstr(err, "job_state_edges"));
-	exec1("INSERT INTO job_state_edges VALUES ('RUNNING', 'restart', 'RUNNING'), "
+	pg_exec1(db, "INSERT INTO job_state_edges VALUES ('RUNNING', 'restart', 'RUNNING'), "
 	      "('SUCCEEDED', 'restart', 'RUNNING')", NULL);
 	assert_int_equal(store_job_state_check(db, err, sizeof(err)), -1);
-	exec1("UPDATE job_state_edges SET to_state = 'FAILED' WHERE from_state = 'SUCCEEDED'", NULL);
+	pg_exec1(db, "UPDATE job_state_edges SET to_state = 'FAILED' WHERE from_state = 'SUCCEEDED'", NULL);
 	assert_int_equal(store_job_state_check(db, err, sizeof(err)), -1);
 	/* the statement it logs for a migration makes them equal again */
 	char *fix = store_job_state_edges_sql();
@@ -747,7 +711,7 @@ static void a_server_refuses_a_database_whose_machine_differs(void **state)
 	PQclear(r);
 	free(fix);
 	assert_int_equal(store_job_state_check(db, err, sizeof(err)), 0);
-	char *n = sql1("SELECT count(*) FROM job_state_edges", NULL);
+	char *n = pg_sql1(db, "SELECT count(*) FROM job_state_edges", NULL);
 	assert_int_equal(atoi(n), (int)job_state_edge_count);
 	free(n);
 }
@@ -771,8 +735,8 @@ static long conflicts_counted(void)
 static void conflicts_are_retried_counted_and_bounded(void **state)
 {
 	(void)state;
-	exec1("CREATE SEQUENCE flaky_seq", NULL);
-	exec1("CREATE FUNCTION flaky(fail_first int, code text) RETURNS int LANGUAGE plpgsql AS $$ "
+	pg_exec1(db, "CREATE SEQUENCE flaky_seq", NULL);
+	pg_exec1(db, "CREATE FUNCTION flaky(fail_first int, code text) RETURNS int LANGUAGE plpgsql AS $$ "
 	      "BEGIN IF nextval('flaky_seq') <= fail_first THEN "
 	      "RAISE EXCEPTION 'made to conflict' USING ERRCODE = code; END IF; RETURN 7; END $$",
 	      NULL);
@@ -789,31 +753,31 @@ static void conflicts_are_retried_counted_and_bounded(void **state)
 	assert_int_equal(conflicts_counted(), before + 2);
 
 	/* Always conflicting: STORE_RETRIES + 1 tries, then STORE_RETRY. */
-	exec1("SELECT setval('flaky_seq', 1, false)", NULL);
+	pg_exec1(db, "SELECT setval('flaky_seq', 1, false)", NULL);
 	r = store_exec_sql(c, "SELECT flaky(1000, '40001')", false, 0, NULL, &rc);
 	assert_null(r);
 	assert_int_equal(rc, STORE_RETRY);
 	assert_int_equal(conflicts_counted(), before + 2 + STORE_RETRIES + 1);
-	char *n = sql1("SELECT last_value FROM flaky_seq", NULL);
+	char *n = pg_sql1(db, "SELECT last_value FROM flaky_seq", NULL);
 	assert_int_equal(atoi(n), STORE_RETRIES + 1);
 	free(n);
 
 	/* In a transaction the owner decides: no statement runs twice. */
-	exec1("SELECT setval('flaky_seq', 1, false)", NULL);
+	pg_exec1(db, "SELECT setval('flaky_seq', 1, false)", NULL);
 	assert_int_equal(store_begin(c), STORE_OK);
 	r = store_exec_sql(c, "SELECT flaky(1, '40P01')", false, 0, NULL, &rc);
 	assert_null(r);
 	assert_int_equal(rc, STORE_RETRY);
 	store_rollback(c);
-	n = sql1("SELECT last_value FROM flaky_seq", NULL);
+	n = pg_sql1(db, "SELECT last_value FROM flaky_seq", NULL);
 	assert_int_equal(atoi(n), 1);
 	free(n);
 	assert_true(store_retry(STORE_RETRY, 0, "a test"));
 	assert_false(store_retry(STORE_RETRY, STORE_RETRIES, "a test"));
 	assert_false(store_retry(STORE_ERROR, 0, "a test"));
 	store_release(st, c);
-	exec1("DROP FUNCTION flaky(int, text)", NULL);
-	exec1("DROP SEQUENCE flaky_seq", NULL);
+	pg_exec1(db, "DROP FUNCTION flaky(int, text)", NULL);
+	pg_exec1(db, "DROP SEQUENCE flaky_seq", NULL);
 }
 
 static int setup(void **state)

@@ -23,6 +23,7 @@
 #include <libpq-fe.h>
 
 #include "pg_fixture.h"
+#include "pg_sql.h"
 #include "common.h"
 #include "node_state.h"
 #include "replica_state.h"
@@ -35,46 +36,13 @@ static PGconn *db;	/* the test's own connection */
 static char job[24];	/* the replicas' job */
 static int next_id;
 
-/* Runs sql with text parameters: the first value of the first row (newly
- * allocated; "" without rows), or NULL when it failed, with its SQLSTATE
- * in sqlstate (when given; else a failure fails the test). */
-static char *sqlv(const char *sql, char *sqlstate, int n, const char *const *params)
-{
-	PGresult *r = PQexecParams(db, sql, n, NULL, params, NULL, NULL, 0);
-	char *out = NULL;
-
-	if (sqlstate)
-		*sqlstate = '\0';
-	if (PQresultStatus(r) == PGRES_TUPLES_OK || PQresultStatus(r) == PGRES_COMMAND_OK) {
-		out = xstrdup(PQntuples(r) && PQnfields(r) ? PQgetvalue(r, 0, 0) : "");
-	} else if (sqlstate) {
-		const char *s = PQresultErrorField(r, PG_DIAG_SQLSTATE);
-		snprintf(sqlstate, 6, "%s", s ? s : "?????");
-	} else {
-		fail_msg("%s: %s", sql, PQresultErrorMessage(r));
-	}
-	PQclear(r);
-	return out;
-}
-
-static char *sql1(const char *sql, const char *p1)
-{
-	const char *p[] = { p1 };
-	return sqlv(sql, NULL, p1 ? 1 : 0, p);
-}
-
-static void exec1(const char *sql, const char *p1)
-{
-	free(sql1(sql, p1));
-}
-
 /* A statement with two parameters: true when it ran, false when it was
  * refused with SQLSTATE 23514 (anything else fails the test). */
 static bool try2(const char *sql, const char *p1, const char *p2)
 {
 	const char *p[] = { p1, p2 };
 	char state[6];
-	char *out = sqlv(sql, state, 2, p);
+	char *out = pg_sqlv(db, sql, state, 2, p);
 	if (!out && strcmp(state, "23514"))
 		fail_msg("%s (%s, %s): SQLSTATE %s, want 23514", sql, p1, p2, state);
 	free(out);
@@ -91,7 +59,7 @@ static void replica_in(enum replica_state s, char *uid, size_t len)
 	snprintf(uid, len, "r%d", ++next_id);
 	snprintf(idx, sizeof(idx), "%d", next_id);
 	const char *p[] = { job, uid, idx };
-	free(sqlv("INSERT INTO replicas (job, uid, role, idx, node, spec) "
+	free(pg_sqlv(db, "INSERT INTO replicas (job, uid, role, idx, node, spec) "
 		  "VALUES ($1::int8, $2, 'worker', $3::int, 'n1', '{}')", NULL, 3, p));
 	if (s != REPLICA_PENDING)
 		assert_true(try2("UPDATE replicas SET state = $2 WHERE uid = $1", uid,
@@ -100,7 +68,7 @@ static void replica_in(enum replica_state s, char *uid, size_t len)
 
 static char *replica_state_of(const char *uid)
 {
-	return sql1("SELECT state || ':' || attempt FROM replicas WHERE uid = $1", uid);
+	return pg_sql1(db, "SELECT state || ':' || attempt FROM replicas WHERE uid = $1", uid);
 }
 
 /* Whether an edge of the C table joins from to to, starting a new attempt or not. */
@@ -168,7 +136,7 @@ static void a_replica_is_created_pending_only(void **state)
 		snprintf(idx, sizeof(idx), "%d", next_id);
 		const char *p[] = { job, uid, idx, replica_state_name(s) };
 		char sqlstate[6];
-		char *out = sqlv("INSERT INTO replicas (job, uid, role, idx, node, spec, state) "
+		char *out = pg_sqlv(db, "INSERT INTO replicas (job, uid, role, idx, node, spec, state) "
 				 "VALUES ($1::int8, $2, 'worker', $3::int, 'n1', '{}', $4)", sqlstate,
 				 4, p);
 		assert_int_equal(out != NULL, s == REPLICA_PENDING);
@@ -183,7 +151,7 @@ static void a_replica_is_created_pending_only(void **state)
 static void node_in(enum node_state s, char *name, size_t len)
 {
 	snprintf(name, len, "n-%d", ++next_id);
-	exec1("INSERT INTO nodes (name, incarnation, region, zone, vcpus, memory_mb, address, "
+	pg_exec1(db, "INSERT INTO nodes (name, incarnation, region, zone, vcpus, memory_mb, address, "
 	      "port_lo, port_hi, runtime) VALUES ($1, 'i', 'r', 'z', 8, 1024, '127.0.0.1', 1, 2, "
 	      "'process')", name);
 	if (s != NODE_READY)
@@ -203,7 +171,7 @@ static void every_node_write_is_an_edge_or_refused(void **state)
 				 node_state_name(to)) != ok)
 				fail_msg("%s -> %s: %s", node_state_name(from), node_state_name(to),
 					 ok ? "refused" : "allowed");
-			char *got = sql1("SELECT state FROM nodes WHERE name = $1", name);
+			char *got = pg_sql1(db, "SELECT state FROM nodes WHERE name = $1", name);
 			assert_string_equal(got, node_state_name(ok ? to : from));
 			free(got);
 		}
@@ -229,7 +197,7 @@ static const struct node_info agent_node = {
 
 static char *node_state_of(void)
 {
-	return sql1("SELECT state FROM nodes WHERE name = 'ns'", NULL);
+	return pg_sql1(db, "SELECT state FROM nodes WHERE name = 'ns'", NULL);
 }
 
 static void agent_sync(bool stopping, const char *reports_json)
@@ -268,7 +236,7 @@ static void the_agents_statements_take_edges_or_keep_the_state(void **state)
 	assert_string_equal(got, "READY");
 	free(got);
 	/* a LOST node that syncs with its incarnation (a partition healed) */
-	exec1("UPDATE nodes SET state = 'LOST' WHERE name = 'ns'", NULL);
+	pg_exec1(db, "UPDATE nodes SET state = 'LOST' WHERE name = 'ns'", NULL);
 	agent_sync(false, "[]");
 	got = node_state_of();
 	assert_string_equal(got, "READY");
@@ -276,28 +244,28 @@ static void the_agents_statements_take_edges_or_keep_the_state(void **state)
 
 	/* A report that goes back (RUNNING -> STARTING) keeps the state, and
 	 * the rest of it (its seq) is taken; the next is an edge. */
-	exec1("INSERT INTO replicas (job, uid, role, idx, node, spec) "
+	pg_exec1(db, "INSERT INTO replicas (job, uid, role, idx, node, spec) "
 	      "VALUES ($1::int8, 'rep-ns', 'master', 0, 'ns', '{}')", job);
-	exec1("UPDATE replicas SET state = 'RUNNING' WHERE uid = 'rep-ns' AND $1 = $1", "");
+	pg_exec1(db, "UPDATE replicas SET state = 'RUNNING' WHERE uid = 'rep-ns' AND $1 = $1", "");
 	agent_sync(false, "[{\"replica\": \"rep-ns\", \"attempt\": 1, \"seq\": 1, \"state\": \"STARTING\"}]");
-	got = sql1("SELECT state || ':' || seq FROM replicas WHERE uid = 'rep-ns'", NULL);
+	got = pg_sql1(db, "SELECT state || ':' || seq FROM replicas WHERE uid = 'rep-ns'", NULL);
 	assert_string_equal(got, "RUNNING:1");
 	free(got);
 	agent_sync(false, "[{\"replica\": \"rep-ns\", \"attempt\": 1, \"seq\": 2, \"state\": \"EXITED\", "
 		    "\"exitCode\": 0}]");
-	got = sql1("SELECT state || ':' || seq || ':' || desired FROM replicas WHERE uid = 'rep-ns'",
+	got = pg_sql1(db, "SELECT state || ':' || seq || ':' || desired FROM replicas WHERE uid = 'rep-ns'",
 		   NULL);
 	assert_string_equal(got, "EXITED:2:DONE");
 	free(got);
 
 	/* A new incarnation: the replicas of the old one are LOST (the lose
 	 * edge), the ended ones left alone. */
-	exec1("INSERT INTO replicas (job, uid, role, idx, node, spec) "
+	pg_exec1(db, "INSERT INTO replicas (job, uid, role, idx, node, spec) "
 	      "VALUES ($1::int8, 'rep-ns2', 'worker', 99, 'ns', '{}')", job);
 	struct node_info again = agent_node;
 	again.incarnation = "inc-2";
 	assert_int_equal(store_node_register(fx.st, &again, cluster, sizeof(cluster)), STORE_OK);
-	got = sql1("SELECT string_agg(uid || ':' || state, ' ' ORDER BY uid) FROM replicas "
+	got = pg_sql1(db, "SELECT string_agg(uid || ':' || state, ' ' ORDER BY uid) FROM replicas "
 		   "WHERE node = 'ns'", NULL);
 	assert_string_equal(got, "rep-ns:EXITED rep-ns2:LOST");
 	free(got);
@@ -319,28 +287,28 @@ static void a_server_refuses_a_database_whose_machines_differ(void **state)
 	(void)state;
 
 	assert_int_equal(store_state_edges_check(db, err, sizeof(err)), 0);
-	exec1("DELETE FROM replica_state_edges WHERE from_state = 'LOST' AND cause = 'requeue'", NULL);
+	pg_exec1(db, "DELETE FROM replica_state_edges WHERE from_state = 'LOST' AND cause = 'requeue'", NULL);
 	assert_int_equal(store_state_edges_check(db, err, sizeof(err)), -1);
 	assert_non_null(strstr(err, "replica_state_edges"));
 	fix_with(store_replica_state_edges_sql());
 	assert_int_equal(store_state_edges_check(db, err, sizeof(err)), 0);
-	exec1("UPDATE replica_state_edges SET new_attempt = false WHERE cause = 'restart'", NULL);
+	pg_exec1(db, "UPDATE replica_state_edges SET new_attempt = false WHERE cause = 'restart'", NULL);
 	assert_int_equal(store_state_edges_check(db, err, sizeof(err)), -1);
 	fix_with(store_replica_state_edges_sql());
 
-	exec1("INSERT INTO node_state_edges VALUES ('STOPPING', 'sync', 'READY')", NULL);
+	pg_exec1(db, "INSERT INTO node_state_edges VALUES ('STOPPING', 'sync', 'READY')", NULL);
 	assert_int_equal(store_state_edges_check(db, err, sizeof(err)), -1);
 	assert_non_null(strstr(err, "node_state_edges"));
-	exec1("DELETE FROM node_state_edges WHERE from_state = 'STOPPING' AND cause = 'sync'", NULL);
-	exec1("UPDATE node_state_edges SET to_state = 'READY' WHERE cause = 'expire' "
+	pg_exec1(db, "DELETE FROM node_state_edges WHERE from_state = 'STOPPING' AND cause = 'sync'", NULL);
+	pg_exec1(db, "UPDATE node_state_edges SET to_state = 'READY' WHERE cause = 'expire' "
 	      "AND from_state = 'READY'", NULL);
 	assert_int_equal(store_state_edges_check(db, err, sizeof(err)), -1);
 	fix_with(store_node_state_edges_sql());
 	assert_int_equal(store_state_edges_check(db, err, sizeof(err)), 0);
-	char *n = sql1("SELECT count(*) FROM replica_state_edges", NULL);
+	char *n = pg_sql1(db, "SELECT count(*) FROM replica_state_edges", NULL);
 	assert_int_equal(atoi(n), (int)replica_state_edge_count);
 	free(n);
-	n = sql1("SELECT count(*) FROM node_state_edges", NULL);
+	n = pg_sql1(db, "SELECT count(*) FROM node_state_edges", NULL);
 	assert_int_equal(atoi(n), (int)node_state_edge_count);
 	free(n);
 }

@@ -649,8 +649,7 @@ static int place_in(struct place_cluster *cl, const struct region *rg, const str
 	return -1;
 }
 
-/* Does the job use accelerators of more than one type? Then it needs one zone. */
-static bool needs_one_zone(const struct place_job *job)
+bool place_needs_one_zone(const struct place_job *job)
 {
 	const char *first = NULL;
 	for (size_t i = 0; i < job->nreplicas; i++) {
@@ -675,6 +674,14 @@ static int by_demand(const void *a, const void *b, void *ctx)
 	return *(const size_t *)a < *(const size_t *)b ? -1 : 1;
 }
 
+void place_demand_order(const struct place_job *job, size_t *order)
+{
+	for (size_t i = 0; i < job->nreplicas; i++)
+		order[i] = i;
+	if (job->nreplicas > 1)
+		qsort_r(order, job->nreplicas, sizeof(*order), by_demand, (void *)job);
+}
+
 int place_cluster_gang(struct place_cluster *cl, const struct place_job *job,
 		       struct place_assignment *out)
 {
@@ -683,11 +690,8 @@ int place_cluster_gang(struct place_cluster *cl, const struct place_job *job,
 	const struct region *rg = job_region(cl, job->region);
 	int rc = -1;
 
-	for (size_t i = 0; i < job->nreplicas; i++)
-		order[i] = i;
-	if (job->nreplicas > 1)
-		qsort_r(order, job->nreplicas, sizeof(*order), by_demand, (void *)job);
-	if (!needs_one_zone(job)) {
+	place_demand_order(job, order);
+	if (!place_needs_one_zone(job)) {
 		rc = place_in(cl, rg, job, NULL, order, out);
 	} else {
 		/* Try each zone of the region, in the order of its first node

@@ -140,6 +140,12 @@ int place_cluster_gang(struct place_cluster *cl, const struct place_job *job,
 
 /* Gives an assignment's resources back, index included (a job that ended or
  * is preempted: its resources can go to the next gang of the pass). */
+/* Whether the job uses accelerators of more than one type: then it needs one zone. */
+bool place_needs_one_zone(const struct place_job *job);
+/* The job's replica indices in the order placement takes them: TPU, then most
+ * GPUs, then most vCPUs (hard replicas first); order has nreplicas slots. */
+void place_demand_order(const struct place_job *job, size_t *order);
+
 /*
  * Whether replica r fits node n as it is now (schedulable, free vCPUs,
  * memory, GPUs of its type or a free TPU host; region and zone are the

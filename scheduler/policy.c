@@ -177,34 +177,7 @@ static void release_on(struct place_node *t, size_t l, const struct region_nodes
 		}
 }
 
-static int by_replica_demand(const void *a, const void *b, void *ctx)
-{
-	const struct place_replica *reps = ctx;
-	const struct place_replica *x = &reps[*(const size_t *)a], *y = &reps[*(const size_t *)b];
-	int64_t dx = (int64_t)x->tpu << 50 | (int64_t)(x->accel_type ? x->accel_count : 0) << 32 |
-		     (uint32_t)x->vcpus;
-	int64_t dy = (int64_t)y->tpu << 50 | (int64_t)(y->accel_type ? y->accel_count : 0) << 32 |
-		     (uint32_t)y->vcpus;
-	if (dx != dy)
-		return dx > dy ? -1 : 1;
-	return *(const size_t *)a < *(const size_t *)b ? -1 : 1;
-}
 
-/* Accelerators of more than one type: the gang needs one zone (placement.c). */
-static bool several_types(const struct policy_job *job)
-{
-	const char *first = NULL;
-	for (size_t i = 0; i < job->pj.nreplicas; i++) {
-		const struct place_replica *r = &job->pj.replicas[i];
-		const char *t = r->tpu ? "TPU" : r->accel_count > 0 ? r->accel_type : NULL;
-		if (!t)
-			continue;
-		if (first && strcmp(first, t))
-			return true;
-		first = t;
-	}
-	return false;
-}
 
 /*
  * Victims node by node: each replica of the job (the hardest first) goes to
@@ -233,10 +206,7 @@ static size_t pick(const struct place_node *nodes, size_t nnodes, const bool *he
 	struct cost_ctx ctx = { running };
 	by_node_init(&bn, &rn, running, order, ncand);
 	build_work(work, &rn, held, running, NULL, nrunning, NULL, 0, 0);
-	for (size_t i = 0; i < job->pj.nreplicas; i++)
-		ridx[i] = i;
-	qsort_r(ridx, job->pj.nreplicas, sizeof(*ridx), by_replica_demand,
-		(void *)job->pj.replicas);
+	place_demand_order(&job->pj, ridx);
 
 	for (size_t k = 0; k < job->pj.nreplicas; k++) {
 		const struct place_replica *r = &job->pj.replicas[ridx[k]];
@@ -302,7 +272,7 @@ static size_t pick(const struct place_node *nodes, size_t nnodes, const bool *he
 	bool gangs = false;
 	for (size_t k = 0; k < n && !gangs; k++)
 		gangs = running[chosen[k]].n > 1;
-	if (!gangs && !several_types(job))
+	if (!gangs && !place_needs_one_zone(&job->pj))
 		goto done;
 	qsort_r(chosen, n, sizeof(*chosen), by_cost, &ctx);
 	for (size_t k = n; gangs && k-- > 0;) {

@@ -47,6 +47,17 @@ static json_t *quota_rows(const json_t *q)
 	return rows;
 }
 
+/* GET /trainplane/v1/projects/<the current project>/<what> (NULL: failed, said why). */
+static json_t *project_get(const char *what)
+{
+	char *p = cli_escape(cli_project);
+	char *path = xasprintf("/trainplane/v1/projects/%s/%s", p, what);
+	json_t *r = cli_call("GET", path, NULL);
+	free(path);
+	free(p);
+	return r;
+}
+
 static int cmd_quotas(int argc, char **argv)
 {
 	struct cmd c = { "quotas.list", "trainplane quotas list [--project PROJECT] [--format FORMAT]",
@@ -58,11 +69,7 @@ static int cmd_quotas(int argc, char **argv)
 			 "To list the quotas of project team-a:\n\n  $ trainplane quotas list --project team-a" };
 	const struct opt opts[] = { LIST_OPTS, OPT_END };
 	cli_parse(&c, opts, argc, argv);
-	char *p = cli_escape(cli_project);
-	char *path = xasprintf("/trainplane/v1/projects/%s/quotas", p);
-	json_t *q = cli_call("GET", path, NULL);
-	free(path);
-	free(p);
+	json_t *q = project_get("quotas");
 	if (!q)
 		return 1;
 	json_t *rows = quota_rows(q);
@@ -80,16 +87,12 @@ static int cmd_queue(int argc, char **argv)
 			 "Lists the project's QUEUED jobs in the queue's order (priority, then age) with\n"
 			 "the reason each waits: capacity, never_fits (no registered node could hold it),\n"
 			 "quota, reserved (a starving job holds the region), preempting (victims are\n"
-			 "stopping for it), held (an emulator rule). --format 'value(name,message)' prints\n"
-			 "the sentence its log got.",
+			 "stopping for it), unknown (not looked at yet, or no node in its region). --format\n"
+			 "'value(name,message)' prints the sentence its log got.",
 			 "To see why the jobs of team-a wait:\n\n  $ trainplane queue list --project team-a" };
 	const struct opt opts[] = { LIST_OPTS, OPT_END };
 	cli_parse(&c, opts, argc, argv);
-	char *p = cli_escape(cli_project);
-	char *path = xasprintf("/trainplane/v1/projects/%s/queue", p);
-	json_t *r = cli_call("GET", path, NULL);
-	free(path);
-	free(p);
+	json_t *r = project_get("queue");
 	if (!r)
 		return 1;
 	cli_print_list(json_object_get(r, "jobs"), "table(jobId:label=JOB_ID, api, region, priority, "

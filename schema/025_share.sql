@@ -18,7 +18,8 @@ ALTER TABLE jobs ADD COLUMN strategy text GENERATED ALWAYS AS
 ALTER TABLE jobs ADD COLUMN preemptions integer NOT NULL DEFAULT 0;
 
 -- Why each queued job waits, as the scheduler last saw it: code
--- (capacity, never_fits, quota, reserved, preempting, held, no_nodes)
+-- (capacity, never_fits, quota, reserved, preempting; jobs an emulator rule holds, and
+-- jobs of regions without a node, get their log line elsewhere and no row)
 -- and the sentence its log got when the reason changed.
 CREATE TABLE job_queue_reasons (
     job   bigint      PRIMARY KEY REFERENCES jobs (id) ON DELETE CASCADE,

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "bgconn.h"
+#include "hash.h"
 #include "job_plan.h"
 #include "listen_hub.h"
 #include "log.h"
@@ -59,6 +60,9 @@ struct sched {
 	 * whose nodes have not changed since (store_sched_snapshot) reuses them. */
 	json_t *nodes_cache;
 	char *nodes_stamp;
+	/* The reasons this leader wrote, {"<job id>": crc32c of code and text}:
+	 * a pass writes only the ones that changed (note_reasons). */
+	json_t *reasons_sent;
 };
 
 #define FULL_PASS_EVERY_US (INT64_C(10) * 1000000)
@@ -562,18 +566,26 @@ static enum store_rc note_reasons(struct sched *s, const struct catalog *cat,
 				  size_t n, const json_t *queued, bool full)
 {
 	json_t *list = json_array(), *doomed = json_array();
+	/* A full pass sees every queued job it may say something of: what it
+	 * sends replaces the memory (jobs gone from the queue leave it). */
+	json_t *sent = full || !s->reasons_sent ? json_object() : json_incref(s->reasons_sent);
 	enum store_rc rc = STORE_OK;
 	int lines = 0, failed = 0;
 	int64_t limit_us = (int64_t)s->cfg.never_fits_fail_s * 1000000;
 
 	for (size_t i = 0, qi = 0; i < n; i++) {
+		char key[24];
+		snprintf(key, sizeof(key), "%lld", (long long)jobs[i].pj.id);
 		while (json_integer_value(json_object_get(json_array_get(queued, qi), "id")) !=
 		       jobs[i].pj.id)
 			qi++;
 		json_t *r = reason_of(cat, quotas, &jobs[i], &plans[i], &outcome[i],
 				      json_array_get(queued, qi));
-		if (!r)
+		if (!r) {
+			/* placed: the store dropped its reason (a preempted job says anew) */
+			json_object_del(sent, key);
 			continue;
+		}
 		/* The operator's limit on waiting for a node that may never come. */
 		if (outcome[i].why == POLICY_NEVER_FITS && limit_us > 0 && jobs[i].waited_us >= limit_us) {
 			const char *why = json_string_value(json_object_get(r, "text"));
@@ -588,10 +600,25 @@ static enum store_rc note_reasons(struct sched *s, const struct catalog *cat,
 			json_decref(r);
 			continue;
 		}
-		json_array_append_new(list, r);
+		const char *code = json_string_value(json_object_get(r, "code"));
+		const char *text = json_string_value(json_object_get(r, "text"));
+		uint32_t crc = crc32c_update(crc32c_update(0, code, strlen(code) + 1), text,
+					     strlen(text));
+		json_t *was = json_object_get(s->reasons_sent, key);
+		bool same_as_sent = was && json_integer_value(was) == crc;	/* (before sent,
+								 * which may be the same object, changes) */
+		json_object_set_new(sent, key, json_integer(crc));
+		if (same_as_sent)
+			json_decref(r);	/* written already, and unchanged */
+		else
+			json_array_append_new(list, r);
 	}
 	if (json_array_size(list))
 		rc = store_sched_note_reasons(s->conn, list, &lines);
+	/* What the store has now (after a failure, the next pass writes them all). */
+	json_decref(s->reasons_sent);
+	s->reasons_sent = rc == STORE_OK ? json_incref(sent) : NULL;
+	json_decref(sent);
 	if (rc == STORE_OK && json_array_size(doomed)) {
 		rc = store_sched_fail_waiting(s->conn, doomed, &failed);
 		if (rc == STORE_OK && failed)
@@ -992,6 +1019,8 @@ static void conn_down(void *ctx, struct store_conn *c, const char *why)
 	s->conn = NULL;
 	json_decref(s->nodes_cache);	/* the next leadership reads them afresh */
 	s->nodes_cache = NULL;
+	json_decref(s->reasons_sent);	/* and writes its reasons anew */
+	s->reasons_sent = NULL;
 	if (s->fleet) {
 		char inc[17];
 		replica_id_nonce(inc);
@@ -1192,6 +1221,7 @@ void sched_free(struct sched *s)
 	sim_fleet_free(s->fleet);
 	sim_outcomes_free(s->outcomes);
 	json_decref(s->nodes_cache);
+	json_decref(s->reasons_sent);
 	free(s->nodes_stamp);
 	free(s->conninfo);
 	free(s);

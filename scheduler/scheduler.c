@@ -887,6 +887,8 @@ static enum store_rc sched_tick(struct sched *s, bool full)
 		const char *strategy = json_string_value(json_object_get(q, "strategy")) ?: "";
 		jobs[kept] = (struct policy_job){
 			.pj = { json_integer_value(json_object_get(q, "id")),
+				/* a Slurm job's pilots are in a region of their own */
+				json_string_value(json_object_get(q, "place_region")) ?:
 				json_string_value(json_object_get(q, "region")), plans[kept].n, reps },
 			.project = json_string_value(json_object_get(q, "project")),
 			.name = json_string_value(json_object_get(q, "job_id")),

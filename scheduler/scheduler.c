@@ -35,6 +35,9 @@
 METRIC_HISTOGRAM(pass_duration, "trainplane_scheduler_pass_duration_seconds",
 		 "Duration of the scheduling passes (placement included) this server ran as the "
 		 "leader.", &metrics_latency_buckets)
+METRIC_COUNTER(leader_acquired, "trainplane_scheduler_leader_acquired_total",
+	       "Times this server's scheduler became the leader (took the advisory lock); "
+	       "summed over servers, the leader changes.")
 
 struct sched {
 	struct sched_config cfg;
@@ -1112,6 +1115,7 @@ static void sched_turn(void *ctx, struct store_conn *c, short revents, struct bg
 		}
 		if (got) {
 			__atomic_store_n(&s->leader, true, __ATOMIC_RELEASE);
+			metric_add(&leader_acquired, 1);
 			log_info("scheduler: this server is the leader");
 			/* What the last leader was asked for may not have been done. */
 			__atomic_store_n(&s->want_full, true, __ATOMIC_RELEASE);

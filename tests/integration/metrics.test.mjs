@@ -180,6 +180,22 @@ describe('GET /metrics', () => {
     await b.stop();
   });
 
+  it('counts a node given up as LOST in trainplane_nodes_lost_total, and trainplane_nodes shows it', { skip: !AGENT_BIN && 'TRAINPLANE_AGENT_BIN is not set' }, async (t) => {
+    const s = await server(t, { TRAINPLANE_SYNC_INTERVAL_SECONDS: '1', TRAINPLANE_LEASE_SECONDS: '5' });
+    const agent = await startAgent(s, { node: 'gone-1', zone: ZONE });
+    t.after(() => agent.cleanup());
+    await waitFor(async () => value(await scrape(s.base), 'trainplane_scheduler_leader') === 1,
+      10_000, 'no leader');
+    assert.equal(value(await scrape(s.base), 'trainplane_nodes_lost_total'), 0);
+    await agent.kill(); // no orderly stop: the lease (5 s), the grace (1 s) and 2 s pass
+    let text;
+    await waitFor(async () => value(text = await scrape(s.base), 'trainplane_nodes', { state: 'LOST' }) === 1,
+      30_000, 'the node did not become LOST');
+    assert.equal(value(text, 'trainplane_nodes_lost_total'), 1);
+    assert.equal(value(text, 'trainplane_nodes', { state: 'READY' }), 0);
+    await s.stop();
+  });
+
   it('tokens mode: a metrics token or an admin scrapes (401 without a token, 403 for others); health stays public', async (t) => {
     const dir = makeTempDir('tp-metrics-tokens-');
     t.after(() => removeTempDir(dir));

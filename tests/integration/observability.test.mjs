@@ -196,7 +196,8 @@ describe('metric names against a real server', () => {
     for (const name of ['trainplane_jobs', 'trainplane_queued_jobs', 'trainplane_queue_wait_seconds_bucket',
       'trainplane_submit_to_running_seconds_bucket', 'trainplane_scheduler_pass_duration_seconds_bucket',
       'trainplane_nodes', 'trainplane_accelerators_free', 'trainplane_http_requests_total', 'trainplane_project_usage',
-      'trainplane_scheduler_leader', 'trainplane_scheduler_leader_acquired_total', 'trainplane_database_up']) {
+      'trainplane_nodes_lost_total', 'trainplane_scheduler_leader', 'trainplane_scheduler_leader_acquired_total',
+      'trainplane_database_up']) {
       assert.ok(used.has(name), `${name} is used nowhere`);
     }
   });

@@ -230,8 +230,8 @@ DEB_RUN   := build-essential pkg-config libjansson-dev libyaml-dev libpq-dev \
 DEB_FUZZ  := clang libclang-rt-14-dev
 # The suite: cmocka (unit); node and npm (integration tests, Google clients,
 # openapi lint); podman and busybox-static (real containers from an image
-# made offline); prometheus/promtool, yamllint and systemd-analyze (metrics
-# and deploy tests); openssl (test CAs, tokens); wrk (SIGHUP under load);
+# made offline); prometheus/promtool, yamllint and systemd-analyze (metrics,
+# deploy and observability tests: the alerting rules' unit tests); openssl (test CAs, tokens); wrk (SIGHUP under load);
 # procps (pgrep); python3 (test_agent_podman_escape's fake docker daemon);
 # python3-googleapi (Python's discovery-based Google client, 1.7.12:
 # python_client.test.mjs runs docs/api.md's Python block with it); the

@@ -25,8 +25,9 @@ struct slurm_component {
 	int tasks;
 	int cpus_per_task;
 	int64_t memory_per_cpu_mb;	/* 0: the partition's default */
-	const char *gres_type;		/* "t4"; NULL: untyped (gpu:N) */
-	int gpus_per_task;		/* 0: none */
+	const char *gres_type;		/* "t4": the nodes' gres type it needs; NULL: any */
+	int gpus_per_task;		/* 0: none (always sent untyped: see slurm_v0038.c) */
+	const char *constraint;		/* a node feature (the GPU type's); NULL: none */
 };
 
 /* A whole job: one component is a plain job, several a heterogeneous one. */

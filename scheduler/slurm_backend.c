@@ -111,6 +111,7 @@ static void config_release(struct slurm_backend_config *c)
 	json_decref(c->accounts);
 	json_decref(c->gres);
 	json_decref(c->machines);
+	json_decref(c->features);
 	free(c->agent);
 	free(c->server);
 	free(c->work_dir);
@@ -135,7 +136,7 @@ static int backend_parse(const char *path, const char *name, const json_t *o,
 			 struct slurm_backend_config *c, char *err, size_t errlen)
 {
 	static const char *const known[] = { "regions", "url", "user", "token_file", "api",
-					     "partition", "account", "accounts", "qos", "gres",
+					     "partition", "account", "accounts", "qos", "gres", "features",
 					     "machines", "agent", "server", "work_dir", "runtime",
 					     "agent_ca_file", "poll_ms", "requeue",
 					     "unavailable_fail_seconds", "time_limit_margin_minutes" };
@@ -192,8 +193,13 @@ static int backend_parse(const char *path, const char *name, const json_t *o,
 	c->accounts = json_incref(json_object_get(o, "accounts")) ?: json_object();
 	c->gres = json_incref(json_object_get(o, "gres")) ?: json_object();
 	c->machines = json_incref(json_object_get(o, "machines")) ?: json_object();
-	if (!json_is_object(c->accounts) || !json_is_object(c->gres) || !json_is_object(c->machines))
-		BAD("accounts, gres and machines are mappings");
+	c->features = json_incref(json_object_get(o, "features")) ?: json_object();
+	if (!json_is_object(c->accounts) || !json_is_object(c->gres) || !json_is_object(c->machines) ||
+	    !json_is_object(c->features))
+		BAD("accounts, gres, features and machines are mappings");
+	json_object_foreach(c->features, key, v)
+		if (!slurm_name(json_string_value(v)))
+			BAD("features.%s: a node feature name", key);
 	json_object_foreach(c->accounts, key, v)
 		if (!slurm_name(json_string_value(v)))
 			BAD("accounts.%s: a Slurm account name", key);
@@ -457,6 +463,7 @@ int slurm_translate(const struct slurm_backend_config *cfg, const struct job_pla
 				goto fail;
 			}
 			c->gpus_per_task = r->demand.accel_count;
+			c->constraint = jstr(cfg->features, r->demand.accel_type);
 		}
 		for (size_t i = first[g]; i < first[g + 1]; i++)
 			json_array_append_new(out->slots, json_pack(

@@ -82,7 +82,10 @@ struct slurm_backend_config {
 	struct slurm_client_config client;
 	char *partition, *qos, *account;	/* account: every project's, unless accounts maps it */
 	json_t *accounts;	/* {"project": "account"} */
-	json_t *gres;		/* {"NVIDIA_TESLA_T4": "t4"} */
+	json_t *gres;		/* {"NVIDIA_TESLA_T4": "t4"}: the accelerators offered, and the
+				 * nodes' gres type of each (null: any) */
+	json_t *features;	/* {"NVIDIA_TESLA_T4": "t4"}: a node feature that picks the type
+				 * (sent as constraints); absent: the partition holds one type */
 	json_t *machines;	/* {"n1-standard-4": {"cpus": 2, "memoryMb": 4096}} */
 	char *agent;		/* trainplane-agent on the Slurm nodes */
 	char *server;		/* trainplane's URL as the pilots reach it */

@@ -70,13 +70,15 @@ static json_t *component(const struct slurm_submit *s, const struct slurm_compon
 	if (c->memory_per_cpu_mb > 0)
 		json_object_set_new(o, "memory_per_cpu", json_integer(c->memory_per_cpu_mb));
 	if (c->gpus_per_task > 0) {
-		char g[64];
-		if (c->gres_type)
-			snprintf(g, sizeof(g), "%s:%d", c->gres_type, c->gpus_per_task);
-		else
-			snprintf(g, sizeof(g), "%d", c->gpus_per_task);
+		/* Untyped: with a typed count ("t4:1") Slurm 22.05 gave tasks that share
+		 * a node no CUDA_VISIBLE_DEVICES at all (seen on 22.05.8). The type
+		 * comes from the partition, or from a node feature (constraints). */
+		char g[32];
+		snprintf(g, sizeof(g), "%d", c->gpus_per_task);
 		json_object_set_new(o, "gpus_per_task", json_string(g));
 	}
+	if (c->constraint)
+		json_object_set_new(o, "constraints", json_string(c->constraint));
 	if (s->time_limit_min > 0)
 		json_object_set_new(o, "time_limit", json_integer(s->time_limit_min));
 	if (!s->requeue)

@@ -404,6 +404,11 @@ static char *job_script(const struct slurm_backend_config *cfg, const struct slu
 			accel ? " TRAINPLANE_AGENT_GPU_TYPE=" : "", accel ? accel : "");
 		if (s->ncomponents > 1)
 			sb_addf(&sb, " --het-group=%zu", g);
+		/* Per task again on srun's line: a job submitted through slurmrestd
+		 * carries no SLURM_GPUS_PER_TASK for srun to bind by, and its tasks
+		 * that shared a node saw all of the node's GPUs (seen on 22.05.8). */
+		if (s->components[g].gpus_per_task)
+			sb_addf(&sb, " --gpus-per-task=%d", s->components[g].gpus_per_task);
 		sb_addf(&sb, " -n %d %s --pilot &\np%zu=$!\n", s->components[g].tasks, cfg->agent, g);
 	}
 	for (size_t g = 0; g < s->ncomponents; g++)

@@ -59,11 +59,14 @@ BEGIN
                                                    ARRAY[p_message]));
 END $$;
 
--- Slurm requeued the job (a lost node, a preemption): its pilots of older
--- generations may not take replicas any more (drained: the scheduler never
--- places there), and their replicas are restarted once those nodes' leases
--- pass, as for any lost node: never two copies at once. Returns whether the
--- generation moved.
+-- Slurm requeued the job (a lost node, a preemption): Slurm restarts the
+-- whole job, so its replicas restart as a gang (schema/007's restarting),
+-- attempt + 1, on the pilots of the new run. The pilots of older runs take
+-- no new replica (drained) and are told to stop theirs; they may still
+-- report (their tokens still sync), and the gang restarts once none of its
+-- replicas runs: when those pilots said their replicas stopped, or when
+-- their nodes' leases passed. Never two copies at once. Returns whether
+-- the generation moved.
 CREATE FUNCTION tp_slurm_requeued(p_job bigint, p_restart_cnt int, p_text text) RETURNS boolean
 LANGUAGE plpgsql AS $$
 DECLARE
@@ -81,5 +84,11 @@ BEGIN
     INSERT INTO log_entries (job, task, attempt, stream, time, text)
     SELECT p_job, 'service', coalesce((SELECT max(p.attempt) FROM replicas p WHERE p.job = p_job), 1),
            'system', clock_timestamp(), p_text;
+    IF EXISTS (SELECT 1 FROM jobs WHERE id = p_job AND state IN ('PREPARING', 'RUNNING')) THEN
+        UPDATE replicas SET desired = 'STOP' WHERE job = p_job AND desired = 'RUN'
+           AND node IS NOT NULL AND state IN ('PENDING', 'STARTING', 'RUNNING');
+        UPDATE jobs SET restarting = true WHERE id = p_job;
+        PERFORM tp_reconcile_job(p_job);
+    END IF;
     RETURN true;
 END $$;

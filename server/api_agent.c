@@ -161,7 +161,8 @@ void api_agent_register(struct request *req)
 	if (api_slurm_pilot_token(bearer)) {
 		struct pilot_claim claim;
 		bool ok = false;
-		enum store_rc prc = api_slurm_pilot_check(req->srv->store, n.name, bearer, &ok, &claim);
+		enum store_rc prc = api_slurm_pilot_check(req->srv->store, n.name, bearer, true, &ok,
+							  &claim);
 		if (prc != STORE_OK || !ok) {
 			if (prc != STORE_OK)
 				reply_store_error(req, prc);

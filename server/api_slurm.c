@@ -88,7 +88,7 @@ static bool parse_node(const char *node, struct pilot_claim *c)
 }
 
 enum store_rc api_slurm_pilot_check(struct store *st, const char *node, const char *bearer,
-				    bool *ok, struct pilot_claim *out)
+				    bool registering, bool *ok, struct pilot_claim *out)
 {
 	struct slurm_pilot_grant g;
 	const char *p = bearer + strlen(PILOT_PREFIX);
@@ -110,7 +110,10 @@ enum store_rc api_slurm_pilot_check(struct store *st, const char *node, const ch
 	for (size_t i = 0; i < sizeof(digest); i++)
 		snprintf(hex + 2 * i, 3, "%02x", digest[i]);
 	bool same = strlen(g.token_hash) == 64 && !CRYPTO_memcmp(hex, g.token_hash, 64);
-	if (same && !g.done && out->restart == g.restart_cnt) {
+	/* A pilot of an earlier run (Slurm requeued the job) may still report
+	 * how its replicas stopped; only the current run's may register. */
+	if (same && !g.done && (out->restart == g.restart_cnt ||
+				(!registering && out->restart < g.restart_cnt))) {
 		size_t i;
 		const json_t *s;
 		json_array_foreach(g.slots, i, s) {

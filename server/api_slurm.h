@@ -37,12 +37,13 @@ struct pilot_claim {
 
 /*
  * Checks a pilot's token against its node name and its job's row: the
- * secret's hash, the job not done, the node's run the current one, a slot
- * for its group and task. STORE_OK with *ok; another rc when the database
- * could not say.
+ * secret's hash, the job not done, a slot for its group and task, and the
+ * node's run the current one to register (an earlier run's pilot may
+ * still sync: it reports how its replicas stopped). STORE_OK with *ok;
+ * another rc when the database could not say.
  */
 enum store_rc api_slurm_pilot_check(struct store *st, const char *node, const char *bearer,
-				    bool *ok, struct pilot_claim *out);
+				    bool registering, bool *ok, struct pilot_claim *out);
 
 /* "slurm-<job>": the region (and zone) of a job's pilots. */
 void api_slurm_pilot_region(int64_t job, char *out, size_t len);

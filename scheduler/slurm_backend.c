@@ -574,13 +574,18 @@ enum slurm_action slurm_decide(const char *job_state, const char *api, const jso
 	if (ending)
 		return sfinal ? (jfinal ? SLURM_ACT_DONE : SLURM_ACT_NONE) :
 		       cancel_sent ? SLURM_ACT_NONE : SLURM_ACT_CANCEL;
-	if (info->restart_cnt > restart_cnt)
-		return SLURM_ACT_REQUEUED;
-	if (info->state == SLURM_PENDING && strstr(info->description, "launch failed requeued held")) {
+	/* Held after a failed launch (a prolog's failure on 22.05.8): restart_cnt
+	 * went up with it, and state_description is at times "" while the
+	 * reason stays JobHeldUser. trainplane holds no job of its own. */
+	if (info->state == SLURM_PENDING &&
+	    (strstr(info->description, "launch failed requeued held") ||
+	     (!strcmp(info->reason, "JobHeldUser") && info->restart_cnt > 0))) {
 		snprintf(message, mlen, "The Slurm cluster could not start the job's pilots (Slurm job "
-			 "%lld: %s).", sid, info->description);
+			 "%lld: launch failed requeued held).", sid);
 		return SLURM_ACT_CANCEL_FAIL;
 	}
+	if (info->restart_cnt > restart_cnt)
+		return SLURM_ACT_REQUEUED;
 	if (!sfinal)
 		return SLURM_ACT_NONE;
 	int code = info->exit_code;
@@ -1154,8 +1159,9 @@ static void reconcile_one(struct slurm_backend *x, const json_t *row)
 		break;
 	}
 	case SLURM_ACT_DONE:
-		f = json_pack("{s:b}", "done", true);
-		update(x, job, f);
+		if (store_slurm_done(x->set->ctx.store, job) != STORE_OK)
+			log_debug("slurm backend %s: job %lld: done not recorded (next turn)",
+				  x->cfg.name, (long long)job);
 		break;
 	}
 	json_decref(f);

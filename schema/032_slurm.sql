@@ -92,3 +92,25 @@ BEGIN
     END IF;
     RETURN true;
 END $$;
+
+-- Both sides of a job are final: nothing is left to reconcile, and its
+-- pilots are gone with their Slurm job. Their nodes go too (a pilot is a
+-- node of one job's life, as a pod is); the replicas they ran keep all
+-- they did but the node's name, which their job's log still says.
+CREATE FUNCTION tp_slurm_done(p_job bigint) RETURNS void
+LANGUAGE plpgsql AS $$
+DECLARE
+    gone text[];
+BEGIN
+    SELECT array_agg(sp.node) INTO gone FROM slurm_pilots sp WHERE sp.job = p_job
+       AND NOT EXISTS (SELECT 1 FROM replicas p WHERE p.node = sp.node
+                        AND p.state IN ('PENDING', 'STARTING', 'RUNNING') AND p.desired <> 'DONE');
+    PERFORM tp_lock_jobs(ARRAY[p_job], coalesce(gone, '{}'), true);
+    UPDATE slurm_jobs SET done = true, updated_at = now() WHERE job = p_job;
+    IF gone IS NULL THEN
+        RETURN;
+    END IF;
+    UPDATE replicas SET node = NULL WHERE node = ANY (gone);
+    DELETE FROM slurm_pilots WHERE node = ANY (gone);
+    DELETE FROM nodes WHERE name = ANY (gone);
+END $$;

@@ -58,13 +58,14 @@ static const struct store_stmt stmt_expire = {
  * Vertex jobs with lost replicas go through the state machine first
  * (tp_reconcile_job): scheduling.disableRetries fails the job,
  * restartJobOnWorkerRestart stops the whole gang and restarts it. Jobs
- * restarting are reconciled too: a replica being stopped may have been
- * lost with its node meanwhile, and will never report.
+ * restarting (of either API: a Slurm requeue restarts the gang too) are
+ * reconciled too: a replica being stopped may have been lost with its node
+ * meanwhile, and will never report.
  */
 static const struct store_stmt stmt_lost_vertex = {
 	42, "sched_lost_vertex",
 	"SELECT tp_reconcile_jobs(ARRAY(SELECT j.id FROM jobs j "
-	"WHERE j.state IN ('PREPARING', 'RUNNING') AND j.api = 'vertex' AND (j.restarting OR ("
+	"WHERE j.state IN ('PREPARING', 'RUNNING') AND (j.restarting OR (j.api = 'vertex' AND "
 	"  j.spec->'jobSpec'->'scheduling' ?| ARRAY['disableRetries', 'restartJobOnWorkerRestart'] "
 	"  AND EXISTS (SELECT 1 FROM replicas p WHERE p.job = j.id AND p.state = 'LOST' "
 	"    AND p.desired = 'RUN')))))",

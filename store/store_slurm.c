@@ -214,3 +214,18 @@ enum store_rc store_slurm_note_reasons(struct store *st, const json_t *reasons)
 	store_release(st, c);
 	return rc;
 }
+
+static const struct store_stmt stmt_done = {
+	184, "slurm_done", "SELECT tp_slurm_done($1::int8)::text", false,
+};
+
+enum store_rc store_slurm_done(struct store *st, int64_t job)
+{
+	char id[24], *v = NULL;
+	snprintf(id, sizeof(id), "%lld", (long long)job);
+	const char *p[] = { id };
+	enum store_rc rc = store_query_value(st, &stmt_done, 1, p, &v);
+
+	free(v);
+	return rc;
+}

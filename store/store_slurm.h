@@ -45,6 +45,9 @@ enum store_rc store_slurm_active(struct store *st, const char *backend, json_t *
  */
 enum store_rc store_slurm_update(struct store *st, int64_t job, const json_t *fields) MUST_CHECK;
 
+/* Both sides final: the row is done, and the job's pilots' nodes are deleted (schema/032). */
+enum store_rc store_slurm_done(struct store *st, int64_t job) MUST_CHECK;
+
 /* Fails the job (the backend edge) with message; *moved: whether it did. */
 enum store_rc store_slurm_fail(struct store *st, int64_t job, const char *message,
 			       bool *moved) MUST_CHECK;

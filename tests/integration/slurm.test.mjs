@@ -231,6 +231,24 @@ describe('the Slurm backend', { skip: !root && 'Slurm needs root here (its daemo
     await waitNoProcesses(`${MARK}; sleep 300`, 20_000);
   });
 
+  it('runs each trial of a tuning job as a Slurm job of its own, and reads their metrics', async () => {
+    // score = 10 - (x - 3)^2, written where cloudml-hypertune writes it
+    const trainer = 'x=0; for a in "$@"; do case "$a" in --x=*) x=${a#--x=};; esac; done; '
+      + 'printf \'{"global_step": "1", "score": "%s", "trial": "%s"}\\n\' "$((10 - (x - 3) * (x - 3)))" '
+      + '"$CLOUD_ML_TRIAL_ID" > "$CLOUD_ML_HP_METRIC_FILE"; echo "trial $CLOUD_ML_TRIAL_ID x=$x"';
+    await mlCreate('study', mlTask({
+      masterConfig: { imageUri: 'x', containerCommand: [...cmd(trainer), 'trainer'], ...gpu() },
+      hyperparameters: { hyperparameterMetricTag: 'score', goal: 'MAXIMIZE', algorithm: 'GRID_SEARCH',
+        maxTrials: 3, maxParallelTrials: 2,
+        params: [{ parameterName: 'x', type: 'INTEGER', minValue: 2, maxValue: 4 }] } }));
+    const done = await waitJobState(server.base, 'slurm', 'study', ['SUCCEEDED', 'FAILED'], 90_000, context);
+    assert.equal(done.state, 'SUCCEEDED', JSON.stringify(done) + context());
+    const trials = done.trainingOutput.trials;
+    assert.equal(trials.length, 3);
+    assert.deepEqual(trials[0].hyperparameters, { x: '3' });
+    assert.equal(trials[0].finalMetric.objectiveValue, 10);
+  });
+
   it('refuses at create a job no node of the partition can hold', async () => {
     // n1-standard-16: 16 vCPUs; the cluster's nodes have 8 CPUs.
     const res = await request(server.base, 'POST', '/v1/projects/slurm/jobs', { body: { jobId: 'huge',

@@ -278,9 +278,14 @@ static enum slurm_err nodes(const json_t *reply, const char *partition,
 		x->cpus = (int)num(j, "cpus");
 		x->memory_mb = num(j, "real_memory");
 		gres_of(str(j, "gres"), x->gres_type, sizeof(x->gres_type), &x->gpus);
+		/* "state" is the base state only; a drained or failing node is
+		 * "idle" (or "mixed") with DRAIN or FAIL in state_flags (22.05.8) */
 		const char *st = str(j, "state");
 		x->usable = strcmp(st, "down") && strcmp(st, "drained") && strcmp(st, "fail") &&
 			    strcmp(st, "future") && strcmp(st, "unknown");
+		json_array_foreach(json_object_get(j, "state_flags"), k, p)
+			x->usable = x->usable && strcmp(json_string_value(p) ?: "", "DRAIN") &&
+				    strcmp(json_string_value(p) ?: "", "FAIL");
 	}
 	return SLURM_OK;
 }

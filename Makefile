@@ -187,6 +187,7 @@ test_sim_rules_LINK      := spec
 test_sim_fleet_LINK      := scheduler/sim_fleet.o spec
 test_sim_fleet_WRAP      := store_node_register_on store_node_sync_on store_node_versions_of \
                             store_rc_name
+test_slurm_LINK          := scheduler store spec
 test_store_filter_LINK   := store spec
 test_store_filter_WRAP   := store_acquire store_release store_exec_sql
 test_tuning_LINK         := scheduler/tuning.o scheduler/tuning_gp.o

@@ -7,6 +7,8 @@
  * on bad configuration or usage.
  */
 #include <arpa/inet.h>
+#include <errno.h>
+#include <ftw.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -14,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "agent.h"
@@ -45,6 +48,21 @@ static int pilot_free_port(void)
 		port = ntohs(sa.sin_port);
 	close(fd);
 	return port;
+}
+
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st, (void)flag, (void)ftw;
+	if (remove(path))
+		log_warn("pilot: cannot remove %s: %s", path, strerror(errno));
+	return 0;
+}
+
+/* A pilot whose replica ended and was reported leaves nothing on the node. */
+static void pilot_cleanup(const char *work_dir)
+{
+	if (work_dir && strstr(work_dir, "/trainplane-pilots/slurm-"))
+		nftw(work_dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
 static void usage(FILE *f)
@@ -233,6 +251,8 @@ int main(int argc, char **argv)
 	rc = agent_run(&a, &quit);
 	a.gpu_map = NULL;
 	free(gpu_map);
+	if (pilot && !quit)
+		pilot_cleanup(cfg.work_dir);
 	agent_release(&a);
 	agent_config_free(&cfg);
 	return rc;

@@ -747,9 +747,10 @@ static void loop_close(void *ctx, const char *why)
 		set_unavailable(x, why);
 }
 
+/* Only the scheduler's leader reconciles: a server without a scheduler never does. */
 static bool leader(const struct slurm_backend *x)
 {
-	return !x->set->ctx.sched || sched_is_leader(x->set->ctx.sched);
+	return x->set->ctx.sched && sched_is_leader(x->set->ctx.sched);
 }
 
 static json_t *regions_json(const struct slurm_backend_config *c)

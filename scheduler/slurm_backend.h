@@ -67,7 +67,7 @@ int slurm_backends_fits(struct slurm_backends *b, const char *region, const stru
 struct slurm_backends_ctx {
 	struct store *store;
 	struct snapshot *catalogs;
-	struct sched *sched;	/* leader or not; NULL: always (tests) */
+	struct sched *sched;	/* reconciles while it leads; NULL: never (the inventory only) */
 };
 void slurm_backends_start(struct slurm_backends *b, const struct slurm_backends_ctx *ctx);
 void slurm_backends_stop(struct slurm_backends *b);

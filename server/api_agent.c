@@ -159,10 +159,9 @@ void api_agent_register(struct request *req)
 	struct pilot_claim pilot = { 0 };
 	bool is_pilot = false;
 	if (api_slurm_pilot_token(bearer)) {
-		struct pilot_claim claim;
 		bool ok = false;
 		enum store_rc prc = api_slurm_pilot_check(req->srv->store, n.name, bearer, true, &ok,
-							  &claim);
+							  &pilot);
 		if (prc != STORE_OK || !ok) {
 			if (prc != STORE_OK)
 				reply_store_error(req, prc);
@@ -171,21 +170,21 @@ void api_agent_register(struct request *req)
 					    "credentials: this pilot token is not valid for this node.");
 			return;
 		}
-		if (count < claim.accel_count) {
+		if (count < pilot.accel_count) {
 			reply_error(req, API_INVALID_ARGUMENT, "Pilot %s holds %lld GPUs and its replica "
 				    "needs %d: Slurm bound fewer GPUs to the task than its job asked for.",
-				    n.name, (long long)count, claim.accel_count);
+				    n.name, (long long)count, pilot.accel_count);
 			return;
 		}
-		api_slurm_pilot_region(claim.job, pilot_region, sizeof(pilot_region));
+		/* (pilot lives as long as n, which borrows its strings) */
+		api_slurm_pilot_region(pilot.job, pilot_region, sizeof(pilot_region));
 		n.region = n.zone = pilot_region;
-		vcpus = claim.vcpus;
-		mem = claim.memory_mb;
-		n.accel_type = claim.accel_count ? claim.accel_type : NULL;
-		count = claim.accel_count;
+		vcpus = pilot.vcpus;
+		mem = pilot.memory_mb;
+		n.accel_type = pilot.accel_count ? pilot.accel_type : NULL;
+		count = pilot.accel_count;
 		n.tpu_type = NULL;
 		cores = 0;
-		pilot = claim;
 		is_pilot = true;
 	} else if (slurm_backends_serving(req->srv->slurm, n.region) ||
 		   slurm_backends_serving(req->srv->slurm, n.zone) || !strncmp(n.region, "slurm-", 6)) {

@@ -118,7 +118,7 @@ after(async () => {
     server?.kill();
     spawnSync(CLUSTER, ['stop', dir], { encoding: 'utf8', timeout: 60_000 });
     for (const pid of pgrep(MARK)) try { process.kill(pid, 'SIGKILL'); } catch { /* gone */ }
-    fs.rmSync(dir, { recursive: true, force: true });
+    if (!process.env.TP_KEEP_SLURM_DIR) fs.rmSync(dir, { recursive: true, force: true });
     await pg?.cleanup();
   }
 });

@@ -37,6 +37,12 @@
 #           each kind a region, default 20: about 2,900 nodes; 69: about
 #           10,000; BENCH_SCALE_JOBS queued, default 30,000; BENCH_SCALE=0
 #           leaves it out)
+#   slurm:  the Slurm backend on a private Slurm (root only; else skipped):
+#           a 1-replica job's submit -> RUNNING through trainplane against
+#           sbatch of the same shape, and the server's CPU per reconcile
+#           interval with 1,000 jobs in flight against the same count on
+#           the emulator's simulated nodes (bench/slurm.mjs; BENCH_SLURM=0
+#           leaves it out)
 #   hold:   10,000 idle keep-alive connections and 2,000 parked agent syncs
 #           held, the server's RSS and CPU per connection and per parked
 #           poll (tools/bench_hold.sh; BENCH_HOLD=0 leaves it out)
@@ -311,4 +317,12 @@ if [ "${BENCH_SCALE:-1}" != 0 ]; then
 fi
 if [ "${BENCH_PREEMPT:-1}" != 0 ]; then
 	TRAINPLANE_SERVER_BIN=$server TRAINPLANE_AGENT_BIN=$dir/trainplane-agent node bench/preempt_latency.mjs 5
+fi
+# --- the Slurm backend: submit latency against sbatch, reconcile cost ------------
+if [ "${BENCH_SLURM:-1}" != 0 ]; then
+	if [ "$(id -u)" = 0 ]; then
+		node bench/slurm.mjs "$server" "$dir/trainplane-agent" "${BENCH_SLURM_ROUNDS:-20}" "${BENCH_SLURM_JOBS:-1000}"
+	else
+		echo "  slurm: skipped: needs root (the private Slurm runs slurmd as root)"
+	fi
 fi

@@ -524,6 +524,11 @@ enum auth_role auth_role_needed(const char *permission)
 	const char *verb = strrchr(permission, '.');
 
 	verb = verb ? verb + 1 : permission;
+	/* Of trainplane's own API, a user reads who they are and the replicas
+	 * of their projects' jobs (what a job page shows). */
+	if (!strcmp(permission, AUTH_WHOAMI_PERMISSION) ||
+	    !strcmp(permission, "trainplane.replicas.list"))
+		return ROLE_VIEWER;
 	if (!strncmp(permission, "trainplane.", 11))
 		return ROLE_ADMIN;	/* the nodes API: the cluster is the admins' */
 	for (size_t i = 0; i < ARRAY_SIZE(viewer); i++)
@@ -1092,9 +1097,11 @@ struct auth_decision auth_authorize(const struct auth_request *ar)
 		free(name);
 		return d;
 	}
-	/* Routes under /v1/projects/{projectsId}/ have the project first. */
+	/* Routes under /v1/projects/{projectsId}/ and trainplane's
+	 * /trainplane/v1/projects/{projectsId}/ have the project first. */
 	const char *project = ar->project ? ar->project :
-			      !strncmp(ar->pattern, "/v1/projects/{", 14) ? param(ar, 0) : NULL;
+			      !strncmp(ar->pattern, "/v1/projects/{", 14) ||
+			      !strncmp(ar->pattern, "/trainplane/v1/projects/{", 25) ? param(ar, 0) : NULL;
 	bool ok = true;
 	if (!is_ml_job_route(ar)) {
 		ok = auth_token_allows(ar->caller, project, perm);

@@ -25,7 +25,7 @@ export function listFilter(kind, { state, q, label }) {
   return parts.join(' AND ');
 }
 
-function collectionPath(kind, project, loc) {
+function collectionPath(kind, project, location) {
   return kind === 'jobs' ? `/v1/projects/${seg(project)}/jobs`
     : `/v1/projects/${seg(project)}/locations/${seg(location)}/${kind}`;
 }

@@ -56,7 +56,8 @@ export async function until(page, fn, arg, ms, what) {
   try {
     return await page.waitForFunction(fn, { timeout: ms, polling: 'raf' }, arg);
   } catch (e) {
-    const text = await page.evaluate(() => document.querySelector('main')?.innerText ?? '').catch(() => '');
+    const text = await page.evaluate(() => [...document.querySelectorAll('#alert, .summary')].map((e) => e.textContent).join('\n')
+      + '\n' + (document.querySelector('main')?.innerText ?? '')).catch(() => '');
     throw new Error(`${what}: ${e.message}\n--- the page (${page.url()}) shows:\n${text.slice(0, 3000)}\n`
       + `--- its problems:\n${(page.problems ?? []).join('\n')}`);
   }

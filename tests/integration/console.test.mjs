@@ -220,6 +220,42 @@ describe('the web console', () => {
     await waitState('demo', 'console_viewer', 'SUCCEEDED');
   });
 
+  it('a Vertex custom job: listed by display name, its page shows its log and its replica\'s GPU', async () => {
+    const res = await api('POST', '/v1/projects/demo/locations/us-central1/customJobs', { displayName: 'console-vertex',
+      jobSpec: { workerPoolSpecs: [{ machineSpec: { machineType: 'n1-standard-4', acceleratorType: T4, acceleratorCount: 1 },
+        replicaCount: 1, containerSpec: { imageUri: 'x', command: ['sh', '-c', 'echo vertex-hello'] } }] } });
+    assert.equal(res.status, 200, res.text);
+    const name = res.json.name;
+    await page.evaluate(() => { window.location.hash = '#/jobs/vertex/projects/demo/locations/us-central1/customJobs?q=console-v'; });
+    const row = `#jobs-table tr[data-name="${name}"]`;
+    await until(page, (sel) => document.querySelector(sel)?.dataset.state === 'JOB_STATE_SUCCEEDED', row, 20_000, 'the Vertex job SUCCEEDED');
+    await page.click(`${row} a`);
+    await until(page, () => /vertex-hello/.test(document.getElementById('log')?.textContent ?? '')
+      && /^workerpool0-0/.test(document.querySelector('#replicas-table tbody tr')?.textContent ?? ''), null, 10_000, 'its log and replica');
+    assert.match(await page.$eval('#replicas-table tbody tr td.gpus', (td) => td.textContent), /^[0-3]$/);
+    await shot(page, 'vertex-job');
+  });
+
+  it('a tuning job: its trials as a table and a plot of the objective', async () => {
+    // score = 10 - (x - 3)^2, through the metric file as cloudml-hypertune writes it.
+    const trainer = 'x=0; for a in "$@"; do case "$a" in --x=*) x=${a#--x=};; esac; done; '
+      + 's=$((10 - (x - 3) * (x - 3))); '
+      + 'printf \'{"global_step": "1", "score": "%s", "trial": "%s"}\\n\' "$s" "$CLOUD_ML_TRIAL_ID" > "$CLOUD_ML_HP_METRIC_FILE"';
+    await create('demo', { jobId: 'console_study', trainingInput: {
+      scaleTier: 'CUSTOM', region: 'us-central1', masterType: 'n1-standard-4',
+      masterConfig: { imageUri: 'x', containerCommand: ['sh', '-c', trainer, 'trainer'] },
+      hyperparameters: { hyperparameterMetricTag: 'score', goal: 'MAXIMIZE', algorithm: 'GRID_SEARCH', maxTrials: 5,
+        maxParallelTrials: 3, params: [{ parameterName: 'x', type: 'INTEGER', minValue: 1, maxValue: 5 }] } } });
+    await page.evaluate((h) => { window.location.hash = h; }, jobHash('demo', 'console_study'));
+    await until(page, () => document.querySelectorAll('#trials-table tbody tr').length === 5
+      && document.querySelectorAll('svg.plot circle').length === 5, null, 60_000, 'five trials, plotted');
+    const trials = await page.$$eval('#trials-table tbody tr', (trs) => trs.map((tr) => [...tr.children].map((c) => c.textContent)));
+    assert.deepEqual(trials.map((r) => [r[0], r[2], r[3]]), [['1', '1', '6'], ['2', '2', '9'], ['3', '3', '10'], ['4', '4', '9'], ['5', '5', '6']]);
+    assert.match(await page.$eval('svg.plot desc', (d) => d.textContent), /the best is trial 3 with 10/);
+    await until(page, () => document.querySelectorAll('#replicas-table tbody tr').length === 5, null, 10_000, 'a replica a trial');
+    await shot(page, 'tuning-job');
+  });
+
   it('a page of 10,000 jobs shows in under a second, and pages on', async (t) => {
     // One job made through the API, copied 9,999 times in SQL (as a big
     // project's history would be), then all cancelled: the scheduler has

@@ -32,6 +32,9 @@ function stateOfServiceLine(text) {
   return '';
 }
 
+/** A line of one of a study's trials (its replicas', or the service's about it). */
+const isTrialLine = (e) => !!e.labels?.['ml.googleapis.com/trial_id'] || /^Trial \d+: /.test(e.textPayload ?? '');
+
 const taskOf = (e) => e.resource?.labels?.task_name ?? e.labels?.task_name ?? e.labels?.['ml.googleapis.com/task_name'] ?? '';
 
 /** The trials of a tuning job, either API: { number, state, params, value, stopped }. */
@@ -289,7 +292,7 @@ export function renderJob(main, r, ctx) {
   function lineEl(e) {
     const sev = e.severity ?? 'DEFAULT';
     return h('div', { class: `line sev-${sev.toLowerCase()}`, 'data-task': taskOf(e) },
-      h('span', { class: 'ts' }, fmtTime(e.timestamp)), ' ',
+      h('span', { class: 'ts' }, fmtTime(e.timestamp, true)), ' ',
       h('span', { class: 'task' }, taskOf(e)), ' ',
       sev === 'DEFAULT' || sev === 'INFO' ? '' : h('span', { class: 'sev' }, `${sev} `),
       h('span', { class: 'msg' }, e.textPayload ?? e.jsonPayload?.message ?? ''));
@@ -297,10 +300,11 @@ export function renderJob(main, r, ctx) {
 
   function renderHistory() {
     const rows = [{ time: job?.createTime, state: 'QUEUED', text: 'Created.' },
-      ...lines.filter((e) => taskOf(e) === 'service').map((e) => ({ time: e.timestamp, state: stateOfServiceLine(e.textPayload), text: e.textPayload }))];
+      ...lines.filter((e) => taskOf(e) === 'service' && !isTrialLine(e))
+        .map((e) => ({ time: e.timestamp, state: stateOfServiceLine(e.textPayload), text: e.textPayload }))];
     if (rows.length === historyRows.length && rows[0].time === historyRows[0].time) return;
     historyRows.splice(0, historyRows.length, ...rows);
-    fill(history, rows.map((x) => h('tr', {}, h('td', {}, timeEl(x.time)), h('td', {}, x.state ? stateBadge(x.state) : ''), h('td', {}, x.text ?? ''))));
+    fill(history, rows.map((x) => h('tr', {}, h('td', {}, timeEl(x.time, true)), h('td', {}, x.state ? stateBadge(x.state) : ''), h('td', {}, x.text ?? ''))));
   }
 
   function applyTaskFilter() {

@@ -40,18 +40,19 @@ export function fill(el, ...kids) {
 
 const pad = (n) => String(n).padStart(2, '0');
 
-/** An RFC 3339 time as local "YYYY-MM-DD HH:MM:SS", '' when absent. */
-export function fmtTime(iso) {
+/** An RFC 3339 time as local "YYYY-MM-DD HH:MM:SS" (ms: ".mmm" too), '' when absent. */
+export function fmtTime(iso, ms = false) {
   if (!iso) return '';
   const d = new Date(iso);
   if (Number.isNaN(d.getTime())) return iso;
   return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ` +
-    `${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
+    `${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}` +
+    (ms ? `.${String(d.getMilliseconds()).padStart(3, '0')}` : '');
 }
 
 /** A <time> element for an RFC 3339 time. */
-export function timeEl(iso) {
-  return iso ? h('time', { datetime: iso, title: iso }, fmtTime(iso)) : '';
+export function timeEl(iso, ms = false) {
+  return iso ? h('time', { datetime: iso, title: iso }, fmtTime(iso, ms)) : '';
 }
 
 /** "1 h 2 min", "3 min 4 s", "5 s" between two times (the second: now when absent). */

@@ -102,6 +102,37 @@ function gate(name) {
 const jobHash = (project, id) => `#/jobs/ml/projects/${project}/jobs/${id}`;
 
 describe('the web console', () => {
+  it('serves its compiled-in files only, GET and HEAD, with type, ETag, no-cache and a same-origin policy', async () => {
+    const get = (p, headers = {}) => fetch(server.base + p, { headers, redirect: 'manual' });
+    const index = await get('/console/');
+    assert.equal(index.status, 200);
+    assert.equal(index.headers.get('content-type'), 'text/html; charset=utf-8');
+    assert.equal(index.headers.get('cache-control'), 'no-cache');
+    assert.match(index.headers.get('content-security-policy'), /default-src 'self'/);
+    const etag = index.headers.get('etag');
+    assert.match(etag, /^"[0-9a-f]{16}"$/);
+    const html = await index.text();
+    assert.doesNotMatch(html, /(src|href)="(https?:)?\/\//, 'nothing from elsewhere');
+    assert.equal((await get('/console')).status, 200, '/console too');
+    assert.equal((await get('/console/', { 'If-None-Match': etag })).status, 304);
+    const js = await get('/console/app.js');
+    assert.equal(js.headers.get('content-type'), 'text/javascript; charset=utf-8');
+    assert.equal((await get('/console/style.css')).headers.get('content-type'), 'text/css; charset=utf-8');
+    const head = await fetch(`${server.base}/console/app.js`, { method: 'HEAD' });
+    assert.equal(head.status, 200);
+    assert.equal(head.headers.get('content-length'), js.headers.get('content-length'));
+    assert.equal(await head.text(), '');
+    for (const p of ['/console/nope.js', '/console/..%2F..%2Fetc%2Fpasswd', '/console/%2E%2E%2Fopenapi.yaml', '/console/.htaccess']) {
+      const r = await get(p);
+      assert.equal(r.status, 404, p);
+      assert.equal((await r.json()).error.status, 'NOT_FOUND');
+    }
+    assert.equal((await get('/console/../openapi.yaml')).status, 404, 'a dot segment (fetch resolves it) names no file');
+    const post = await request(server.base, 'POST', '/console/app.js', { body: {} });
+    assert.equal(post.status, 405);
+    assert.equal(post.json.error.status, 'UNIMPLEMENTED');
+  });
+
   it('asks for a token; a job submitted through the API appears and reaches SUCCEEDED without a reload', async () => {
     await page.goto(`${server.base}/console/`);
     await until(page, () => document.getElementById('token-dialog').open, null, 10_000, 'the token dialog');

@@ -1003,7 +1003,10 @@ struct auth_decision auth_authenticate(struct auth_request *ar)
 	return allow();
 }
 
-/* "projects/p/jobs/j" for /v1/projects/p/jobs/j:cancel; the parent for list/create. */
+/*
+ * "projects/p/jobs/j" for /v1/projects/p/jobs/j:cancel (and trainplane's
+ * /trainplane/v1/projects/p/...); the parent for list/create.
+ */
 static char *resource_name(const char *path, const char *permission)
 {
 	const char *p = path;
@@ -1011,6 +1014,8 @@ static char *resource_name(const char *path, const char *permission)
 
 	if (!strncmp(p, "/v1/", 4))
 		p += 4;
+	else if (!strncmp(p, "/trainplane/v1/", 15))
+		p += 15;
 	else if (*p == '/')
 		p++;
 	size_t n = strcspn(p, ":");

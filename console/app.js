@@ -123,6 +123,8 @@ document.getElementById('token-form').addEventListener('submit', async (ev) => {
     return;
   }
   dialog.close();
+  tokenAsked = false;
+  alertBanner('');
   announce(`Signed in as ${me.name}, ${me.role}.`);
   show();
 });
@@ -134,8 +136,14 @@ document.getElementById('token-forget').addEventListener('click', () => {
   input.focus();
 });
 document.getElementById('token-button').addEventListener('click', () => askToken(''));
+// A 401 opens the dialog once; dismissed (Escape), it stays shut and a banner
+// says why nothing shows, rather than reopening at every poll.
 whenUnauthenticated(() => {
-  if (tokenAsked && dialog.open) return;
+  if (dialog.open) return;
+  if (tokenAsked) {
+    alertBanner('This server needs a token: choose Token at the top right.');
+    return;
+  }
   tokenAsked = true;
   askToken(getToken() ? 'The server refused the token (401).' : '');
 });

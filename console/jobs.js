@@ -51,7 +51,8 @@ function jobRow(kind, project, job) {
     h('td', { class: 'hide-narrow' }, job.displayName ?? ''),
     h('td', {}, stateBadge(job.state)),
     h('td', {}, timeEl(job.createTime)),
-    h('td', { class: 'hide-narrow' }, duration(job.startTime, job.endTime)),
+    h('td', { class: 'hide-narrow ran', 'data-start': job.startTime ?? '', 'data-end': job.endTime ?? '' },
+      duration(job.startTime, job.endTime)),
     h('td', { class: 'hide-narrow' }, labels.map(([k, v]) => h('span', { class: 'chip' }, `${k}=${v}`))));
   return { name, sig, tr, state: job.state, id };
 }
@@ -176,6 +177,10 @@ export function renderJobs(main, r, ctx) {
     }
     rows = nrows;
     order = names;
+    // What a running job has run so far, without rebuilding its row.
+    for (const td of tbody.querySelectorAll('td.ran[data-start]:not([data-start=""])[data-end=""]')) {
+      td.textContent = duration(td.dataset.start, '');
+    }
     if (!made.length) {
       tbody.replaceChildren(h('tr', {}, h('td', { colspan: 6, class: 'muted' },
         filter || want.q ? 'No job matches.' : 'No jobs in this project yet.')));

@@ -84,11 +84,13 @@ export function renderQuotas(main, r, ctx) {
           return h('tr', { 'data-name': x.name },
             h('th', { scope: 'row' }, href ? h('a', { href }, x.jobId) : x.jobId),
             h('td', {}, x.region ?? ''), h('td', { class: 'num' }, String(x.priority ?? '')),
-            h('td', {}, timeEl(x.createTime), ` (${duration(x.createTime)})`),
+            h('td', {}, timeEl(x.createTime), ' ', h('span', { class: 'waited', 'data-since': x.createTime ?? '' },
+              `(${duration(x.createTime)})`)),
             h('td', {}, h('span', { class: 'badge wait', title: REASONS[x.reason] ?? '' }, x.reason), ' ', h('span', { class: 'muted' }, REASONS[x.reason] ?? '')),
             h('td', {}, x.message ?? ''));
         }) : h('tr', {}, h('td', { colspan: 6, class: 'muted' }, 'Nothing waits.')));
       }
+      for (const el of queue.querySelectorAll('.waited')) el.textContent = `(${duration(el.dataset.since)})`;
     } else if (j.reason instanceof ApiError) {
       queueNote.textContent = j.reason.status === 403 ? 'Only admins see the queue (trainplane.queue.list).' : j.reason.message;
     }

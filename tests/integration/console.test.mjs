@@ -13,7 +13,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 
 import { makeTempDir, request, startPostgres, startServer, waitFor } from './harness.mjs';
-import { startAgent } from './agents.mjs';
+import { startAgent, stopAll } from './agents.mjs';
 import { consolePage, launchBrowser, shot, timedRoute, until } from './browser.mjs';
 
 const T4 = 'NVIDIA_TESLA_T4';
@@ -58,12 +58,8 @@ before(async () => {
 after(async () => {
   try {
     await browser?.close();
-    await agent?.stop();
-    await server?.stop();
   } finally {
-    agent?.cleanup();
-    server?.kill();
-    await pg?.cleanup();
+    await stopAll({ agents: [agent], server, pg });
   }
 });
 

@@ -3,6 +3,7 @@
 #   make            build build/trainplane-server
 #   make run        install what is missing, build, start on embedded PostgreSQL
 #   make emulator   the same in emulator mode: a simulated fleet, a fresh database (docs/emulator.md)
+#   make run-slurm  the same in front of a private Slurm cluster serving us-central1 (root; docs/slurm.md)
 #   make test       the whole suite (unit, integration, interop, openapi lint)
 #   make test SANITIZE=1   the same under AddressSanitizer + UBSan (build/san/)
 #   make test-tsan  the connection churn test against a ThreadSanitizer server (build/tsan/)
@@ -85,7 +86,7 @@ SERVER := $(BUILD)/trainplane-server
 AGENT  := $(BUILD)/trainplane-agent
 CLI    := $(BUILD)/trainplane
 
-.PHONY: all deps run emulator test test-unit test-integration test-integration-js lint-openapi format-check sql-check bench fuzz fuzz-smoke soak clean node-deps \
+.PHONY: all deps run run-slurm emulator test test-unit test-integration test-integration-js lint-openapi format-check sql-check bench fuzz fuzz-smoke soak clean node-deps \
 	san-server test-tsan test-gcloud-format
 all: $(SERVER) $(if $(wildcard agent/main.c),$(AGENT)) $(if $(wildcard cli/main.c),$(CLI))
 
@@ -198,6 +199,7 @@ test_sim_rules_LINK      := spec
 test_sim_fleet_LINK      := scheduler/sim_fleet.o spec
 test_sim_fleet_WRAP      := store_node_register_on store_node_sync_on store_node_versions_of \
                             store_rc_name
+test_slurm_LINK          := scheduler store spec
 test_store_filter_LINK   := store spec
 test_store_filter_WRAP   := store_acquire store_release store_exec_sql
 test_tuning_LINK         := scheduler/tuning.o scheduler/tuning_gp.o
@@ -225,8 +227,8 @@ $(ITEST_BIN): $(BUILD)/tests/%: tests/integration/c/%.c $(BUILD)/libagent.a $(BU
 
 # --- set-up -----------------------------------------------------------------
 # Debian packages, by what needs them. Each command installs only its lists:
-# make run DEB_RUN; make test DEB_RUN + DEB_TEST (what .ci/run gets on a fresh
-# machine); make bench DEB_RUN + DEB_BENCH; make fuzz DEB_RUN + DEB_FUZZ;
+# make run DEB_RUN; make run-slurm DEB_RUN + DEB_SLURM; make test DEB_RUN +
+# DEB_TEST (what .ci/run gets on a fresh machine); make bench DEB_RUN + DEB_BENCH; make fuzz DEB_RUN + DEB_FUZZ;
 # make soak DEB_RUN + DEB_SOAK. Root installs what is missing; anyone else
 # gets the apt-get line to run. `make deps` alone installs every list.
 #
@@ -238,27 +240,34 @@ $(ITEST_BIN): $(BUILD)/tests/%: tests/integration/c/%.c $(BUILD)/libagent.a $(BU
 DEB_RUN   := build-essential pkg-config libjansson-dev libyaml-dev libpq-dev \
              libcurl4-openssl-dev libssl-dev postgresql curl \
              python3 python3-pip python3-setuptools python3-wheel python3-venv
+# Slurm (make run-slurm, the Slurm backend's tests and bench): the packages
+# of tools/slurm-cluster.sh's private cluster. Their daemons are kept from
+# starting as system services when installed (that cluster runs its own).
+DEB_SLURM := munge slurmctld slurmd slurm-client slurmrestd slurm-wlm-jwt-plugin
 # Fuzzing: clang with libFuzzer, ASan and UBSan (tools/fuzz.sh).
 DEB_FUZZ  := clang libclang-rt-14-dev
 # The suite: cmocka (unit); node and npm (integration tests, Google clients,
 # openapi lint); podman and busybox-static (real containers from an image
-# made offline); prometheus/promtool, yamllint and systemd-analyze (metrics
-# and deploy tests); openssl (test CAs, tokens); wrk (SIGHUP under load);
+# made offline); prometheus/promtool, yamllint and systemd-analyze (metrics,
+# deploy and observability tests: the alerting rules' unit tests); openssl (test CAs, tokens); wrk (SIGHUP under load);
 # procps (pgrep); python3 (test_agent_podman_escape's fake docker daemon);
 # python3-googleapi (Python's discovery-based Google client, 1.7.12:
 # python_client.test.mjs runs docs/api.md's Python block with it);
 # chromium (the console's browser tests, through puppeteer-core); the
-# fuzzing set (make test replays every fuzz corpus).
+# fuzzing set (make test replays every fuzz corpus); the Slurm set (make
+# run-slurm's test, tests/integration/run_slurm.test.mjs, and slurm.test.mjs).
 DEB_TEST  := libcmocka-dev nodejs npm podman busybox-static prometheus yamllint systemd \
-             openssl wrk procps python3 python3-googleapi chromium $(DEB_FUZZ)
+             openssl wrk procps python3 python3-googleapi chromium $(DEB_FUZZ) $(DEB_SLURM)
 # Benchmarks: wrk; libmicrohttpd-dev (the static-reply baseline server);
-# node (1,000 simulated agents); python3 (latency percentiles).
-DEB_BENCH := wrk libmicrohttpd-dev nodejs python3
+# node (1,000 simulated agents); python3 (latency percentiles); the Slurm
+# set (bench/slurm.mjs).
+DEB_BENCH := wrk libmicrohttpd-dev nodejs python3 $(DEB_SLURM)
 # make soak: its driver is a node script.
 DEB_SOAK  := nodejs
 
 DEB_FOR_run   := $(DEB_RUN)
 DEB_FOR_emulator := $(DEB_RUN)
+DEB_FOR_run-slurm := $(DEB_RUN) $(DEB_SLURM)
 DEB_FOR_test  := $(DEB_RUN) $(DEB_TEST)
 DEB_FOR_bench := $(DEB_RUN) $(DEB_BENCH)
 DEB_FOR_fuzz  := $(DEB_RUN) $(DEB_FUZZ)
@@ -268,7 +277,7 @@ DEB_FOR_test-tsan := $(DEB_RUN) nodejs openssl
 # `deps` (what run, test, test-tsan, bench, fuzz and soak depend on) installs
 # the lists of the commands given on the command line, or every list when
 # none is.
-DEB_GOALS := $(filter run emulator test test-tsan bench fuzz soak,$(MAKECMDGOALS))
+DEB_GOALS := $(filter run run-slurm emulator test test-tsan bench fuzz soak,$(MAKECMDGOALS))
 DEB_PKGS  := $(sort $(foreach g,$(or $(DEB_GOALS),run test bench fuzz soak),$(DEB_FOR_$(g))))
 
 # Installs the Debian packages $(1) that are missing. nodejs, npm and python3
@@ -283,17 +292,21 @@ define deb_install
 	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = 0 ]; then \
 	    echo "installing:$$missing"; \
-	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+	    prc=; case " $$missing " in *" slurm"*|*" munge "*) \
+	      [ -e /usr/sbin/policy-rc.d ] || { printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d && \
+	        chmod 0755 /usr/sbin/policy-rc.d && prc=1; } ;; esac; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; rc=$$?; \
+	    [ -n "$$prc" ] && rm -f /usr/sbin/policy-rc.d; [ $$rc = 0 ] || exit $$rc; \
 	  else \
 	    echo "missing packages; run: sudo apt-get install -y$$missing"; exit 1; \
 	  fi; \
 	fi
 endef
 
-.PHONY: deps-run deps-test deps-bench deps-fuzz deps-soak
+.PHONY: deps-run deps-run-slurm deps-test deps-bench deps-fuzz deps-soak
 deps:
 	$(call deb_install,$(DEB_PKGS))
-deps-run deps-test deps-bench deps-fuzz deps-soak: deps-%:
+deps-run deps-run-slurm deps-test deps-bench deps-fuzz deps-soak: deps-%:
 	$(call deb_install,$(DEB_FOR_$*))
 
 node_modules/.package-lock.json: package.json package-lock.json
@@ -309,6 +322,11 @@ emulator: deps
 run: deps
 	@$(MAKE) --no-print-directory all
 	./tools/run.sh $(SERVER) $(AGENT)
+
+# make run in front of a private Slurm (docs/slurm.md, "make run-slurm").
+run-slurm: deps
+	@$(MAKE) --no-print-directory all
+	./tools/run-slurm.sh $(SERVER) $(AGENT)
 
 # --- tests --------------------------------------------------------------------
 # make test builds everything (in parallel), then runs every test side by
@@ -332,7 +350,7 @@ ITEST_RUNS       := $(ITEST_ONE_RUNS) run-podman-drivers
 # `node --test` sorts its files by name) starts them in this order, so the
 # long ones do not start last and hold up the end.
 IT_FILES         := $(wildcard tests/integration/*.test.mjs)
-IT_SLOW_NAMES    := storage_gcloud gcloud_seeds fencing access replication cli_hp_tuning scheduler_e2e \
+IT_SLOW_NAMES    := storage_gcloud gcloud_seeds slurm fencing access replication cli_hp_tuning scheduler_e2e \
                     replica_identity_restore http_hardening http_churn storage_api emulator_clients share \
                     replica_identity_fresh resilience vertex_restart metrics cli sync_protocol \
                     replica_identity_side_by_side packages replica_identity tuning_resilience \

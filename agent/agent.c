@@ -22,6 +22,7 @@
 #include "metric_file.h"
 #include "replica_log.h"
 #include "runtime.h"
+#include "strbuf.h"
 
 #define BACKOFF_MIN_MS 100
 #define BACKOFF_MAX_MS 3000
@@ -132,6 +133,7 @@ static void free_list(struct replica **list)
 }
 
 static bool finished(const struct replica *r);
+static bool drained(const struct agent *a);
 
 /*
  * The deadline a previous life of the agent left (its replicas' supervisors
@@ -605,6 +607,78 @@ void agent_stop_all(struct agent *a)
 }
 
 /*
+ * Pilot mode: the server numbers the node's GPUs 0..n-1; Slurm bound this
+ * task to its own indices (CUDA_VISIBLE_DEVICES at start). The replica gets
+ * Slurm's: in gpus (containers) and in its CUDA_ and NVIDIA_VISIBLE_DEVICES.
+ */
+static void pilot_remap(const struct agent *a, struct desired_set *ds)
+{
+	if (!a->gpu_map)
+		return;
+	for (size_t i = 0; i < ds->n; i++) {
+		struct desired_replica *d = &ds->v[i];
+		struct strbuf list = STRBUF_INIT;
+		for (size_t k = 0; k < d->ngpus; k++) {
+			if (d->gpus[k] >= 0 && (size_t)d->gpus[k] < a->ngpu_map)
+				d->gpus[k] = a->gpu_map[d->gpus[k]];
+			sb_addf(&list, "%s%d", k ? "," : "", d->gpus[k]);
+		}
+		for (char **e = d->env; d->ngpus && e && *e; e++) {
+			const char *name = !strncmp(*e, "CUDA_VISIBLE_DEVICES=", 21) ?
+					   "CUDA_VISIBLE_DEVICES" :
+					   !strncmp(*e, "NVIDIA_VISIBLE_DEVICES=", 23) ?
+					   "NVIDIA_VISIBLE_DEVICES" : NULL;
+			if (name) {
+				free(*e);
+				*e = xasprintf("%s=%s", name, sb_str(&list));
+			}
+		}
+		sb_release(&list);
+	}
+}
+
+/*
+ * Pilot mode: whether its work is done. It leaves once the server wants
+ * nothing more of it and knows how its replica ended; once fenced (the
+ * server no longer admits this run: Slurm restarted the job elsewhere)
+ * and its replica stopped; or when no replica came for it at all.
+ */
+static bool pilot_done(struct agent *a)
+{
+	bool run = false, ended = true;
+
+	if (!a->pilot)
+		return false;
+	for (size_t i = 0; i < a->desired.n; i++)
+		run |= a->desired.v[i].run;
+	if (run) {
+		a->pilot_had_work = true;
+		return false;
+	}
+	for (const struct replica *r = a->replicas; r; r = r->next) {
+		ended &= finished(r);
+		if (finished(r) && r->state == REPLICA_EXITED && r->exit_code && !r->fenced)
+			a->pilot_exit = r->exit_code;
+	}
+	if (!ended)
+		return false;
+	if (a->pilot_had_work && a->have_desired && drained(a))
+		return true;
+	if (a->lapse_logged) {
+		if (!a->pilot_exit)
+			a->pilot_exit = 1;
+		return true;
+	}
+	if (!a->pilot_had_work && mono_usec() - a->pilot_started_usec > AGENT_PILOT_IDLE_MAX_USEC) {
+		log_warn("pilot %s: no replica came for it in %lld s: leaving", a->cfg->node,
+			 (long long)(AGENT_PILOT_IDLE_MAX_USEC / 1000000));
+		a->pilot_exit = 1;
+		return true;
+	}
+	return false;
+}
+
+/*
  * A trial replica's measurements, read from its metric file at most twice
  * a second while it runs, and once more when it has ended (its last
  * report carries its last measurements). True when they changed since
@@ -746,6 +820,7 @@ int agent_sync_done(struct agent *a, const char *body, size_t len)
 	if (a->request_sent_usec)
 		agent_lease_renewed(a, a->request_sent_usec, a->lease);
 	if (ds.has_replicas) {
+		pilot_remap(a, &ds);
 		desired_set_release(&a->desired);
 		a->desired = ds;
 		a->have_desired = true;
@@ -974,6 +1049,11 @@ static bool drained(const struct agent *a)
  */
 static bool leaving(struct agent *a, volatile sig_atomic_t *quit)
 {
+	if (pilot_done(a)) {
+		log_info("pilot %s: its replica is done: leaving (exit status %d)", a->cfg->node,
+			 a->pilot_exit);
+		return true;
+	}
 	if (!*quit)
 		return false;
 	if (a->exit_mode != AGENT_EXIT_DRAIN || *quit > 1)
@@ -1084,6 +1164,8 @@ int agent_run(struct agent *a, volatile sig_atomic_t *quit)
 		start_request(a);
 	}
 	http_abort(a->http);
+	if (a->pilot && !*quit)
+		return a->pilot_exit;	/* done: nothing of its own is left running */
 	if (a->exit_mode == AGENT_EXIT_LEAVE) {
 		log_info("signal received: leaving; the replicas keep running, and a restarted agent "
 			 "re-adopts them");

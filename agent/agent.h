@@ -98,7 +98,19 @@ struct agent {
 	bool cluster_known;		/* a register answer of this life named it */
 	struct replica *foreign;	/* owned: other clusters' replicas, left alone
 					 * (or removed: foreign_replicas) */
+
+	/* Pilot mode (agent/README.md, "Pilot mode"): the agent of one task of
+	 * a Slurm job, which leaves once its replica is done. */
+	bool pilot;
+	int *gpu_map;			/* the node's GPU i is Slurm's gpu_map[i]; NULL: identity */
+	size_t ngpu_map;
+	bool pilot_had_work;		/* the server gave it a replica to run */
+	int64_t pilot_started_usec;
+	int pilot_exit;			/* the exit status to leave with */
 };
+
+/* Pilot mode: the longest a pilot waits for its replica before it leaves. */
+#define AGENT_PILOT_IDLE_MAX_USEC (INT64_C(600) * 1000000)
 
 /*
  * Prepares the work dir (lock, incarnation, cluster), discovers or takes the

@@ -35,6 +35,12 @@
 METRIC_HISTOGRAM(pass_duration, "trainplane_scheduler_pass_duration_seconds",
 		 "Duration of the scheduling passes (placement included) this server ran as the "
 		 "leader.", &metrics_latency_buckets)
+METRIC_COUNTER(leader_acquired, "trainplane_scheduler_leader_acquired_total",
+	       "Times this server's scheduler became the leader (took the advisory lock); "
+	       "summed over servers, the leader changes.")
+METRIC_COUNTER(nodes_lost, "trainplane_nodes_lost_total",
+	       "Nodes this server's scheduler, as the leader, gave up as LOST: their lease, stop "
+	       "grace and margin passed without a sync.")
 
 struct sched {
 	struct sched_config cfg;
@@ -782,9 +788,11 @@ static enum store_rc sched_tick(struct sched *s, bool full)
 			return rc;
 		full = full || lost || restarted;
 	}
-	if (lost)
+	if (lost) {
+		metric_add(&nodes_lost, (uint64_t)lost);
 		log_warn("%d node(s) missed their lease and are LOST; %d replica(s) to restart",
 			 lost, restarted);
+	}
 	/* Tuning studies first: the trials they add are placed by this pass. */
 	if ((rc = study_pass(s->conn, s->studies)) != STORE_OK)
 		return rc;
@@ -887,6 +895,8 @@ static enum store_rc sched_tick(struct sched *s, bool full)
 		const char *strategy = json_string_value(json_object_get(q, "strategy")) ?: "";
 		jobs[kept] = (struct policy_job){
 			.pj = { json_integer_value(json_object_get(q, "id")),
+				/* a Slurm job's pilots are in a region of their own */
+				json_string_value(json_object_get(q, "place_region")) ?:
 				json_string_value(json_object_get(q, "region")), plans[kept].n, reps },
 			.project = json_string_value(json_object_get(q, "project")),
 			.name = json_string_value(json_object_get(q, "job_id")),
@@ -1112,6 +1122,7 @@ static void sched_turn(void *ctx, struct store_conn *c, short revents, struct bg
 		}
 		if (got) {
 			__atomic_store_n(&s->leader, true, __ATOMIC_RELEASE);
+			metric_add(&leader_acquired, 1);
 			log_info("scheduler: this server is the leader");
 			/* What the last leader was asked for may not have been done. */
 			__atomic_store_n(&s->want_full, true, __ATOMIC_RELEASE);

@@ -3,16 +3,20 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
+#include "api_ml.h"
+#include "api_slurm.h"
 #include "lease_batch.h"
 #include "log.h"
 #include "metrics.h"
 #include "node_cache.h"
-#include "api_ml.h"
 #include "scheduler.h"
 #include "sim_fleet.h"
+#include "slurm_backend.h"
 #include "store_job.h"
 #include "store_node.h"
+#include "store_slurm.h"
 #include "wire.h"
 
 #define SYNC_MAX_WAIT_S 60
@@ -148,6 +152,49 @@ void api_agent_register(struct request *req)
 			return;
 		}
 	}
+	/* A Slurm job's pilot declares what its job's row says (auth admitted
+	 * the token for this node), in the job's own region; no other node may
+	 * stand in a region a Slurm cluster serves. */
+	const char *auth = req_header(req, "Authorization");
+	const char *bearer = auth && !strncasecmp(auth, "Bearer ", 7) ? auth + 7 : NULL;
+	char pilot_region[32];
+	struct pilot_claim pilot = { 0 };
+	bool is_pilot = false;
+	if (api_slurm_pilot_token(bearer)) {
+		bool ok = false;
+		enum store_rc prc = api_slurm_pilot_check(req->srv->store, n.name, bearer, true, &ok,
+							  &pilot);
+		if (prc != STORE_OK || !ok) {
+			if (prc != STORE_OK)
+				reply_store_error(req, prc);
+			else
+				reply_error(req, API_UNAUTHENTICATED, "Request had invalid authentication "
+					    "credentials: this pilot token is not valid for this node.");
+			return;
+		}
+		if (count < pilot.accel_count) {
+			reply_error(req, API_INVALID_ARGUMENT, "Pilot %s holds %lld GPUs and its replica "
+				    "needs %d: Slurm bound fewer GPUs to the task than its job asked for.",
+				    n.name, (long long)count, pilot.accel_count);
+			return;
+		}
+		/* (pilot lives as long as n, which borrows its strings) */
+		api_slurm_pilot_region(pilot.job, pilot_region, sizeof(pilot_region));
+		n.region = n.zone = pilot_region;
+		vcpus = pilot.vcpus;
+		mem = pilot.memory_mb;
+		n.accel_type = pilot.accel_count ? pilot.accel_type : NULL;
+		count = pilot.accel_count;
+		n.tpu_type = NULL;
+		cores = 0;
+		is_pilot = true;
+	} else if (slurm_backends_serving(req->srv->slurm, n.region) ||
+		   slurm_backends_serving(req->srv->slurm, n.zone) || !strncmp(n.region, "slurm-", 6)) {
+		reply_error(req, API_INVALID_ARGUMENT, "Node %s cannot register in region %s: a Slurm "
+			    "cluster serves it (docs/slurm.md), and its nodes are Slurm's.", n.name,
+			    n.region);
+		return;
+	}
 	n.vcpus = (int)vcpus;
 	n.memory_mb = mem;
 	n.port_lo = (int)lo;
@@ -160,6 +207,9 @@ void api_agent_register(struct request *req)
 		n.disconnect_policy = "keep_running";
 	char cluster[72];
 	enum store_rc rc = store_node_register(req->srv->store, &n, cluster, sizeof(cluster));
+	if (rc == STORE_OK && is_pilot)
+		rc = store_slurm_pilot_add(req->srv->store, n.name, pilot.job, pilot.restart,
+					   pilot.slot);
 	if (rc != STORE_OK) {
 		reply_store_error(req, rc);
 		return;

@@ -1,5 +1,6 @@
 #include "api_ml.h"
 #include "api_quota.h"
+#include "api_slurm.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -302,6 +303,9 @@ void api_ml_jobs_create(struct request *req)
 	if (api_quota_refuse(req, false, req->params[0],
 			     json_string_value(json_object_get(training, "region")) ?: "", training,
 			     json_object_get(job, "labels")))
+		goto out;
+	if (api_slurm_refuse(req, json_string_value(json_object_get(training, "region")) ?: "",
+			     training, json_object_get(job, "labels")))
 		goto out;
 
 	c = xcalloc(1, sizeof(*c));

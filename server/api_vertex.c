@@ -1,5 +1,6 @@
 #include "api_vertex.h"
 #include "api_quota.h"
+#include "api_slurm.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -297,7 +298,8 @@ static void create_job(struct request *req, const struct kind *k, json_t *job)
 	struct job_rows *rows = NULL;
 
 	json_object_del(job, "labels");
-	if (api_quota_refuse(req, true, req->params[0], req->params[1], job, lab)) {
+	if (api_quota_refuse(req, true, req->params[0], req->params[1], job, lab) ||
+	    api_slurm_refuse(req, req->params[1], job, lab)) {
 		free(labels);
 		return;
 	}

@@ -10,6 +10,7 @@
 #include <strings.h>
 #include <yaml.h>
 
+#include "api_slurm.h"
 #include "common.h"
 #include "log.h"
 #include "snapshot.h"
@@ -946,6 +947,22 @@ struct auth_decision auth_check_agent(const struct auth_request *ar)
 	if (ar->agent_route) {
 		const struct auth_tokens *t = ar->mode == AUTH_TOKENS ? request_tokens(ar) : NULL;
 		const char *node = param(ar, 0);
+		if (api_slurm_pilot_token(token)) {
+			/* A Slurm job's pilot: its job's secret, for that job's nodes only. */
+			struct pilot_claim claim;
+			bool ok = false;
+			bool reg = ar->path && strstr(ar->path, ":register");
+			enum store_rc rc = api_slurm_pilot_check(ar->store, node ? node : "", token, reg,
+								 &ok, &claim);
+			if (rc != STORE_OK)
+				return (struct auth_decision){ .store_rc = rc };
+			if (ok)
+				return allow();
+			return refuse(API_UNAUTHENTICATED, 0, NULL, "%s",
+				      "Request had invalid authentication credentials: this pilot token "
+				      "is not valid for this node (another job's, an ended job's, or, to "
+				      "register, a run of the job that Slurm has since restarted).");
+		}
 		switch (auth_agent_allows(ar->cluster_token, t, node ? node : "", token)) {
 		case AUTH_AGENT_ALLOWED:
 			return allow();

@@ -48,6 +48,7 @@ struct snap_ref;
 struct auth_token;
 struct storage_fs;
 struct node_cache;
+struct slurm_backends;
 struct lease_batch;
 
 /* What handlers share; owned by main(). */
@@ -62,6 +63,7 @@ struct server {
 	int sync_interval_s;	/* agents sync at least this often */
 	int lease_s;		/* a node without a sync for this long is lost */
 	struct sched *sched;	/* to wake the scheduler; NULL in tests */
+	struct slurm_backends *slurm;	/* regions served by Slurm (slurm_backend.h); NULL: none */
 	struct store_pipe *pipe;	/* pipelined reads (jobs.get); NULL: the pool */
 	struct job_cache *job_cache;	/* rendered job replies (gets); NULL: none */
 	const char *tls_cert_pem;	/* HTTPS when set (with tls_key_pem); else HTTP */

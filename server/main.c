@@ -38,6 +38,7 @@
 #include "node_cache.h"
 #include "log.h"
 #include "scheduler.h"
+#include "slurm_backend.h"
 #include "snapshot.h"
 #include "store.h"
 #include "store_job.h"
@@ -87,6 +88,7 @@ struct server_config {
 	int sync_interval_seconds;
 	char *tokens_file;
 	char *quotas_file;
+	char *slurm_file;
 	char *tls_cert_file;
 	char *tls_key_file;
 };
@@ -157,6 +159,7 @@ static const struct config_key server_keys[] = {
 	KEY(tls_key_file, CONFIG_STRING, NULL, 0, 0, NULL),
 	KEY(tokens_file, CONFIG_STRING, NULL, 0, 0, NULL),
 	KEY(quotas_file, CONFIG_STRING, NULL, 0, 0, NULL),
+	KEY(slurm_file, CONFIG_STRING, NULL, 0, 0, NULL),
 };
 
 /*
@@ -212,6 +215,8 @@ static const struct {
 	{ "quotas_file", "no quotas: every project may use the whole cluster, with equal fair-share "
 			 "weights (docs/quotas.md)" },
 	{ "postgres_bin_dir", "the newest /usr/lib/postgresql/N/bin" },
+	{ "slurm_file", "no Slurm backend: every region is served by trainplane's own agents "
+			"(docs/slurm.md)" },
 	{ "state_dir", "./var; in emulator mode a fresh directory under $TMPDIR or /tmp, removed at "
 		       "exit" },
 	{ "storage_root", "state_dir/gcs (the agents' storage_root must be the same tree)" },
@@ -513,6 +518,7 @@ int main(int argc, char **argv)
 	char *tls_cert = NULL, *tls_key = NULL;
 	struct snapshot *catalogs = NULL, *token_snap = NULL, *quota_snap = NULL;
 	struct quotas *quotas = NULL;
+	struct slurm_backends *slurm = NULL;
 	struct pg_embedded *pg = NULL;
 	struct store *st = NULL;
 	struct httpd *http = NULL;
@@ -570,6 +576,10 @@ int main(int argc, char **argv)
 	}
 	if (load_quotas(&cfg, cat, &quotas, err, sizeof(err))) {
 		fprintf(stderr, "trainplane-server: bad quotas file: %s\n", err);
+		goto out;
+	}
+	if (slurm_backends_load(cfg.slurm_file, &slurm, err, sizeof(err))) {
+		fprintf(stderr, "trainplane-server: bad slurm file: %s\n", err);
 		goto out;
 	}
 	if (agent_token_in_effect(&cfg, &agent_token, err, sizeof(err))) {
@@ -680,7 +690,12 @@ int main(int argc, char **argv)
 			      .agent_token = agent_token,
 			      .sync_interval_s = cfg.sync_interval_seconds,
 			      .lease_s = cfg.lease_seconds, .sched = sched,
-			      .emulator = cfg.emulator };
+			      .emulator = cfg.emulator, .slurm = slurm };
+	if (slurm_backends_count(slurm)) {
+		log_info("slurm backends: %zu, from %s", slurm_backends_count(slurm), cfg.slurm_file);
+		struct slurm_backends_ctx sctx = { st, catalogs, sched };
+		slurm_backends_start(slurm, &sctx);
+	}
 	if (cfg.db_pipeline)
 		srv.pipe = pipe = store_pipe_start(conninfo);
 	srv.nodes = nodes = node_cache_new();
@@ -733,6 +748,7 @@ out:
 	 * the scheduler lock at once (a standby takes over), let the requests
 	 * in flight finish, then close. Agents keep their replicas running. */
 	httpd_quiesce(http);
+	slurm_backends_stop(slurm);
 	sched_stop(sched);
 	listener_stop(listener);	/* it wakes parked requests: none park now */
 	httpd_stop(http);
@@ -758,6 +774,7 @@ out:
 	snapshot_free(token_snap);
 	snapshot_free(quota_snap);
 	quotas_free(quotas);
+	slurm_backends_free(slurm);
 	config_free(server_keys, ARRAY_SIZE(server_keys), &cfg);
 	json_decref(rules);
 	return rc;

@@ -13,7 +13,8 @@ const struct job_state_edge job_state_edges[] = {
 	{ JOB_STATE_UNSPECIFIED, JOB_CAUSE_CREATE, JOB_QUEUED },
 	{ JOB_QUEUED, JOB_CAUSE_PLACE, JOB_PREPARING },
 	{ JOB_QUEUED, JOB_CAUSE_CANCEL, JOB_CANCELLED },	/* nothing runs yet */
-	{ JOB_QUEUED, JOB_CAUSE_TIMEOUT, JOB_FAILED },		/* maxWaitTime */
+	{ JOB_QUEUED, JOB_CAUSE_TIMEOUT, JOB_FAILED },
+	{ JOB_QUEUED, JOB_CAUSE_BACKEND, JOB_FAILED },		/* maxWaitTime */
 	{ JOB_PREPARING, JOB_CAUSE_RUN, JOB_RUNNING },
 	/* the primary exited 0 before every other replica reported running */
 	{ JOB_PREPARING, JOB_CAUSE_SUCCEED, JOB_SUCCEEDED },
@@ -23,6 +24,7 @@ const struct job_state_edge job_state_edges[] = {
 	{ JOB_PREPARING, JOB_CAUSE_RESTART, JOB_PREPARING },
 	{ JOB_PREPARING, JOB_CAUSE_CANCEL, JOB_CANCELLING },
 	{ JOB_PREPARING, JOB_CAUSE_PREEMPT, JOB_QUEUED },
+	{ JOB_PREPARING, JOB_CAUSE_BACKEND, JOB_FAILED },
 	{ JOB_RUNNING, JOB_CAUSE_SUCCEED, JOB_SUCCEEDED },
 	{ JOB_RUNNING, JOB_CAUSE_FAIL, JOB_FAILED },
 	{ JOB_RUNNING, JOB_CAUSE_TIMEOUT, JOB_FAILED },		/* maxRunningTime, Vertex timeout */
@@ -30,6 +32,7 @@ const struct job_state_edge job_state_edges[] = {
 	{ JOB_RUNNING, JOB_CAUSE_RESTART, JOB_RUNNING },
 	{ JOB_RUNNING, JOB_CAUSE_CANCEL, JOB_CANCELLING },
 	{ JOB_RUNNING, JOB_CAUSE_PREEMPT, JOB_QUEUED },
+	{ JOB_RUNNING, JOB_CAUSE_BACKEND, JOB_FAILED },
 	/* Google lets CANCELLING end SUCCEEDED or FAILED too; trainplane's
 	 * cancel always wins (README "Job lifecycle"). */
 	{ JOB_CANCELLING, JOB_CAUSE_CANCELLED, JOB_CANCELLED },
@@ -56,7 +59,7 @@ static const char *const cause_names[JOB_CAUSE_COUNT] = {
 	[JOB_CAUSE_FAIL] = "fail",	     [JOB_CAUSE_CANCEL] = "cancel",
 	[JOB_CAUSE_CANCELLED] = "cancelled", [JOB_CAUSE_TIMEOUT] = "timeout",
 	[JOB_CAUSE_NODE_LOSS] = "node_loss", [JOB_CAUSE_RESTART] = "restart",
-	[JOB_CAUSE_PREEMPT] = "preempt",
+	[JOB_CAUSE_PREEMPT] = "preempt",   [JOB_CAUSE_BACKEND] = "backend",
 };
 
 bool job_state_valid(enum job_state s)

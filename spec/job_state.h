@@ -110,8 +110,11 @@ enum job_cause {
 	JOB_CAUSE_PREEMPT,	/* "preempt": the scheduler took its resources for a job that
 				 * outranks it (SPOT, or a preemptible priority; issue 28): its
 				 * replicas stop and it waits QUEUED to start again, attempt + 1 */
+	JOB_CAUSE_BACKEND,	/* "backend": the cluster behind the region (a Slurm backend,
+				 * docs/slurm.md) ended the job before its replicas did: a time
+				 * limit, a lost node, a cancel by its administrator, a purge */
 };
-#define JOB_CAUSE_COUNT 11
+#define JOB_CAUSE_COUNT 12
 
 /* One legal transition. */
 struct job_state_edge {

@@ -751,7 +751,7 @@ enum store_rc store_node_set_draining(struct store *st, const char *node, bool d
  * attempt: the job's own first, then by trial, in the order they were made.
  */
 static const struct store_stmt stmt_replica_list = {
-	176, "replica_list",
+	162, "replica_list",
 	"SELECT coalesce(jsonb_agg(jsonb_strip_nulls(jsonb_build_object('trial', c.trial, "
 	"  'role', p.role, 'index', p.idx, 'task', tp_task_name(c.api, p.role, p.idx), "
 	"  'attempt', p.attempt, 'state', p.state, 'node', p.node, 'gpus', to_jsonb(p.gpus), "

@@ -58,13 +58,14 @@ static const struct store_stmt stmt_expire = {
  * Vertex jobs with lost replicas go through the state machine first
  * (tp_reconcile_job): scheduling.disableRetries fails the job,
  * restartJobOnWorkerRestart stops the whole gang and restarts it. Jobs
- * restarting are reconciled too: a replica being stopped may have been
- * lost with its node meanwhile, and will never report.
+ * restarting (of either API: a Slurm requeue restarts the gang too) are
+ * reconciled too: a replica being stopped may have been lost with its node
+ * meanwhile, and will never report.
  */
 static const struct store_stmt stmt_lost_vertex = {
 	42, "sched_lost_vertex",
 	"SELECT tp_reconcile_jobs(ARRAY(SELECT j.id FROM jobs j "
-	"WHERE j.state IN ('PREPARING', 'RUNNING') AND j.api = 'vertex' AND (j.restarting OR ("
+	"WHERE j.state IN ('PREPARING', 'RUNNING') AND (j.restarting OR (j.api = 'vertex' AND "
 	"  j.spec->'jobSpec'->'scheduling' ?| ARRAY['disableRetries', 'restartJobOnWorkerRestart'] "
 	"  AND EXISTS (SELECT 1 FROM replicas p WHERE p.job = j.id AND p.state = 'LOST' "
 	"    AND p.desired = 'RUN')))))",
@@ -177,8 +178,17 @@ enum store_rc store_sched_housekeeping(struct store_conn *c, int lease_s, int *l
  * cost 140 ms of the statement's 200 (the text is parsed once, in C).
  */
 #define SNAPSHOT_SQL(order) \
-	"WITH q AS MATERIALIZED (SELECT j.id, j.project, j.job_id, " \
+	/* Slurm-backed jobs whose pilots (one per replica, of the Slurm job's \
+	 * current run) have all registered (schema/032): placed in their own \
+	 * region, slurm-<job>, which holds their pilots and nothing else. */ \
+	"WITH sr AS MATERIALIZED (SELECT s.job FROM slurm_jobs s WHERE NOT s.done " \
+	"   AND jsonb_array_length(s.slots) = (SELECT count(*) FROM slurm_pilots sp " \
+	"     JOIN nodes n ON n.name = sp.node WHERE sp.job = s.job AND sp.restart_cnt = s.restart_cnt " \
+	"     AND n.state = 'READY' AND NOT n.draining " \
+	"     AND n.last_sync > now() - make_interval(secs => coalesce(n.lease_s, $1::int)))), " \
+	"q AS MATERIALIZED (SELECT j.id, j.project, j.job_id, " \
 	"   j.region, j.spec, j.labels, j.trial, j.trial_params, j.api, " \
+	"   CASE WHEN j.id IN (SELECT job FROM sr) THEN 'slurm-' || j.id END AS place_region, " \
 	/* a trial is its tuning job to the emulator's rules (scheduler/sim_outcome.c) */ \
 	"   (SELECT p.job_id FROM jobs p WHERE p.id = j.parent) AS parent_job_id, " \
 	"   (SELECT p.spec->>'displayName' FROM jobs p WHERE p.id = j.parent) AS parent_display_name, " \
@@ -189,11 +199,13 @@ enum store_rc store_sched_housekeeping(struct store_conn *c, int lease_s, int *l
 	"   AND NOT EXISTS (SELECT 1 FROM replicas p WHERE p.job = j.id AND p.desired <> 'DONE') " \
 	/* A region with no schedulable node can place nothing: skip its jobs. */ \
 	/* (an array computed once: a semi-join would scan the nodes for every job) */ \
-	"   AND j.region = ANY (ARRAY(SELECT DISTINCT region FROM nodes WHERE state = 'READY' " \
+	"   AND (j.region = ANY (ARRAY(SELECT DISTINCT region FROM nodes WHERE state = 'READY' " \
 	"     AND NOT draining AND last_sync > now() - make_interval(secs => coalesce(lease_s, $1::int)))) " \
+	"     OR j.id IN (SELECT job FROM sr)) " \
 	"   ORDER BY " order " LIMIT $2), " \
 	"r AS MATERIALIZED (SELECT p.id, p.job, p.uid, " \
-	"   p.role, p.idx, j.region, p.vcpus, p.memory_mb, p.accel_type, p.accel_count, p.tpu, p.spec, " \
+	"   p.role, p.idx, CASE WHEN EXISTS (SELECT 1 FROM slurm_jobs s WHERE s.job = p.job) " \
+	"     THEN 'slurm-' || p.job ELSE j.region END AS region, p.vcpus, p.memory_mb, p.accel_type, p.accel_count, p.tpu, p.spec, " \
 	"   j.spec AS job_spec, j.job_id, j.trial " \
 	"   FROM replicas p JOIN jobs j ON j.id = p.job WHERE p.node IS NULL AND p.desired = 'RUN' " \
 	"   AND p.state = 'PENDING' ORDER BY p.job, p.id), " \

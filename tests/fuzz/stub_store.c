@@ -18,6 +18,7 @@
 #include "listen_hub.h"
 #include "scheduler.h"
 #include "sim_fleet.h"
+#include "slurm_backend.h"
 #include "store.h"
 #include "store_clock.h"
 #include "store_iam.h"
@@ -30,6 +31,7 @@
 #include "store_reset.h"
 #include "store_sched.h"
 #include "store_sim_rules.h"
+#include "store_slurm.h"
 #include "store_storage.h"
 
 enum store_rc stub_store_rc = STORE_UNAVAILABLE;
@@ -637,3 +639,46 @@ const struct console_asset console_assets[] = {
 	  sizeof(console_page) - 1 },
 };
 const size_t console_assets_count = 1;
+
+/* The Slurm backend: the fuzzed server serves no region through Slurm. */
+const char *slurm_backends_serving(const struct slurm_backends *b, const char *region)
+{
+	(void)b;
+	(void)region;
+	return NULL;
+}
+
+int slurm_backends_fits(struct slurm_backends *b, const char *region, const struct job_plan *plan,
+			char *why, size_t whylen)
+{
+	(void)b;
+	(void)region;
+	(void)plan;
+	(void)why;
+	(void)whylen;
+	return 0;
+}
+
+enum store_rc store_slurm_pilot_grant(struct store *st, int64_t job, struct slurm_pilot_grant *out)
+{
+	(void)st;
+	(void)job;
+	memset(out, 0, sizeof(*out));
+	return rc_for(MAY_NOT_FOUND);
+}
+
+void slurm_pilot_grant_release(struct slurm_pilot_grant *g)
+{
+	(void)g;
+}
+
+enum store_rc store_slurm_pilot_add(struct store *st, const char *node, int64_t job,
+				    int restart_cnt, int slot)
+{
+	(void)st;
+	(void)node;
+	(void)job;
+	(void)restart_cnt;
+	(void)slot;
+	return rc_for(0);
+}

@@ -95,6 +95,7 @@ describe('GET /metrics', () => {
     // The scheduler campaigns for leadership in the background: it wins soon after start.
     await waitFor(async () => value(await scrape(s.base), 'trainplane_scheduler_leader') === 1,
       10_000, 'trainplane_scheduler_leader did not become 1');
+    assert.equal(value(await scrape(s.base), 'trainplane_scheduler_leader_acquired_total'), 1);
 
     // Three ml jobs stay QUEUED: there is no node to run them.
     for (let i = 0; i < 3; i++) {
@@ -154,6 +155,45 @@ describe('GET /metrics', () => {
     const families = [...text.matchAll(/^# TYPE (\S+) /gm)].map((m) => m[1]);
     assert.ok(families.length > 20, families.join(' '));
     assert.deepEqual(families.filter((f) => !documented.has(f)), [], 'families missing from docs/observability.md');
+  });
+
+  it('counts leader changes: the standby that takes over counts one, the old leader none more', async (t) => {
+    const db = newDatabase();
+    const start = async () => {
+      const x = await startServer({ pg: db, env: { TRAINPLANE_SCHEDULER_TICK_MS: '200' } });
+      t.after(() => x.kill());
+      return x;
+    };
+    const a = await start();
+    await waitFor(async () => value(await scrape(a.base), 'trainplane_scheduler_leader') === 1,
+      10_000, 'the first server did not lead');
+    const b = await start();
+    const standby = await scrape(b.base);
+    assert.equal(value(standby, 'trainplane_scheduler_leader'), 0);
+    assert.equal(value(standby, 'trainplane_scheduler_leader_acquired_total'), 0);
+    assert.equal(value(await scrape(a.base), 'trainplane_scheduler_leader_acquired_total'), 1);
+    await a.stop(); // hands the lock over
+    let text;
+    await waitFor(async () => value(text = await scrape(b.base), 'trainplane_scheduler_leader') === 1,
+      15_000, 'the standby did not take over');
+    assert.equal(value(text, 'trainplane_scheduler_leader_acquired_total'), 1);
+    await b.stop();
+  });
+
+  it('counts a node given up as LOST in trainplane_nodes_lost_total, and trainplane_nodes shows it', { skip: !AGENT_BIN && 'TRAINPLANE_AGENT_BIN is not set' }, async (t) => {
+    const s = await server(t, { TRAINPLANE_SYNC_INTERVAL_SECONDS: '1', TRAINPLANE_LEASE_SECONDS: '5' });
+    const agent = await startAgent(s, { node: 'gone-1', zone: ZONE });
+    t.after(() => agent.cleanup());
+    await waitFor(async () => value(await scrape(s.base), 'trainplane_scheduler_leader') === 1,
+      10_000, 'no leader');
+    assert.equal(value(await scrape(s.base), 'trainplane_nodes_lost_total'), 0);
+    await agent.kill(); // no orderly stop: the lease (5 s), the grace (1 s) and 2 s pass
+    let text;
+    await waitFor(async () => value(text = await scrape(s.base), 'trainplane_nodes', { state: 'LOST' }) === 1,
+      30_000, 'the node did not become LOST');
+    assert.equal(value(text, 'trainplane_nodes_lost_total'), 1);
+    assert.equal(value(text, 'trainplane_nodes', { state: 'READY' }), 0);
+    await s.stop();
   });
 
   it('tokens mode: a metrics token or an admin scrapes (401 without a token, 403 for others); health stays public', async (t) => {

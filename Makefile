@@ -64,9 +64,11 @@ INC_all       := -Ilib -Ihttpd -Ispec -Istore -Ischeduler -Iserver $(PKG_CFLAGS)
 $(foreach d,lib httpd spec store scheduler server agent cli,$(eval $(BUILD)/$(d)/%.o: INC := $(INC_$(d))))
 $(BUILD)/gen/catalog_builtin.o: INC := $(INC_spec)
 $(BUILD)/gen/schema_sql.o: INC := $(INC_store)
+$(BUILD)/gen/console_assets.o: INC := $(INC_server)
 
 LIB_SRC    := $(wildcard lib/*.c) $(wildcard httpd/*.c) $(wildcard spec/*.c) $(wildcard store/*.c) $(wildcard scheduler/*.c) $(filter-out server/main.c,$(wildcard server/*.c))
-LIB_OBJ    := $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/schema_sql.o $(BUILD)/gen/catalog_builtin.o
+LIB_OBJ    := $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/schema_sql.o $(BUILD)/gen/catalog_builtin.o \
+              $(BUILD)/gen/console_assets.o
 SERVER_OBJ := $(BUILD)/server/main.o
 AGENT_SRC  := $(filter-out agent/main.c,$(wildcard agent/*.c))
 AGENT_OBJ  := $(AGENT_SRC:%.c=$(BUILD)/%.o)
@@ -107,6 +109,15 @@ $(BUILD)/gen/catalog_builtin.c: deploy/catalog.yaml tools/embed_text.sh
 $(BUILD)/gen/catalog_builtin.o: $(BUILD)/gen/catalog_builtin.c
 	$(CC) $(CFLAGS) $(INC) -c -o $@ $<
 
+# The web console's files, compiled in (server/console.c serves them).
+CONSOLE_FILES := $(sort $(wildcard console/*))
+$(BUILD)/gen/console_assets.c: $(CONSOLE_FILES) tools/embed_console.sh
+	@mkdir -p $(dir $@)
+	sh tools/embed_console.sh $(CONSOLE_FILES) > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/gen/console_assets.o: $(BUILD)/gen/console_assets.c
+	$(CC) $(CFLAGS) $(INC) -c -o $@ $<
+
 $(BUILD)/libtrainplane.a: $(LIB_OBJ)
 	rm -f $@ && ar rcs $@ $^
 
@@ -142,6 +153,7 @@ endif
 # (No '%' in the prerequisites: a pattern rule puts the stem there.)
 GEN_OF_spec  := $(BUILD)/gen/catalog_builtin.o
 GEN_OF_store := $(BUILD)/gen/schema_sql.o
+GEN_OF_server := $(BUILD)/gen/console_assets.o
 $(BUILD)/lib%.a: $$(addsuffix .o,$$(addprefix $(BUILD)/,$$(basename $$(filter-out $$*/main.c,$$(wildcard $$*/*.c))))) \
 		$$(GEN_OF_$$*)
 	rm -f $@ && ar rcs $@ $^
@@ -240,11 +252,12 @@ DEB_FUZZ  := clang libclang-rt-14-dev
 # deploy and observability tests: the alerting rules' unit tests); openssl (test CAs, tokens); wrk (SIGHUP under load);
 # procps (pgrep); python3 (test_agent_podman_escape's fake docker daemon);
 # python3-googleapi (Python's discovery-based Google client, 1.7.12:
-# python_client.test.mjs runs docs/api.md's Python block with it); the
+# python_client.test.mjs runs docs/api.md's Python block with it);
+# chromium (the console's browser tests, through puppeteer-core); the
 # fuzzing set (make test replays every fuzz corpus); the Slurm set (make
-# run-slurm's test, tests/integration/run_slurm.test.mjs).
+# run-slurm's test, tests/integration/run_slurm.test.mjs, and slurm.test.mjs).
 DEB_TEST  := libcmocka-dev nodejs npm podman busybox-static prometheus yamllint systemd \
-             openssl wrk procps python3 python3-googleapi $(DEB_FUZZ) $(DEB_SLURM)
+             openssl wrk procps python3 python3-googleapi chromium $(DEB_FUZZ) $(DEB_SLURM)
 # Benchmarks: wrk; libmicrohttpd-dev (the static-reply baseline server);
 # node (1,000 simulated agents); python3 (latency percentiles); the Slurm
 # set (bench/slurm.mjs).

@@ -1054,7 +1054,7 @@ void httpd_respond(struct httpd_req *r, int status, const char *content_type, ch
 		free(body);
 		return;
 	}
-	if (is_head_request(r)) {
+	if (is_head_request(r) || status == 304) {
 		free(body);
 		body = NULL;
 		len = 0;

@@ -112,7 +112,8 @@ const struct httpd_limits *httpd_req_limits(const struct httpd_req *r);
  * Answers: status line, Date, Content-Type, Content-Length, extra (whole
  * "Name: value\r\n" lines, or NULL), and Connection: close when close is
  * set or the connection must close anyway. Takes body (malloc'd, may be
- * NULL with len 0). A HEAD request gets the head only. A second answer to
+ * NULL with len 0). A HEAD request, and a 304, get the head only (its
+ * Content-Length len, as a 200's would be). A second answer to
  * the same request is dropped.
  */
 void httpd_respond(struct httpd_req *r, int status, const char *content_type, char *body,

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "api_ml.h"
 #include "api_slurm.h"
 #include "lease_batch.h"
 #include "log.h"
@@ -13,6 +14,7 @@
 #include "scheduler.h"
 #include "sim_fleet.h"
 #include "slurm_backend.h"
+#include "store_job.h"
 #include "store_node.h"
 #include "store_slurm.h"
 #include "wire.h"
@@ -558,4 +560,68 @@ void api_nodes_drain(struct request *req)
 void api_nodes_undrain(struct request *req)
 {
 	set_draining(req, false);
+}
+
+/*
+ * The job a replicas list names, in project: "projects/P/jobs/ID" (ml) or
+ * "projects/P/locations/L/{customJobs,trainingPipelines,
+ * hyperparameterTuningJobs}/N" (Vertex). Fills key (pointing into buf)
+ * and *region (NULL: any); false when name is neither.
+ */
+static bool replicas_job(const char *project, const char *name, char *buf, size_t len,
+			 struct job_key *key, const char **region)
+{
+	static const char *const vertex[] = { "customJobs", "trainingPipelines",
+					      "hyperparameterTuningJobs" };
+	size_t plen = strlen(project);
+
+	if (!name || strncmp(name, "projects/", 9) || strncmp(name + 9, project, plen) ||
+	    name[9 + plen] != '/' || strlen(name) >= len)
+		return false;
+	strcpy(buf, name + 10 + plen);
+	*key = (struct job_key){ "ml", project, NULL };
+	*region = NULL;
+	if (!strncmp(buf, "jobs/", 5)) {
+		key->job_id = buf + 5;
+		return api_ml_job_id_valid(key->job_id);
+	}
+	char *loc = buf + 10, *kind = strchr(loc, '/'), *id = kind ? strchr(kind + 1, '/') : NULL;
+	if (strncmp(buf, "locations/", 10) || !id || !id[1] || id[strspn(id + 1, "0123456789") + 1])
+		return false;
+	*kind++ = '\0';
+	*id++ = '\0';
+	for (size_t i = 0; i < ARRAY_SIZE(vertex); i++)
+		if (!strcmp(kind, vertex[i]) && *loc && loc[strspn(loc, "abcdefghijklmnopqrstuvwxyz0123456789-")] == '\0') {
+			*key = (struct job_key){ "vertex", project, id };
+			*region = loc;
+			return strlen(id) <= 19;
+		}
+	return false;
+}
+
+void api_replicas_list(struct request *req)
+{
+	const char *name = req_query(req, "job");
+	char buf[512];
+	struct job_key key;
+	const char *region;
+	json_t *replicas;
+
+	if (!replicas_job(req->params[0], name, buf, sizeof(buf), &key, &region)) {
+		reply_error(req, API_INVALID_ARGUMENT,
+			    "Field: job Error: name a job of project %s: projects/%s/jobs/ID, or "
+			    "projects/%s/locations/LOCATION/customJobs/ID (trainingPipelines, "
+			    "hyperparameterTuningJobs).", req->params[0], req->params[0], req->params[0]);
+		return;
+	}
+	enum store_rc rc = store_replica_list(req->srv->store, &key, region, &replicas);
+	if (rc == STORE_NOT_FOUND) {
+		reply_error(req, API_NOT_FOUND, "The job %s was not found.", name);
+		return;
+	}
+	if (rc != STORE_OK) {
+		reply_store_error(req, rc);
+		return;
+	}
+	reply_json(req, 200, json_pack("{s:o}", "replicas", replicas));
 }

@@ -316,3 +316,39 @@ out:
 	json_decref(held);
 	json_decref(body);
 }
+
+/* --- trainplane.whoami.get ---------------------------------------------- */
+
+void api_whoami_get(struct request *req)
+{
+	const struct auth_token *t = req->caller;
+	enum auth_mode mode = req->srv->auth_mode;
+	json_t *perms = json_array(), *seen = json_object();
+	char perm[128];
+
+	/* Every permission a route needs that the caller's role grants (open
+	 * mode: all), once each, in the route table's order. */
+	for (size_t i = 0; i < routes_count; i++) {
+		if (routes[i].agent ||
+		    !auth_route_permission(mode, routes[i].operation_id, perm, sizeof(perm)) ||
+		    json_object_get(seen, perm) || (t && !auth_token_allows(t, NULL, perm)))
+			continue;
+		json_object_set_new(seen, perm, json_true());
+		json_array_append_new(perms, json_string(perm));
+	}
+	json_decref(seen);
+	json_t *out = json_pack("{s:s}", "authMode", mode == AUTH_TOKENS ? "tokens" : "open");
+	if (t) {
+		json_t *projects = json_array();
+		if (t->all_projects)
+			json_array_append_new(projects, json_string("*"));
+		for (size_t i = 0; i < t->nprojects; i++)
+			json_array_append_new(projects, json_string(t->projects[i]));
+		json_object_set_new(out, "name", json_string(t->name));
+		json_object_set_new(out, "member", json_string(t->member));
+		json_object_set_new(out, "role", json_string(auth_role_name(t->role)));
+		json_object_set_new(out, "projects", projects);
+	}
+	json_object_set_new(out, "permissions", perms);
+	reply_json(req, 200, out);
+}

@@ -525,6 +525,11 @@ enum auth_role auth_role_needed(const char *permission)
 	const char *verb = strrchr(permission, '.');
 
 	verb = verb ? verb + 1 : permission;
+	/* Of trainplane's own API, a user reads who they are and the replicas
+	 * of their projects' jobs (what a job page shows). */
+	if (!strcmp(permission, AUTH_WHOAMI_PERMISSION) ||
+	    !strcmp(permission, "trainplane.replicas.list"))
+		return ROLE_VIEWER;
 	if (!strncmp(permission, "trainplane.", 11))
 		return ROLE_ADMIN;	/* the nodes API: the cluster is the admins' */
 	for (size_t i = 0; i < ARRAY_SIZE(viewer); i++)
@@ -1015,7 +1020,10 @@ struct auth_decision auth_authenticate(struct auth_request *ar)
 	return allow();
 }
 
-/* "projects/p/jobs/j" for /v1/projects/p/jobs/j:cancel; the parent for list/create. */
+/*
+ * "projects/p/jobs/j" for /v1/projects/p/jobs/j:cancel (and trainplane's
+ * /trainplane/v1/projects/p/...); the parent for list/create.
+ */
 static char *resource_name(const char *path, const char *permission)
 {
 	const char *p = path;
@@ -1023,6 +1031,8 @@ static char *resource_name(const char *path, const char *permission)
 
 	if (!strncmp(p, "/v1/", 4))
 		p += 4;
+	else if (!strncmp(p, "/trainplane/v1/", 15))
+		p += 15;
 	else if (*p == '/')
 		p++;
 	size_t n = strcspn(p, ":");
@@ -1109,9 +1119,11 @@ struct auth_decision auth_authorize(const struct auth_request *ar)
 		free(name);
 		return d;
 	}
-	/* Routes under /v1/projects/{projectsId}/ have the project first. */
+	/* Routes under /v1/projects/{projectsId}/ and trainplane's
+	 * /trainplane/v1/projects/{projectsId}/ have the project first. */
 	const char *project = ar->project ? ar->project :
-			      !strncmp(ar->pattern, "/v1/projects/{", 14) ? param(ar, 0) : NULL;
+			      !strncmp(ar->pattern, "/v1/projects/{", 14) ||
+			      !strncmp(ar->pattern, "/trainplane/v1/projects/{", 25) ? param(ar, 0) : NULL;
 	bool ok = true;
 	if (!is_ml_job_route(ar)) {
 		ok = auth_token_allows(ar->caller, project, perm);

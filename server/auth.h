@@ -10,6 +10,11 @@
  *   developer  + create, cancel, update (patch), delete
  *   admin      + the nodes API and IAM (getIamPolicy, setIamPolicy)
  *
+ * Of trainplane's own routes (trainplane.*, admins'), viewers and up read
+ * who they are (whoami) and the replicas of their projects' jobs; the
+ * project of a /trainplane/v1/projects/{projectsId}/ route is checked as a
+ * /v1/projects/ route's is.
+ *
  * An IAM policy stored on an ml job (setIamPolicy) grants its members the
  * permissions of its roles (roles/ml.viewer, roles/ml.developer,
  * roles/ml.admin, ...) on that job, whatever the token's projects.
@@ -159,6 +164,8 @@ enum auth_role auth_iam_role(const char *role);
  */
 bool auth_policy_allows(const json_t *policy, const char *member, const char *permission);
 
+/* GET /trainplane/v1/whoami's: every user token holds it (viewer and up). */
+#define AUTH_WHOAMI_PERMISSION "trainplane.whoami.get"
 /* The permission GET /metrics needs in tokens mode. */
 #define AUTH_METRICS_PERMISSION "trainplane.metrics.get"
 /*

@@ -167,6 +167,12 @@ void reply_json_text(struct request *req, int status, char *text, size_t len);
 void reply_text(struct request *req, int status, const char *content_type, char *text,
 		size_t len);
 /*
+ * The same with more header lines (extra: whole "Name: value\r\n" lines, or
+ * NULL). A 304 sends the head alone, its Content-Length len (the 200's).
+ */
+void reply_bytes(struct request *req, int status, const char *content_type, char *body,
+		 size_t len, const char *extra);
+/*
  * Replies with Google's error envelope; every one carries a
  * google.rpc.RequestInfo detail with the request's id.
  */

@@ -16,7 +16,7 @@
 #define JSON_TYPE "application/json; charset=UTF-8"
 
 static void send_text(struct request *req, int status, const char *content_type, char *text,
-		      size_t len)
+		      size_t len, const char *more)
 {
 	struct strbuf extra = STRBUF_INIT;
 
@@ -27,6 +27,8 @@ static void send_text(struct request *req, int status, const char *content_type,
 	req->replied = true;
 	req->status = status;
 	sb_addf(&extra, "X-Request-Id: %s\r\n", req->request_id);
+	if (more)
+		sb_addstr(&extra, more);
 	if (status == 405) {
 		/* Tell the client what this path does take. */
 		sb_addstr(&extra, "Allow: ");
@@ -67,7 +69,7 @@ static void send_json(struct request *req, int status, char *text, size_t len)
 			sb_release(&sb);
 		}
 	}
-	send_text(req, status, JSON_TYPE, text, len);
+	send_text(req, status, JSON_TYPE, text, len, NULL);
 }
 
 void reply_json_text(struct request *req, int status, char *text, size_t len)
@@ -78,7 +80,13 @@ void reply_json_text(struct request *req, int status, char *text, size_t len)
 void reply_text(struct request *req, int status, const char *content_type, char *text,
 		size_t len)
 {
-	send_text(req, status, content_type, text, len);
+	send_text(req, status, content_type, text, len, NULL);
+}
+
+void reply_bytes(struct request *req, int status, const char *content_type, char *body,
+		 size_t len, const char *extra)
+{
+	send_text(req, status, content_type, body, len, extra);
 }
 
 void reply_json(struct request *req, int status, json_t *body)

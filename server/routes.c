@@ -12,6 +12,7 @@
 #include "api_quota.h"
 #include "api_storage.h"
 #include "api_vertex.h"
+#include "console.h"
 #include "discovery.h"
 #include "http.h"
 
@@ -58,6 +59,13 @@ const struct route routes[] = {
 	{ "GET", "/discovery/v1/apis/{api}/{version}/rest", api_discovery_get_rest,
 	  "discoveryApisGetRest", false },
 	{ "GET", "/$discovery/rest", api_discovery_rest, "discoveryRest", false },
+	/* The web console's files (console.h): public; its data takes the caller's
+	 * credentials, as any client's. */
+	{ "GET", "/console", api_console_get, "consoleIndexBare", false },
+	{ "GET", "/console/", api_console_get, "consoleIndex", false },
+	{ "HEAD", "/console/", api_console_get, "consoleIndexHead", false },
+	{ "GET", "/console/{file}", api_console_get, "consoleFile", false },
+	{ "HEAD", "/console/{file}", api_console_get, "consoleFileHead", false },
 	{ "GET", "/v1/projects/{projectsId}:getConfig", api_ml_get_config,
 	  "ml.projects.getConfig", false },
 	{ "POST", JOBS, api_ml_jobs_create, "ml.projects.jobs.create", true },
@@ -121,6 +129,9 @@ const struct route routes[] = {
 	  "trainplane.projects.quotas.get", false },
 	{ "GET", "/trainplane/v1/projects/{projectsId}/queue", api_queue_list,
 	  "trainplane.projects.queue.list", false },
+	{ "GET", "/trainplane/v1/projects/{projectsId}/replicas", api_replicas_list,
+	  "trainplane.projects.replicas.list", false },
+	{ "GET", "/trainplane/v1/whoami", api_whoami_get, "trainplane.whoami.get", false },
 	{ "GET", "/trainplane/v1/emulator", api_emulator_get, "trainplane.emulator.get", false },
 	{ "POST", "/trainplane/v1/emulator:reset", api_emulator_reset, "trainplane.emulator.reset",
 	  true },

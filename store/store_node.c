@@ -9,8 +9,10 @@
 #include "job_state.h"
 #include "log.h"
 #include "metrics.h"
+#include "store_job.h"
 #include "store_pg.h"
 #include "strbuf.h"
+#include "vertex_types.h"
 
 METRIC_HISTOGRAM(submit_to_running, "trainplane_submit_to_running_seconds",
 		 "Time from a job's creation to RUNNING, observed by the server whose agent sync "
@@ -681,6 +683,17 @@ static enum store_rc query_json(struct store *st, const struct store_stmt *stmt,
 	return rc;
 }
 
+/* A timestamp column as the API writes times (RFC 3339, UTC, microseconds). */
+#define TS_SQL(col) "to_char(" col " AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')"
+
+/* The resource name of the top-level job row t as its API names it. */
+#define JOB_NAME_SQL(t) \
+	"CASE WHEN " t ".api = 'vertex' THEN 'projects/' || " t ".project || '/locations/' || " \
+	t ".region || CASE WHEN " t ".spec ? 'studySpec' THEN '/hyperparameterTuningJobs/' " \
+	"  WHEN " t ".spec ? '" VERTEX_PIPELINE_KEY "' THEN '/trainingPipelines/' " \
+	"  ELSE '/customJobs/' END || " t ".job_id " \
+	"ELSE 'projects/' || " t ".project || '/jobs/' || " t ".job_id END"
+
 #define NODE_JSON \
 	"jsonb_build_object('name', n.name, 'region', n.region, 'zone', n.zone, " \
 	" 'machineType', n.machine_type, 'vcpus', n.vcpus, 'memoryMb', n.memory_mb::text, " \
@@ -690,7 +703,7 @@ static enum store_rc query_json(struct store *st, const struct store_stmt *stmt,
 	"    WHERE p.node = n.name AND p.desired <> 'DONE'))::text, " \
 	" 'address', n.address, 'runtime', n.runtime, " \
 	" 'state', CASE WHEN n.state = 'READY' AND n.draining THEN 'DRAINING' ELSE n.state END, " \
-	" 'lastSyncTime', to_char(n.last_sync AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"'), " \
+	" 'lastSyncTime', " TS_SQL("n.last_sync") ", " \
 	" 'agentVersion', n.agent_version, " \
 	" 'stopGraceSeconds', n.stop_grace_s, 'disconnectPolicy', n.disconnect_policy, " \
 	" 'accelerators', CASE WHEN n.accel_type IS NOT NULL AND n.accel_count > 0 THEN " \
@@ -701,7 +714,13 @@ static enum store_rc query_json(struct store *st, const struct store_stmt *stmt,
 	"     'total', n.tpu_cores, 'free', CASE WHEN EXISTS (SELECT 1 FROM replicas p " \
 	"        WHERE p.node = n.name AND p.desired <> 'DONE' AND p.tpu) THEN 0 ELSE n.tpu_cores END)) " \
 	"   ELSE '[]'::jsonb END, " \
-	" 'replicas', (SELECT count(*) FROM replicas p WHERE p.node = n.name AND p.desired <> 'DONE'))"
+	" 'replicas', (SELECT count(*) FROM replicas p WHERE p.node = n.name AND p.desired <> 'DONE'), " \
+	" 'boundGpus', (SELECT coalesce(jsonb_agg(jsonb_strip_nulls(jsonb_build_object('index', g.i, " \
+	"     'job', " JOB_NAME_SQL("t") ", 'trial', j.trial, " \
+	"     'task', tp_task_name(j.api, p.role, p.idx), 'attempt', p.attempt)) ORDER BY g.i), '[]'::jsonb) " \
+	"   FROM replicas p CROSS JOIN LATERAL unnest(p.gpus) AS g(i) JOIN jobs j ON j.id = p.job " \
+	"   JOIN jobs t ON t.id = coalesce(j.parent, j.id) " \
+	"   WHERE p.node = n.name AND p.desired <> 'DONE'))"
 
 static const struct store_stmt stmt_list = {
 	16, "node_list",
@@ -725,4 +744,31 @@ enum store_rc store_node_set_draining(struct store *st, const char *node, bool d
 {
 	const char *p[] = { node, draining ? "true" : "false" };
 	return query_json(st, &stmt_drain, 2, p, out);
+}
+
+/*
+ * A job's replicas, and its trials' (a study's), each once with its last
+ * attempt: the job's own first, then by trial, in the order they were made.
+ */
+static const struct store_stmt stmt_replica_list = {
+	162, "replica_list",
+	"SELECT coalesce(jsonb_agg(jsonb_strip_nulls(jsonb_build_object('trial', c.trial, "
+	"  'role', p.role, 'index', p.idx, 'task', tp_task_name(c.api, p.role, p.idx), "
+	"  'attempt', p.attempt, 'state', p.state, 'node', p.node, 'gpus', to_jsonb(p.gpus), "
+	"  'port', p.port, 'exitCode', p.exit_code, 'message', nullif(p.message, ''), "
+	"  'startTime', " TS_SQL("p.start_time") ", 'endTime', " TS_SQL("p.end_time") ")) "
+	"  ORDER BY c.trial NULLS FIRST, p.id) FILTER (WHERE p.id IS NOT NULL), '[]'::jsonb)::text "
+	"FROM jobs j CROSS JOIN LATERAL (SELECT j.id, NULL::integer, j.api UNION ALL "
+	"  SELECT k.id, k.trial, k.api FROM jobs k WHERE k.parent = j.id) AS c(id, trial, api) "
+	"LEFT JOIN replicas p ON p.job = c.id "
+	"WHERE j.api = $1 AND j.project = $2 AND j.job_id = $3 AND j.parent IS NULL "
+	"  AND ($4 = '' OR j.region = $4) GROUP BY j.id",
+	true,
+};
+
+enum store_rc store_replica_list(struct store *st, const struct job_key *key, const char *region,
+				 json_t **out)
+{
+	const char *p[] = { key->api, key->project, key->job_id, region ? region : "" };
+	return query_json(st, &stmt_replica_list, 4, p, out);
 }

@@ -95,6 +95,17 @@ enum store_rc store_node_version(struct store *st, const char *node, int64_t *ve
 /* Every node with its capacity and use, as ml-style JSON objects (new array). */
 enum store_rc store_node_list(struct store *st, json_t **out) MUST_CHECK;
 
+/*
+ * The replicas of the job key names (in region, for a Vertex job; NULL:
+ * any) and of its trials, as the API shows them (a new array of objects:
+ * trial, role, index, task, attempt, state, node, gpus, port, exitCode,
+ * message, startTime, endTime; absent when not set). STORE_NOT_FOUND when
+ * there is no such job.
+ */
+struct job_key;
+enum store_rc store_replica_list(struct store *st, const struct job_key *key, const char *region,
+				 json_t **out) MUST_CHECK;
+
 /* Sets or clears the draining flag. STORE_NOT_FOUND if no such node. */
 enum store_rc store_node_set_draining(struct store *st, const char *node, bool draining,
 				      json_t **out) MUST_CHECK;

@@ -24,7 +24,8 @@ struct store_stmt {
 	 * 30-42, 47-48 and 52 store_sched, 8-9 and 53-56 store_study, 50-51 store_log, 57 store_metrics, 19-27 and 43-45
 	 * store_storage; 64-79 the emulator's clock, 80-95 its reset, 96-111 its rules,
 	 * 112-127 its fleet; 128-143 store_sched's sharing (preemption, reasons), 144-159
-	 * store_quota; 160-161 store_node's lease renewals; 176-191 store_slurm. Two statements with one id
+	 * store_quota; 160-161 store_node's lease renewals; 162 store_node's replica list;
+	 * 176-191 store_slurm. Two statements with one id
 	 * abort the server at first use. */
 	unsigned id;
 	const char *name;

@@ -91,6 +91,8 @@ cat <<MSG
   trainplane is up at $base/ with nodes local-gpu-1 (4 x NVIDIA_TESLA_T4) and
   local-tpu-1 (TPU_V2). State (database, agents' work dirs, gcs/, logs/) in
   $state. Ctrl-C stops everything.
+
+  Console: $base/console/
   Agents: ${ranges[*]}
 
   The CLI finds this server by itself (from $state/endpoint); for other

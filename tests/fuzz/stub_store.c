@@ -7,11 +7,13 @@
  * validation and their error paths, and a 500 means a handler mishandled
  * an error its store call really gives; nothing ever suspends a request. Listed from the link of the
  * server's files: a store function the server starts to call makes the
- * fuzz build fail until it is stubbed here.
+ * fuzz build fail until it is stubbed here. The console's files, which the
+ * build generates (build/gen/console_assets.c), are one small page here.
  */
 #include <stdlib.h>
 #include <string.h>
 
+#include "console_assets.h"
 #include "job_cache.h"
 #include "listen_hub.h"
 #include "scheduler.h"
@@ -301,6 +303,16 @@ enum store_rc store_node_list(struct store *st, json_t **out)
 	(void)st;
 	*out = NULL;
 	return rc_for(0);
+}
+
+enum store_rc store_replica_list(struct store *st, const struct job_key *key, const char *region,
+				 json_t **out)
+{
+	(void)st;
+	(void)key;
+	(void)region;
+	*out = NULL;
+	return rc_for(MAY_NOT_FOUND);
 }
 
 enum store_rc store_node_set_draining(struct store *st, const char *node, bool draining,
@@ -620,6 +632,13 @@ enum store_rc store_upload_end(struct store *st, const char *id)
 	(void)id;
 	return rc_for(MAY_NOT_FOUND);
 }
+
+static const unsigned char console_page[] = "<!doctype html>\n";
+const struct console_asset console_assets[] = {
+	{ "index.html", "text/html; charset=utf-8", "\"0123456789abcdef\"", console_page,
+	  sizeof(console_page) - 1 },
+};
+const size_t console_assets_count = 1;
 
 /* The Slurm backend: the fuzzed server serves no region through Slurm. */
 const char *slurm_backends_serving(const struct slurm_backends *b, const char *region)

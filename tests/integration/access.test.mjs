@@ -117,6 +117,8 @@ function needed(op) {
   if (op === 'metrics') return 'metrics'; // tokens mode: trainplane.metrics.get (admins, metrics tokens)
   if (!op.includes('.')) return 'public';
   if (op.startsWith('agent.')) return 'agent';
+  // Of trainplane's own routes, users read who they are and their projects' replicas.
+  if (op === 'trainplane.whoami.get' || op === 'trainplane.projects.replicas.list') return 'viewer';
   if (op.startsWith('trainplane.')) return 'admin';
   const verb = op.split('.').pop();
   if (VIEWER_VERBS.has(verb)) return 'viewer';
@@ -269,6 +271,7 @@ describe('auth_mode: tokens', () => {
         } else if (who === 'none') want = (s) => s === 401;
         else if (need === 'metrics') want = who === 'metrics' || who === 'admin' ? (s) => s === 200 : (s) => s === 403;
         else if (['agent', 'node', 'node-other', 'metrics'].includes(who)) want = (s) => s === 403;
+        else if (who === 'other' && route.op === 'trainplane.whoami.get') want = (s) => s === 200;
         else if (who === 'other' && route.op.endsWith('.testIamPermissions')) {
           // Anyone signed in may ask; another project's caller holds nothing there.
           want = (s) => s === 200 && JSON.stringify(res.json) === '{}';

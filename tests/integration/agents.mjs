@@ -571,4 +571,19 @@ export async function waitLogLine(base, project, jobId, re, timeoutMs = 10_000) 
   return entries;
 }
 
+/**
+ * A test file's end: stops its agents (each checked: exit 0, no sanitizer
+ * report), then its server, and cleans up whatever is left, PostgreSQL last.
+ */
+export async function stopAll({ agents = [], server, pg }) {
+  try {
+    for (const a of agents) await a?.stop();
+    await server?.stop();
+  } finally {
+    for (const a of agents) a?.cleanup();
+    server?.kill();
+    await pg?.cleanup();
+  }
+}
+
 export { REPO_ROOT };

@@ -73,6 +73,10 @@ static void roles_by_verb(void **state)
 	assert_int_equal(auth_role_needed("aiplatform.customJobs.delete"), ROLE_DEVELOPER);
 	assert_int_equal(auth_role_needed("ml.jobs.getIamPolicy"), ROLE_ADMIN);
 	assert_int_equal(auth_role_needed("trainplane.nodes.list"), ROLE_ADMIN);
+	/* of trainplane's own, a user reads who they are and their jobs' replicas */
+	assert_int_equal(auth_role_needed(AUTH_WHOAMI_PERMISSION), ROLE_VIEWER);
+	assert_int_equal(auth_role_needed("trainplane.replicas.list"), ROLE_VIEWER);
+	assert_int_equal(auth_role_needed("trainplane.quotas.get"), ROLE_ADMIN);
 	/* a verb nobody classified yet needs the most */
 	assert_int_equal(auth_role_needed("ml.jobs.frobnicate"), ROLE_ADMIN);
 }
@@ -433,6 +437,17 @@ static void requests_get_decisions_without_http(void **state)
 	json_array_remove(json_object_get(body, "resourceNames"), 1);
 	assert_allowed(auth_authorize(&logs));
 	json_decref(body);
+	/* trainplane's project routes check their project as /v1/projects/ routes do */
+	struct auth_request replicas = list;
+	replicas.operation_id = "trainplane.projects.replicas.list";
+	replicas.pattern = "/trainplane/v1/projects/{projectsId}/replicas";
+	replicas.params = list_b;
+	replicas.path = "/trainplane/v1/projects/b/replicas";
+	replicas.caller = &v[0];
+	assert_refused(auth_authorize(&replicas), API_PERMISSION_DENIED,
+		       "Permission 'trainplane.replicas.list' denied on resource 'projects/b' (or it");
+	replicas.params = list_a;
+	assert_allowed(auth_authorize(&replicas));
 
 	/* open mode: everyone may do everything, the cluster token still no user's */
 	list.mode = AUTH_OPEN;

@@ -31,6 +31,8 @@
 #define FINAL_GRACE_S 3.0	/* Slurm final, the job not: the pilots' last reports may be in flight */
 #define RESUBMIT_AFTER_S 10.0	/* a claimed job with no Slurm id: its submit's answer was lost */
 #define RECANCEL_AFTER_S 10.0
+#define END_GRACE_S 10.0	/* a job that ended on its own: its pilots' time to leave */
+#define ACTIVE_EVERY_US 1000000	/* every job's row at least this often (Slurm unchanged) */
 
 struct slurm_backend {
 	struct slurm_backend_config cfg;
@@ -50,6 +52,8 @@ struct slurm_backend {
 	size_t nknown;
 	time_t known_at;
 	bool known_complete;
+	int64_t active_at_us;		/* the last pass over every job's row */
+	bool active_due;		/* a pass is due at the next turn */
 };
 
 struct slurm_backends {
@@ -571,9 +575,13 @@ enum slurm_action slurm_decide(const char *job_state, const char *api, const jso
 		return SLURM_ACT_FAIL;
 	}
 	bool sfinal = slurm_state_final(info->state);
-	if (ending)
-		return sfinal ? (jfinal ? SLURM_ACT_DONE : SLURM_ACT_NONE) :
-		       cancel_sent ? SLURM_ACT_NONE : SLURM_ACT_CANCEL;
+	if (ending) {
+		if (sfinal)
+			return jfinal ? SLURM_ACT_DONE : SLURM_ACT_NONE;
+		/* COMPLETING (or another passing flag) is ending already */
+		return cancel_sent || info->state == SLURM_TRANSIENT ? SLURM_ACT_NONE :
+		       SLURM_ACT_CANCEL;
+	}
 	/* Held after a failed launch (a prolog's failure on 22.05.8): restart_cnt
 	 * went up with it, and state_description is at times "" while the
 	 * reason stays JobHeldUser. trainplane holds no job of its own. */
@@ -612,8 +620,10 @@ enum slurm_action slurm_decide(const char *job_state, const char *api, const jso
 		break;
 	case SLURM_COMPLETED:
 	case SLURM_FAILED:
+		/* exit_code is a wait() status: a signal, or an exit status */
 		snprintf(message, mlen, "The job's pilots ended before its replicas reported their "
-			 "end (Slurm job %lld: %s, exit status %d%s%s).", sid, info->state_name,
+			 "end (Slurm job %lld: %s, %s %d%s%s).", sid, info->state_name,
+			 code & 0x7f ? "signal" : "exit status", code & 0x7f ? code & 0x7f :
 			 (code >> 8) & 0xff, *info->reason && strcmp(info->reason, "None") ? ", " : "",
 			 *info->reason && strcmp(info->reason, "None") ? info->reason : "");
 		break;
@@ -888,11 +898,16 @@ static const struct slurm_job_info *known_by_id(const struct slurm_backend *x, i
 static const struct slurm_job_info *known_by_comment(const struct slurm_backend *x,
 						      const char *comment)
 {
+	const struct slurm_job_info *found = NULL;
+	/* a leader (or a plain job); a live one before a dead one (a submit Slurm
+	 * refused with 2014 still leaves a FAILED record with the comment) */
 	for (size_t i = 0; i < x->nknown; i++)
 		if (!strcmp(x->known[i].comment, comment) &&
-		    (!x->known[i].het_job_id || x->known[i].het_job_id == x->known[i].job_id))
-			return &x->known[i];
-	return NULL;
+		    (!x->known[i].het_job_id || x->known[i].het_job_id == x->known[i].job_id) &&
+		    (!found || (slurm_state_final(found->state) &&
+				!slurm_state_final(x->known[i].state))))
+			found = &x->known[i];
+	return found;
 }
 
 /* A new secret for a job's pilots: its token, and the hash the database keeps. */
@@ -1091,14 +1106,9 @@ static void reconcile_one(struct slurm_backend *x, const json_t *row)
 			update(x, job, f);
 		} else if (num_or(row, "updated_s", 0) >= RESUBMIT_AFTER_S && x->known_complete &&
 			   difftime(time(NULL), x->known_at) < RESUBMIT_AFTER_S / 2) {
-			json_t *j = json_pack("{s:I, s:O, s:O, s:O, s:O, s:O}", "id", (json_int_t)job,
-					      "job_id", json_object_get(row, "job_id"), "project",
-					      json_object_get(row, "project"), "region",
-					      json_object_get(row, "region"), "api",
-					      json_object_get(row, "api"), "spec",
-					      json_object_get(row, "spec"));
-			json_object_set(j, "labels", json_object_get(row, "labels"));
-			submit(x, j);
+			json_t *j = NULL;
+			if (store_slurm_job(x->set->ctx.store, job, &j) == STORE_OK)
+				submit(x, j);
 			json_decref(j);
 		}
 		json_decref(f);
@@ -1128,6 +1138,11 @@ static void reconcile_one(struct slurm_backend *x, const json_t *row)
 	case SLURM_ACT_NONE:
 		break;
 	case SLURM_ACT_CANCEL:
+		/* A job that ended on its own: its pilots are leaving, and Slurm should
+		 * say COMPLETED, not CANCELLED. Cancelled ones go at once. */
+		if ((!strcmp(jstate, "SUCCEEDED") || !strcmp(jstate, "FAILED")) && info &&
+		    info->state == SLURM_RUNNING && num_or(row, "job_final_s", 1e9) < END_GRACE_S)
+			break;
 		delete_job(x, job, sid);
 		break;
 	case SLURM_ACT_CANCEL_FAIL:
@@ -1189,11 +1204,18 @@ static void loop_turn(void *ctx, short revents, struct bgloop_wait *wait)
 		x->poll_since = 0;	/* a new leader reads everything again */
 		return;
 	}
+	time_t seen = x->known_at;
 	if (poll_jobs(x))
 		return;
-	if (store_slurm_active(x->set->ctx.store, x->cfg.name, &active) == STORE_OK)
-		json_array_foreach(active, i, row)
-			reconcile_one(x, row);
+	/* Every job's row when Slurm said something new, after a submit, and at
+	 * least every second (trainplane's own intents: a cancel, a timeout). */
+	if (x->known_at != seen || x->active_due || mono_usec() - x->active_at_us >= ACTIVE_EVERY_US) {
+		x->active_at_us = mono_usec();
+		x->active_due = false;
+		if (store_slurm_active(x->set->ctx.store, x->cfg.name, &active) == STORE_OK)
+			json_array_foreach(active, i, row)
+				reconcile_one(x, row);
+	}
 	json_t *regions = regions_json(&x->cfg);
 	char *rj = json_dumps(regions, JSON_COMPACT);
 	if (store_slurm_new_jobs(x->set->ctx.store, rj, NEW_JOBS_PER_TURN, &fresh) == STORE_OK) {
@@ -1202,7 +1224,7 @@ static void loop_turn(void *ctx, short revents, struct bgloop_wait *wait)
 		if (json_array_size(fresh) == NEW_JOBS_PER_TURN)
 			wait->deadline_us = bgloop_now(x->loop);	/* more are waiting */
 		else if (json_array_size(fresh))
-			x->poll_since = 0;	/* see them at once */
+			x->active_due = true;	/* see them at the next turn */
 	}
 	free(rj);
 	json_decref(regions);

@@ -23,10 +23,13 @@ static enum store_rc json_value(struct store *st, const struct store_stmt *stmt,
 	return rc;
 }
 
+/* A job as a submit needs it. */
+#define JOB_ROW "j.id, j.job_id, j.project, j.region, j.api, j.spec, j.labels, j.trial_params"
+
 static const struct store_stmt stmt_new_jobs = {
 	176, "slurm_new_jobs",
 	"SELECT coalesce(json_agg(x ORDER BY x.id), '[]')::text FROM ("
-	" SELECT j.id, j.job_id, j.project, j.region, j.api, j.spec, j.labels, j.trial_params "
+	" SELECT " JOB_ROW " "
 	" FROM jobs j WHERE j.state = 'QUEUED' AND NOT j.study "
 	"  AND j.region IN (SELECT jsonb_array_elements_text($1::jsonb)) "
 	"  AND NOT EXISTS (SELECT 1 FROM slurm_jobs s WHERE s.job = j.id) "
@@ -41,6 +44,20 @@ enum store_rc store_slurm_new_jobs(struct store *st, const char *regions_json, i
 	snprintf(lim, sizeof(lim), "%d", limit);
 	const char *p[] = { regions_json, lim };
 	return json_value(st, &stmt_new_jobs, 2, p, out);
+}
+
+static const struct store_stmt stmt_job = {
+	185, "slurm_job", "SELECT row_to_json(x)::text FROM (SELECT " JOB_ROW " FROM jobs j "
+	"WHERE j.id = $1::int8) x",
+	true,
+};
+
+enum store_rc store_slurm_job(struct store *st, int64_t job, json_t **out)
+{
+	char id[24];
+	snprintf(id, sizeof(id), "%lld", (long long)job);
+	const char *p[] = { id };
+	return json_value(st, &stmt_job, 1, p, out);
 }
 
 static const struct store_stmt stmt_claim = {
@@ -76,7 +93,11 @@ static const struct store_stmt stmt_active = {
 	"  extract(epoch FROM now() - s.submitted_at)::float8 AS submitted_s, "
 	"  extract(epoch FROM now() - s.updated_at)::float8 AS updated_s, "
 	"  jsonb_array_length(s.slots) AS pilots, "
-	"  j.state AS job_state, j.job_id, j.project, j.region, j.api, j.spec, j.labels "
+	"  extract(epoch FROM now() - j.end_time)::float8 AS job_final_s, "
+	/* of the spec, what the timeout's words need (a resubmit reads the job) */
+	"  j.state AS job_state, j.job_id, j.project, j.region, j.api, "
+	"  jsonb_build_object('scheduling', j.spec->'scheduling', 'jobSpec', "
+	"   jsonb_build_object('scheduling', j.spec->'jobSpec'->'scheduling')) AS spec "
 	" FROM slurm_jobs s JOIN jobs j ON j.id = s.job "
 	" WHERE s.backend = $1 AND NOT s.done) x",
 	true,

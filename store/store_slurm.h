@@ -20,6 +20,9 @@
 enum store_rc store_slurm_new_jobs(struct store *st, const char *regions_json, int limit,
 				   json_t **out) MUST_CHECK;
 
+/* One job in new_jobs' shape (a resubmit); STORE_NOT_FOUND when gone. New object. */
+enum store_rc store_slurm_job(struct store *st, int64_t job, json_t **out) MUST_CHECK;
+
 /*
  * Claims a job for backend: its row, with its pilots' slots and the
  * SHA-256 (hex) of their secret, if the job has none yet and is still
@@ -34,7 +37,9 @@ enum store_rc store_slurm_claim(struct store *st, int64_t job, const char *backe
  * The backend's rows not yet done, with their jobs: [{job, slurm_id (or
  * null), state, reason, restart_cnt, cancel_sent, final_seen_s (seconds
  * since Slurm first said final, or null), submitted_s (seconds since the
- * submit, or null), claimed_s, job_state, job_id, project, api, spec}]. New array.
+ * submit, or null), updated_s, pilots, job_final_s (seconds since the job ended,
+ * or null), job_state, job_id, project, region, api, spec (its scheduling parts
+ * only)}]. New array.
  */
 enum store_rc store_slurm_active(struct store *st, const char *backend, json_t **out) MUST_CHECK;
 

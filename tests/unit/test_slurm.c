@@ -723,6 +723,11 @@ static void decide_follows_the_table(void **state)
 		{ "jobs.json", 2, "CANCELLING", "ml", 0, true, true, SLURM_ACT_NONE, NULL },
 		{ "jobs_completing.json", 14, "CANCELLING", "ml", 0, true, true, SLURM_ACT_NONE,
 		  NULL },
+		/* ending already: a job that succeeded is not cancelled while Slurm completes it */
+		{ "jobs_completing.json", 14, "SUCCEEDED", "ml", 0, false, true, SLURM_ACT_NONE,
+		  NULL },
+		{ "jobs_completing.json", 14, "CANCELLING", "ml", 0, false, true, SLURM_ACT_NONE,
+		  NULL },
 		{ "jobs.json", 7, "CANCELLING", "ml", 0, true, true, SLURM_ACT_NONE, NULL },
 		/* both final */
 		{ "jobs.json", 5, "SUCCEEDED", "ml", 0, false, true, SLURM_ACT_DONE, NULL },

@@ -15,6 +15,7 @@
 #include <openssl/evp.h>
 #include <openssl/rand.h>
 
+#include "api_slurm.h"
 #include "auth.h"
 #include "snapshot.h"
 #include "store_iam.h"
@@ -33,6 +34,30 @@ enum store_rc __wrap_store_iam_get(struct store *st, const char *api, const char
 	(void)st, (void)api, (void)project, (void)policy_json, (void)etag;
 	fail_msg("store_iam_get called: %s", job_id);
 	return STORE_ERROR;
+}
+
+/* Slurm pilots (api_slurm.c): a token of "tpp1." and what the job's row says. */
+static bool pilot_ok;
+static const char *pilot_node_seen;
+static bool pilot_registering;
+bool __wrap_api_slurm_pilot_token(const char *bearer);
+enum store_rc __wrap_api_slurm_pilot_check(struct store *st, const char *node, const char *bearer,
+					   bool registering, bool *ok, struct pilot_claim *out);
+
+bool __wrap_api_slurm_pilot_token(const char *bearer)
+{
+	return bearer && !strncmp(bearer, "tpp1.", 5);
+}
+
+enum store_rc __wrap_api_slurm_pilot_check(struct store *st, const char *node, const char *bearer,
+					   bool registering, bool *ok, struct pilot_claim *out)
+{
+	(void)st, (void)bearer;
+	pilot_node_seen = node;
+	pilot_registering = registering;
+	memset(out, 0, sizeof(*out));
+	*ok = pilot_ok;
+	return STORE_OK;
 }
 
 static void permission_of(const char *op, const char *want)
@@ -392,6 +417,23 @@ static void requests_get_decisions_without_http(void **state)
 	assert_allowed(auth_check_agent(&sync));	/* "Bearer" in any case */
 	sync.authorization = "Bearer token-of-dev";
 	assert_refused(auth_check_agent(&sync), API_UNAUTHENTICATED, "agent routes");
+	/* a Slurm job's pilot: its job's secret, for the nodes its row names */
+	sync.params = agent_params;
+	sync.authorization = "Bearer tpp1.7.secret";
+	pilot_ok = false;
+	assert_refused(auth_check_agent(&sync), API_UNAUTHENTICATED, "pilot token is not valid");
+	assert_string_equal(pilot_node_seen, "gpu-a");
+	assert_false(pilot_registering);
+	pilot_ok = true;
+	assert_allowed(auth_check_agent(&sync));
+	sync.path = "/agent/v1/nodes/gpu-a:register";
+	assert_allowed(auth_check_agent(&sync));
+	assert_true(pilot_registering);	/* only the current run's pilots register */
+	sync.path = "/agent/v1/nodes/gpu-a:sync";
+	/* ... and a pilot token opens no user route */
+	list.authorization = "Bearer tpp1.7.secret";
+	assert_refused(auth_authenticate(&list), API_UNAUTHENTICATED, "");
+	list.authorization = NULL;
 	/* ... and the cluster token opens no user route */
 	list.authorization = "Bearer 3c1e4a4f0a6b2c9d8e7f60514233241506f7e8d9cab0b1c2d3e4f5a6b7c8d9e0";
 	assert_refused(auth_check_agent(&list), API_PERMISSION_DENIED, "cluster token cannot call");

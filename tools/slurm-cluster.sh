@@ -81,7 +81,7 @@ SlurmUser=root
 SlurmdUser=root
 AuthType=auth/munge
 CredType=cred/munge
-AuthInfo=socket=$d/munge/munge.socket,cred_expire=10
+AuthInfo=socket=$d/munge/munge.socket,cred_expire=${TP_SLURM_CRED_EXPIRE:-10}
 AuthAltTypes=auth/jwt
 AuthAltParameters=jwt_key=$d/state/jwt_hs256.key
 StateSaveLocation=$d/state

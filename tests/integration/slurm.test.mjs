@@ -36,11 +36,11 @@ const portFree = (port) => new Promise((resolve) => {
     .once('listening', () => s.close(() => resolve(true))).listen(port, '127.0.0.1');
 });
 
-/** A port base whose ports (base+17, +20, +200..+203) are free now. */
+/** A port base whose ports (base+17, +20, +200..+204) are free now. */
 async function portBase() {
   for (let i = 0; i < 50; i++) {
     const pb = 20000 + ((process.pid * 7 + i * 97) % 400) * 25;
-    const ports = [pb + 17, pb + 20, pb + 200, pb + 201, pb + 202, pb + 203];
+    const ports = [pb + 17, pb + 20, pb + 200, pb + 201, pb + 202, pb + 203, pb + 204];
     if ((await Promise.all(ports.map(portFree))).every(Boolean)) return pb;
   }
   throw new Error('no free port base for the Slurm cluster');
@@ -94,7 +94,10 @@ async function start() {
 before(async () => {
   if (!root) return;
   sh(['install']);
-  sh(['setup', dir, '3', '4', String(await portBase())]);
+  // 4 nodes of 16 (fake) CPUs: the scenarios below run side by side;
+  // cred_expire 5 (its least): a requeued job starts again 6 s later.
+  sh(['setup', dir, '4', '4', String(await portBase())], { env: { ...process.env, TP_SLURM_CPUS: '16',
+    TP_SLURM_CRED_EXPIRE: '5' } });
   for (const line of fs.readFileSync(path.join(dir, 'cluster.env'), 'utf8').split('\n')) {
     const m = /^(\w+)=(.*)$/.exec(line);
     if (m) env[m[1]] = m[2];
@@ -128,10 +131,12 @@ function squeue() {
   const r = spawnSync('squeue', ['-h', '-o', '%i %T %j %N'], { encoding: 'utf8', env: slurmEnv() });
   return r.stdout.trim().split('\n').filter(Boolean);
 }
-const slurmLog = () => {
+/** The Slurm jobs' output (the pilots' logs): all of it, or its end (full false). */
+const slurmLog = (full = false) => {
   try {
-    return fs.readdirSync(path.join(dir, 'work')).filter((f) => f.endsWith('.out'))
-      .map((f) => fs.readFileSync(path.join(dir, 'work', f), 'utf8')).join('\n').slice(-4000);
+    const all = fs.readdirSync(path.join(dir, 'work')).filter((f) => f.endsWith('.out'))
+      .map((f) => fs.readFileSync(path.join(dir, 'work', f), 'utf8')).join('\n');
+    return full ? all : all.slice(-4000);
   } catch { return ''; }
 };
 const context = () => `\nsqueue: ${squeue().join('; ')}\nserver:\n${server.stderr().slice(-3000)}\nslurm output:\n${slurmLog()}`;
@@ -146,10 +151,22 @@ async function mlCreate(jobId, trainingInput) {
   return res.data;
 }
 
+/** The job's row id, from its service lines ("... on node slurm-<id>-r0-..."). */
+async function rowOf(jobId) {
+  let id;
+  await waitFor(async () => {
+    const svc = (await readJobLog(server.base, 'slurm', jobId, '', { service: true })).map((e) => e.textPayload);
+    id = svc.map((l) => /on node slurm-(\d+)-r/.exec(l)?.[1]).find(Boolean);
+    return id;
+  }, 60_000, `${jobId} placed on its pilots`).catch((e) => { throw new Error(`${e.message}${context()}`); });
+  return id;
+}
+
 const texts = async (jobId) => (await readJobLog(server.base, 'slurm', jobId)).map((e) =>
   `${e.resource.labels.task_name}: ${e.textPayload}`);
 
 describe('the Slurm backend', { skip: !root && 'Slurm needs root here (its daemons run as root)' }, () => {
+ describe('jobs side by side', { concurrency: true }, () => {
   it('runs an ml v1 job (master, 2 workers, ps on T4) as one Slurm job, with TF_CONFIG and Slurm\'s GPUs', async () => {
     const show = 'echo "$TASK_ROLE gpus=$CUDA_VISIBLE_DEVICES tf=$TF_CONFIG"';
     await mlCreate('gang', mlTask({
@@ -181,7 +198,9 @@ describe('the Slurm backend', { skip: !root && 'Slurm needs root here (its daemo
     assert.match(svc, /ps 0 is running on node slurm-\d+-r0-g1-t0/);
     // Replicas that shared a Slurm node never shared a GPU: the pilots say
     // which node and GPUs Slurm gave them.
-    const pilots = [...slurmLog().matchAll(/pilot (slurm-\d+-r0-g0-t\d): Slurm job \d+, node (\w+), GPUs (\S+)/g)];
+    const row = await rowOf('gang');
+    const pilots = [...slurmLog(true).matchAll(new RegExp(`pilot (slurm-${row}-r0-g0-t\\d): Slurm job \\d+, node (\\w+), GPUs (\\S+)`, 'g'))];
+    assert.equal(pilots.length, 3, slurmLog());
     const seen = new Set();
     for (const [, , node, g] of pilots) {
       assert.ok(!seen.has(`${node}/${g}`), `two pilots on ${node} with GPU ${g}: ${slurmLog()}`);
@@ -218,7 +237,8 @@ describe('the Slurm backend', { skip: !root && 'Slurm needs root here (its daemo
     await waitFor(async () => (await texts('cancel')).some((l) => /up/.test(l)), 20_000, 'the replica to start');
     await ml.projects.jobs.cancel({ name: 'projects/slurm/jobs/cancel' });
     await waitJobState(server.base, 'slurm', 'cancel', 'CANCELLED', 30_000, context);
-    await waitFor(() => !squeue().some((l) => /\btp-\d+\b/.test(l) && / RUNNING /.test(l)), 20_000,
+    const row = await rowOf('cancel');
+    await waitFor(() => !squeue().some((l) => l.includes(` tp-${row} `) && / RUNNING /.test(l)), 20_000,
       `Slurm to end the job: ${squeue()}`);
     await waitNoProcesses(`${MARK}; echo up`, 20_000);
   });
@@ -250,12 +270,12 @@ describe('the Slurm backend', { skip: !root && 'Slurm needs root here (its daemo
   });
 
   it('refuses at create a job no node of the partition can hold', async () => {
-    // n1-standard-16: 16 vCPUs; the cluster's nodes have 8 CPUs.
+    // n1-standard-32: 32 vCPUs; the cluster's nodes have 16 CPUs.
     const res = await request(server.base, 'POST', '/v1/projects/slurm/jobs', { body: { jobId: 'huge',
-      trainingInput: mlTask({ masterType: 'n1-standard-16', masterConfig: { imageUri: 'x' } }) } });
+      trainingInput: mlTask({ masterType: 'n1-standard-32', masterConfig: { imageUri: 'x' } }) } });
     assert.equal(res.status, 400, res.text);
     assert.equal(res.json.error.status, 'INVALID_ARGUMENT');
-    assert.match(res.json.error.message, /not available in region us-central1: 16 CPUs/);
+    assert.match(res.json.error.message, /not available in region us-central1: 32 CPUs/);
   });
 
   it('says UNAVAILABLE, not a silent QUEUED, when Slurm refuses trainplane\'s token', async () => {
@@ -266,6 +286,8 @@ describe('the Slurm backend', { skip: !root && 'Slurm needs root here (its daemo
     const job = await waitJobState(server.base, 'slurm', 'refused', 'FAILED', 30_000, context);
     assert.match(job.errorMessage, /UNAVAILABLE: .*europe-west4.*refused trainplane's ping/);
   });
+
+});
 
   it('a restarted server takes up its running Slurm job again', async () => {
     const gate = path.join(dir, 'work', `gate-${process.pid}`);
@@ -289,7 +311,8 @@ describe('the Slurm backend', { skip: !root && 'Slurm needs root here (its daemo
     await mlCreate('requeue', mlTask({ masterConfig: { imageUri: 'x', containerCommand: cmd(script) } }));
     await waitFor(async () => (await texts('requeue')).some((l) => /running/.test(l)), 60_000, 'the first run')
       .catch((e) => { throw new Error(`${e.message}${context()}`); });
-    const line = squeue().find((l) => / RUNNING /.test(l) && /tp-\d+/.test(l));
+    const row = await rowOf('requeue');
+    const line = squeue().find((l) => / RUNNING /.test(l) && l.includes(` tp-${row} `));
     assert.ok(line, `the Slurm job: ${squeue()}`);
     const node = line.split(' ')[3];
     const r = spawnSync('scontrol', ['update', `nodename=${node}`, 'state=down', 'reason=trainplane-test'],

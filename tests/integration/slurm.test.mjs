@@ -303,28 +303,38 @@ describe('the Slurm backend', { skip: !root && 'Slurm needs root here (its daemo
     assert.ok((await texts('adopt')).some((l) => /done/.test(l)));
   });
 
-  it('a node lost under a running job: Slurm requeues it, it runs again, never two copies at once', async () => {
-    // The replica holds a lock for its whole life: a second copy beside it exits 7.
-    const lock = path.join(dir, 'work', `lock-${process.pid}`);
-    const script = `exec 9>>${lock}; flock -n 9 || { echo TWO COPIES; exit 7; }; echo "running $SLURM_RESTART_COUNT"; `
-      + `i=0; while [ $i -lt 40 ]; do sleep 0.1; i=$((i+1)); done`;
+  it('a slurmd killed under a running job: Slurm requeues it, it runs again, never two copies at once', async () => {
+    // The replica holds a lock for its whole life: a second copy beside it
+    // exits 7. The first copy would run a minute: its node's slurmd is
+    // killed, so Slurm cannot stop it; trainplane must, before the new run's
+    // copy starts.
+    const lock = path.join(dir, 'work', `lock-${process.pid}`), first = `${lock}.first`;
+    const script = `exec 9>>${lock}; flock -n 9 || { echo TWO COPIES; exit 7; }; `
+      + `if [ -e ${first} ]; then echo again; n=20; else : > ${first}; echo first; n=600; fi; `
+      + `i=0; while [ $i -lt $n ]; do sleep 0.1; i=$((i+1)); done`;
     await mlCreate('requeue', mlTask({ masterConfig: { imageUri: 'x', containerCommand: cmd(script) } }));
-    await waitFor(async () => (await texts('requeue')).some((l) => /running/.test(l)), 60_000, 'the first run')
+    await waitFor(async () => (await texts('requeue')).some((l) => /first/.test(l)), 60_000, 'the first run')
       .catch((e) => { throw new Error(`${e.message}${context()}`); });
     const row = await rowOf('requeue');
     const line = squeue().find((l) => / RUNNING /.test(l) && l.includes(` tp-${row} `));
     assert.ok(line, `the Slurm job: ${squeue()}`);
     const node = line.split(' ')[3];
+    // The node's slurmd dies (its job's slurmstepd, pilot and replica live
+    // on), and the node is marked down at once: Slurm would take ~28 s to
+    // notice (SlurmdTimeout), and requeues the job then just the same.
+    process.kill(Number(fs.readFileSync(path.join(dir, 'run', `slurmd-${node}.fg.pid`), 'utf8')), 'SIGKILL');
     const r = spawnSync('scontrol', ['update', `nodename=${node}`, 'state=down', 'reason=trainplane-test'],
       { encoding: 'utf8', env: slurmEnv() });
     assert.equal(r.status, 0, r.stderr);
-    const job = await waitJobState(server.base, 'slurm', 'requeue', ['SUCCEEDED', 'FAILED'], 90_000, context);
-    spawnSync('scontrol', ['update', `nodename=${node}`, 'state=resume'], { env: slurmEnv() });
+    const job = await waitJobState(server.base, 'slurm', 'requeue', ['SUCCEEDED', 'FAILED'], 60_000, context);
     const log = await texts('requeue');
     assert.equal(job.state, 'SUCCEEDED', `${job.errorMessage}\n${log.join('\n')}${context()}`);
     assert.ok(!log.some((l) => /TWO COPIES/.test(l)), log.join('\n'));
+    assert.ok(log.some((l) => /again/.test(l)), log.join('\n'));
     const svc = (await readJobLog(server.base, 'slurm', 'requeue', '', { service: true })).map((e) => e.textPayload);
     assert.ok(svc.some((l) => /requeued the job/.test(l)), svc.join('\n'));
     assert.ok(svc.some((l) => /attempt 2/.test(l)), svc.join('\n'));
+    // The first copy was stopped by trainplane (its pilot still reports), not left to run.
+    await waitNoProcesses(`${MARK}; exec 9`, 20_000);
   });
 });

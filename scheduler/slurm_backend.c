@@ -52,6 +52,7 @@ struct slurm_backend {
 	size_t nknown;
 	time_t known_at;
 	bool known_complete;
+	char tag[128];			/* "<cluster id>/<backend>": in its jobs' comments */
 	int64_t active_at_us;		/* the last pass over every job's row */
 	bool active_due;		/* a pass is due at the next turn */
 };
@@ -737,6 +738,14 @@ static int loop_open(void *ctx, char *err, size_t errlen)
 {
 	struct slurm_backend *x = ctx;
 
+	if (!*x->tag) {
+		char id[72];
+		if (store_slurm_cluster_id(x->set->ctx.store, id, sizeof(id)) != STORE_OK || !*id) {
+			snprintf(err, errlen, "the database did not say the cluster's id");
+			return -1;
+		}
+		snprintf(x->tag, sizeof(x->tag), "%.32s/%s", id, x->cfg.name);
+	}
 	if (!x->client)
 		x->client = slurm_client_new(&x->cfg.client);
 	if (slurm_client_open(x->client, err, errlen)) {
@@ -928,10 +937,11 @@ static void pilot_secret(int64_t job, char token[128], char hash_hex[65])
 	explicit_bzero(hex, sizeof(hex));
 }
 
-/* "trainplane <tag> job <id>": tells this installation's jobs from others'. */
+/* "trainplane <cluster id>/<backend> job <id>": this installation's jobs,
+ * told from another's that shares the Slurm cluster (loop_open() sets it). */
 static const char *cluster_tag(const struct slurm_backend *x)
 {
-	return x->cfg.name;
+	return x->tag;
 }
 
 /* Writes what is known of a job's Slurm side; a failure is retried by the next turn. */

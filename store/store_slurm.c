@@ -250,3 +250,17 @@ enum store_rc store_slurm_done(struct store *st, int64_t job)
 	free(v);
 	return rc;
 }
+
+static const struct store_stmt stmt_cluster = {
+	186, "slurm_cluster", "SELECT id FROM cluster", true,
+};
+
+enum store_rc store_slurm_cluster_id(struct store *st, char *out, size_t len)
+{
+	char *v = NULL;
+	enum store_rc rc = store_query_value(st, &stmt_cluster, 0, NULL, &v);
+
+	snprintf(out, len, "%s", rc == STORE_OK && v ? v : "");
+	free(v);
+	return rc;
+}

@@ -79,6 +79,9 @@ void slurm_pilot_grant_release(struct slurm_pilot_grant *g);
 enum store_rc store_slurm_pilot_add(struct store *st, const char *node, int64_t job,
 				    int restart_cnt, int slot) MUST_CHECK;
 
+/* The installation's cluster id (schema/011): its Slurm jobs' comments carry it. */
+enum store_rc store_slurm_cluster_id(struct store *st, char *out, size_t len) MUST_CHECK;
+
 /*
  * Why queued jobs wait, as the scheduler writes it (store_sched_note_reasons():
  * [{job, code, text}], a log line when it changed), on a pooled connection.

@@ -50,8 +50,9 @@ const env = {};
 let pg, server, ml, jobs, slurmFile, listen;
 
 function writeSlurmFile() {
-  // Two backends on the one cluster: us-central1 with the cluster's token,
-  // europe-west4 with a token Slurm refuses (a wrong token must show).
+  // Three backends on the one cluster: us-central1 with the cluster's token,
+  // us-east1 the same without requeue, europe-west4 with a token Slurm
+  // refuses (a wrong token must show).
   fs.writeFileSync(path.join(dir, 'bad-token'), 'eyJhbGciOiJIUzI1NiJ9.e30.wrong\n', { mode: 0o600 });
   fs.writeFileSync(slurmFile, `backends:
   site:
@@ -65,6 +66,17 @@ function writeSlurmFile() {
     server: http://${listen}/
     work_dir: ${dir}/work
     poll_ms: 200
+  norequeue:
+    regions: [us-east1]
+    url: http://127.0.0.1:${env.TP_SLURM_REST_PORT}
+    user: tpslurm
+    token_file: ${env.TP_SLURM_TOKEN_FILE}
+    partition: tp
+    agent: ${AGENT_BIN}
+    server: http://${listen}/
+    work_dir: ${dir}/work
+    poll_ms: 200
+    requeue: false
   refused:
     regions: [europe-west4]
     url: http://127.0.0.1:${env.TP_SLURM_REST_PORT}
@@ -160,6 +172,23 @@ async function rowOf(jobId) {
     return id;
   }, 60_000, `${jobId} placed on its pilots`).catch((e) => { throw new Error(`${e.message}${context()}`); });
   return id;
+}
+
+/**
+ * Kills the slurmd of the node the job runs on (its slurmstepd, pilot and
+ * replica live on) and marks the node down at once: Slurm would take ~28 s
+ * to notice (SlurmdTimeout), and then does the same. Returns the node.
+ */
+async function killNodeOf(jobId) {
+  const row = await rowOf(jobId);
+  const line = squeue().find((l) => / RUNNING /.test(l) && l.includes(` tp-${row} `));
+  assert.ok(line, `the Slurm job: ${squeue()}`);
+  const node = line.split(' ')[3];
+  process.kill(Number(fs.readFileSync(path.join(dir, 'run', `slurmd-${node}.fg.pid`), 'utf8')), 'SIGKILL');
+  const r = spawnSync('scontrol', ['update', `nodename=${node}`, 'state=down', 'reason=trainplane-test'],
+    { encoding: 'utf8', env: slurmEnv() });
+  assert.equal(r.status, 0, r.stderr);
+  return node;
 }
 
 const texts = async (jobId) => (await readJobLog(server.base, 'slurm', jobId)).map((e) =>
@@ -303,6 +332,19 @@ describe('the Slurm backend', { skip: !root && 'Slurm needs root here (its daemo
     assert.ok((await texts('adopt')).some((l) => /done/.test(l)));
   });
 
+  // One after the other: both lose the node their job runs on, and two
+  // jobs may well share one.
+  it('a slurmd killed under a job that may not be requeued: FAILED in words that say so, its replica stopped', async () => {
+    await mlCreate('noreq', { ...mlTask({ masterConfig: { imageUri: 'x', containerCommand: cmd('echo up; sleep 300') } }),
+      region: 'us-east1' });
+    await waitFor(async () => (await texts('noreq')).some((l) => /up/.test(l)), 60_000, 'the replica to start')
+      .catch((e) => { throw new Error(`${e.message}${context()}`); });
+    const node = await killNodeOf('noreq');
+    const job = await waitJobState(server.base, 'slurm', 'noreq', 'FAILED', 30_000, context);
+    assert.match(job.errorMessage, new RegExp(`A node of the job failed in the Slurm cluster \\(Slurm job \\d+ on ${node}: NODE_FAIL\\) and the job was not requeued`));
+    await waitNoProcesses(`${MARK}; echo up`, 20_000);
+  });
+
   it('a slurmd killed under a running job: Slurm requeues it, it runs again, never two copies at once', async () => {
     // The replica holds a lock for its whole life: a second copy beside it
     // exits 7. The first copy would run a minute: its node's slurmd is
@@ -315,17 +357,7 @@ describe('the Slurm backend', { skip: !root && 'Slurm needs root here (its daemo
     await mlCreate('requeue', mlTask({ masterConfig: { imageUri: 'x', containerCommand: cmd(script) } }));
     await waitFor(async () => (await texts('requeue')).some((l) => /first/.test(l)), 60_000, 'the first run')
       .catch((e) => { throw new Error(`${e.message}${context()}`); });
-    const row = await rowOf('requeue');
-    const line = squeue().find((l) => / RUNNING /.test(l) && l.includes(` tp-${row} `));
-    assert.ok(line, `the Slurm job: ${squeue()}`);
-    const node = line.split(' ')[3];
-    // The node's slurmd dies (its job's slurmstepd, pilot and replica live
-    // on), and the node is marked down at once: Slurm would take ~28 s to
-    // notice (SlurmdTimeout), and requeues the job then just the same.
-    process.kill(Number(fs.readFileSync(path.join(dir, 'run', `slurmd-${node}.fg.pid`), 'utf8')), 'SIGKILL');
-    const r = spawnSync('scontrol', ['update', `nodename=${node}`, 'state=down', 'reason=trainplane-test'],
-      { encoding: 'utf8', env: slurmEnv() });
-    assert.equal(r.status, 0, r.stderr);
+    await killNodeOf('requeue');
     const job = await waitJobState(server.base, 'slurm', 'requeue', ['SUCCEEDED', 'FAILED'], 60_000, context);
     const log = await texts('requeue');
     assert.equal(job.state, 'SUCCEEDED', `${job.errorMessage}\n${log.join('\n')}${context()}`);

@@ -187,7 +187,7 @@ test_list_filter_LINK    := spec
 test_metric_file_LINK    := agent
 test_metrics_LINK        := server/api_metrics.o spec
 test_metrics_WRAP        := reply_text job_cache_stats sched_is_leader store_metrics_snapshot \
-                            store_pipe_stats store_rc_name store_stats
+                            store_pipe_stats store_rc_name store_stats slurm_backends_metrics
 test_paging_LINK         := server/paging.o
 test_policy_LINK         := scheduler/policy.o scheduler/placement.o spec
 test_quota_LINK          := spec

@@ -7,8 +7,10 @@
 #include "slurm_backend.h"
 
 #include <math.h>
+#include <stdatomic.h>
 #include <openssl/sha.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +20,7 @@
 #include "bgloop.h"
 #include "common.h"
 #include "log.h"
+#include "metrics.h"
 #include "scheduler.h"
 #include "snapshot.h"
 #include "store_slurm.h"
@@ -54,6 +57,8 @@ struct slurm_backend {
 	bool known_complete;
 	char tag[128];			/* "<cluster id>/<backend>": in its jobs' comments */
 	int64_t active_at_us;		/* the last pass over every job's row */
+	/* for /metrics (any thread reads them) */
+	_Atomic uint64_t submitted, refused, requeued, failed;
 	bool active_due;		/* a pass is due at the next turn */
 };
 
@@ -1000,6 +1005,7 @@ static void submit(struct slurm_backend *x, const json_t *job)
 	if (e == SLURM_OK) {
 		json_decref(fields);
 		fields = json_pack("{s:I, s:s}", "slurm_id", (json_int_t)sid, "state", "PENDING");
+		atomic_fetch_add_explicit(&x->submitted, 1, memory_order_relaxed);
 		if (store_slurm_update(x->set->ctx.store, id, fields) == STORE_OK)
 			log_info("slurm backend %s: job %s submitted as Slurm job %lld (%zu component%s)",
 				 x->cfg.name, jstr(job, "job_id") ?: "?", (long long)sid,
@@ -1045,6 +1051,7 @@ fail:
 	}
 fail_claimed: {
 		bool moved;
+		atomic_fetch_add_explicit(&x->refused, 1, memory_order_relaxed);
 		if (store_slurm_fail(x->set->ctx.store, id, why, &moved) == STORE_OK && moved)
 			log_info("slurm backend %s: job %s failed: %s", x->cfg.name,
 				 jstr(job, "job_id") ?: "?", why);
@@ -1166,8 +1173,10 @@ static void reconcile_one(struct slurm_backend *x, const json_t *row)
 				       "its replicas start again once the pilots of its previous run "
 				       "are gone.", (long long)sid, info->restart_cnt);
 		if (store_slurm_requeued(x->set->ctx.store, job, info->restart_cnt, text, &moved) ==
-		    STORE_OK && moved)
+		    STORE_OK && moved) {
+			atomic_fetch_add_explicit(&x->requeued, 1, memory_order_relaxed);
 			log_info("slurm backend %s: %s", x->cfg.name, text);
+		}
 		free(text);
 		break;
 	}
@@ -1178,9 +1187,11 @@ static void reconcile_one(struct slurm_backend *x, const json_t *row)
 			update(x, job, f);
 			bgloop_wake(x->loop);
 		} else if (json_number_value(seen) >= FINAL_GRACE_S) {
-			if (store_slurm_fail(x->set->ctx.store, job, message, &moved) == STORE_OK && moved)
+			if (store_slurm_fail(x->set->ctx.store, job, message, &moved) == STORE_OK && moved) {
+				atomic_fetch_add_explicit(&x->failed, 1, memory_order_relaxed);
 				log_info("slurm backend %s: job %lld failed: %s", x->cfg.name,
 					 (long long)job, message);
+			}
 		}
 		break;
 	}
@@ -1265,4 +1276,47 @@ void slurm_backends_stop(struct slurm_backends *b)
 	for (size_t i = 0; i < b->n; i++)
 		bgloop_stop(b->v[i].loop);
 	b->started = false;
+}
+
+void slurm_backends_metrics(struct slurm_backends *b, struct strbuf *sb)
+{
+	static const struct {
+		const char *name, *help;
+		size_t off;
+	} counters[] = {
+		{ "trainplane_slurm_jobs_submitted_total", "Jobs this server submitted to a Slurm backend.",
+		  offsetof(struct slurm_backend, submitted) },
+		{ "trainplane_slurm_jobs_refused_total", "Jobs failed because their Slurm backend can "
+		  "never run them (refused at submit).", offsetof(struct slurm_backend, refused) },
+		{ "trainplane_slurm_jobs_requeued_total", "Requeues of Slurm jobs (a new pilot "
+		  "generation: the gang restarts).", offsetof(struct slurm_backend, requeued) },
+		{ "trainplane_slurm_jobs_failed_total", "Jobs that failed because Slurm ended them "
+		  "first (a time limit, a lost node, a cancel in Slurm, a purge).",
+		  offsetof(struct slurm_backend, failed) },
+	};
+	if (!b || !b->n)
+		return;
+	metrics_family(sb, "trainplane_slurm_backend_up", "gauge",
+		       "1 while the Slurm backend's slurmrestd answers and its release is supported.");
+	for (size_t i = 0; i < b->n; i++) {
+		struct strbuf l = STRBUF_INIT;
+		pthread_mutex_lock(&b->v[i].mu);
+		bool up = b->started && !*b->v[i].unavailable && *b->v[i].tag;
+		pthread_mutex_unlock(&b->v[i].mu);
+		metrics_label(&l, "backend", b->v[i].cfg.name);
+		metrics_sample(sb, "trainplane_slurm_backend_up", sb_str(&l), up);
+		sb_release(&l);
+	}
+	for (size_t k = 0; k < ARRAY_SIZE(counters); k++) {
+		metrics_family(sb, counters[k].name, "counter", counters[k].help);
+		for (size_t i = 0; i < b->n; i++) {
+			struct strbuf l = STRBUF_INIT;
+			const _Atomic uint64_t *v = (const _Atomic uint64_t *)((const char *)&b->v[i] +
+									      counters[k].off);
+			metrics_label(&l, "backend", b->v[i].cfg.name);
+			metrics_sample_u64(sb, counters[k].name, sb_str(&l),
+					   atomic_load_explicit(v, memory_order_relaxed));
+			sb_release(&l);
+		}
+	}
 }

@@ -72,6 +72,14 @@ struct slurm_backends_ctx {
 void slurm_backends_start(struct slurm_backends *b, const struct slurm_backends_ctx *ctx);
 void slurm_backends_stop(struct slurm_backends *b);
 
+/*
+ * /metrics: trainplane_slurm_backend_up{backend} and the counters of jobs
+ * submitted, refused at submit, requeued and failed by Slurm, per backend.
+ * Any thread.
+ */
+struct strbuf;
+void slurm_backends_metrics(struct slurm_backends *b, struct strbuf *sb);
+
 /* --- what the reconciler is made of, for its unit tests ------------------- */
 
 /* A backend's settings (as loaded). */

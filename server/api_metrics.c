@@ -19,6 +19,7 @@
 #include "log.h"
 #include "replica_state.h"
 #include "scheduler.h"
+#include "slurm_backend.h"
 #include "store_metrics.h"
 #include "store_pipe.h"
 
@@ -379,6 +380,7 @@ void metrics_handle(struct request *req)
 	metrics_family(&sb, "trainplane_scheduler_leader", "gauge",
 		       "1 on the server whose scheduler is the leader.");
 	metrics_sample(&sb, "trainplane_scheduler_leader", NULL, sched_is_leader(req->srv->sched));
+	slurm_backends_metrics(req->srv->slurm, &sb);
 	metrics_write_http(&sb);
 	metrics_write_registered(&sb);
 	size_t len = sb.len;

@@ -151,7 +151,14 @@ describe('metric names against a real server', () => {
 
   before(async () => {
     pg = await startPostgres({ dbname: 'postgres' });
-    const s = await startServer({ pg: pg.newDatabase('obs') });
+    // A Slurm backend (one nobody answers at) makes its figures show too.
+    const tmp = makeTempDir('tp-obs-slurm-');
+    fs.writeFileSync(path.join(tmp, 'token'), 'none\n', { mode: 0o600 });
+    fs.writeFileSync(path.join(tmp, 'slurm.yaml'), `backends:\n  lab:\n    regions: [us-west1]\n`
+      + `    url: http://127.0.0.1:9\n    user: tpslurm\n    token_file: ${tmp}/token\n`
+      + '    server: http://127.0.0.1:8080/\n');
+    const s = await startServer({ pg: pg.newDatabase('obs'),
+      env: { TRAINPLANE_SLURM_FILE: path.join(tmp, 'slurm.yaml') } });
     try {
       const res = await request(s.base, 'GET', '/metrics');
       assert.equal(res.status, 200, res.text);
@@ -162,6 +169,7 @@ describe('metric names against a real server', () => {
       }
       assert.ok(exported.get('trainplane_jobs') === 'gauge' && exported.size > 40, res.text);
     } finally {
+      removeTempDir(tmp);
       await s.stop();
     }
   });

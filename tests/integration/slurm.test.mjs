@@ -314,6 +314,11 @@ describe('the Slurm backend', { skip: !root && 'Slurm needs root here (its daemo
     assert.equal(res.status, 200, res.text);
     const job = await waitJobState(server.base, 'slurm', 'refused', 'FAILED', 30_000, context);
     assert.match(job.errorMessage, /UNAVAILABLE: .*europe-west4.*refused trainplane's ping/);
+    // ... and /metrics says which backend is down.
+    const m = (await request(server.base, 'GET', '/metrics')).text;
+    assert.match(m, /^trainplane_slurm_backend_up\{backend="refused"\} 0$/m);
+    assert.match(m, /^trainplane_slurm_backend_up\{backend="site"\} 1$/m);
+    assert.match(m, /^trainplane_slurm_jobs_submitted_total\{backend="site"\} [1-9]/m);
   });
 
 });

@@ -15,6 +15,7 @@
 
 #include "api_metrics.h"
 #include "http.h"
+#include "slurm_backend.h"
 #include "job_cache.h"
 #include "log.h"
 #include "metrics.h"
@@ -35,11 +36,17 @@ const size_t routes_count = 0;
 void __wrap_reply_text(struct request *req, int status, const char *content_type, char *text,
 		       size_t len);
 void __wrap_job_cache_stats(struct job_cache *c, struct job_cache_stats *out);
+void __wrap_slurm_backends_metrics(struct slurm_backends *b, struct strbuf *sb);
 bool __wrap_sched_is_leader(struct sched *s);
 enum store_rc __wrap_store_metrics_snapshot(struct store *st, char **json_text);
 void __wrap_store_pipe_stats(struct store_pipe *p, struct store_pipe_stats *out);
 const char *__wrap_store_rc_name(enum store_rc rc);
 void __wrap_store_stats(struct store *st, struct store_stats *out);
+
+void __wrap_slurm_backends_metrics(struct slurm_backends *b, struct strbuf *sb)
+{
+	(void)b, (void)sb;	/* no Slurm backend here (slurm.test.mjs scrapes a real one) */
+}
 
 void __wrap_reply_text(struct request *req, int status, const char *content_type, char *text,
 		       size_t len)

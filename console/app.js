@@ -74,7 +74,19 @@ async function show() {
     markNav('');
     fill(main, h('h1', {}, 'Not found'), h('p', {}, 'This console has no such page. ', h('a', { href: '#/' }, 'Jobs')));
   }
+  // Each page its own title (what a screen reader says first, and the tab's name).
+  const h1 = main.querySelector('h1');
+  document.title = h1 ? `${h1.textContent} – trainplane console` : 'trainplane console';
 }
+
+// The skip link: its "#main" is no route (the router would show Not found and
+// lose the page's address), so it moves focus itself, to the page's heading.
+document.getElementById('skip').addEventListener('click', (ev) => {
+  ev.preventDefault();
+  const target = main.querySelector('h1') ?? main;
+  target.tabIndex = -1;
+  target.focus();
+});
 
 // --- the caller ---------------------------------------------------------------
 

@@ -209,9 +209,17 @@ export function renderJob(main, r, ctx) {
       }
       may = iamCancel;
     }
-    cancelBtn.hidden = !may || final || /CANCELLING/.test(job.state ?? '');
+    hideCancel(!may || final || /CANCELLING/.test(job.state ?? ''));
     renderTrials();
     if (final) finalSeen++;
+  }
+
+  // Hiding the focused Cancel button would drop focus to the page's body:
+  // it goes to the job's heading instead (beside it, its state).
+  function hideCancel(hide) {
+    const had = document.activeElement === cancelBtn;
+    cancelBtn.hidden = hide;
+    if (hide && had) heading.focus();
   }
 
   cancelBtn.addEventListener('click', async () => {
@@ -221,7 +229,7 @@ export function renderJob(main, r, ctx) {
     try {
       await call('POST', `${jobPath}:cancel`, {});
       announce(`Cancel of ${id} requested.`);
-      cancelBtn.hidden = true;
+      hideCancel(true);
       refreshJob();
     } catch (e) {
       alertBanner(`Cancel refused: ${e.message}`);

@@ -123,6 +123,7 @@ export function renderJobs(main, r, ctx) {
   let order = [];
   let first = true;
   let nextToken = '';
+  let paged = false;
   const filter = listFilter(kind, want);
   const byId = kind !== 'jobs' && /^\d+$/.test(want.q);
 
@@ -188,10 +189,16 @@ export function renderJobs(main, r, ctx) {
     }
     const now = new Date();
     summary.textContent = `${made.length} job${made.length === 1 ? '' : 's'} on page ${page + 1}${nextToken ? ', more on the next pages' : ''}${filter ? ` (filter: ${filter})` : ''}. Updated ${now.toLocaleTimeString()}.`;
+    // A pager button that goes disabled while focused (the last page, the
+    // first) would drop focus to the body: it goes to the other one.
+    const had = document.activeElement;
     prev.disabled = page === 0;
     next.disabled = !nextToken;
+    if (had === next && next.disabled && !prev.disabled) prev.focus();
+    if (had === prev && prev.disabled && !next.disabled) next.focus();
     pageNo.textContent = `Page ${page + 1}`;
-    if (changed.length) announce(changed.slice(0, 5).join('. '));
+    if (first && paged) announce(`Page ${page + 1}: ${made.length} job${made.length === 1 ? '' : 's'}.`);
+    else if (changed.length) announce(changed.slice(0, 5).join('. '));
     if (first) {
       first = false;
       recordTiming('jobs', performance.now() - ctx.started);
@@ -207,8 +214,8 @@ export function renderJobs(main, r, ctx) {
     rows = new Map();
     first = true;
     ctx.started = performance.now();
+    paged = true;
     stop = poll(refresh, POLL_MS);
-    table.focus?.();
   };
   next.addEventListener('click', () => { if (nextToken) { tokens[page + 1] = nextToken; goto(page + 1); } });
   prev.addEventListener('click', () => { if (page > 0) goto(page - 1); });

@@ -37,8 +37,8 @@ export function renderNodes(main, ctx) {
   const tbody = h('tbody', {});
   fill(main, h('h1', {}, 'Nodes'), summary,
     h('div', { class: 'table-wrap' }, h('table', { id: 'nodes-table', 'aria-describedby': 'nodes-summary' },
-      h('thead', {}, h('tr', {}, ['Node', 'State', 'Zone', 'Machine', 'GPUs and their replicas', 'Replicas', 'Last sync', ''].map(
-        (c) => h('th', { scope: 'col' }, c)))),
+      h('thead', {}, h('tr', {}, ['Node', 'State', 'Zone', 'Machine', 'GPUs and their replicas', 'Replicas', 'Last sync'].map(
+        (c) => h('th', { scope: 'col' }, c)), h('th', { scope: 'col' }, h('span', { class: 'visually-hidden' }, 'Action')))),
       tbody)));
   focusHeading(main);
   let first = true;

@@ -26,7 +26,8 @@ function quotaRows(entries) {
 
 function quotaTable(caption, entries) {
   return h('div', { class: 'table-wrap' }, h('table', {}, h('caption', {}, caption),
-    h('thead', {}, h('tr', {}, ['Resource', 'In use', 'Limit', '', 'Preemptible in use', 'Preemptible limit'].map((c) => h('th', { scope: 'col' }, c)))),
+    h('thead', {}, h('tr', {}, ['Resource', 'In use', 'Limit', 'Share of the limit', 'Preemptible in use', 'Preemptible limit'].map(
+      (c, i) => h('th', { scope: 'col' }, i === 3 ? h('span', { class: 'visually-hidden' }, c) : c)))),
     h('tbody', {}, quotaRows(entries))));
 }
 

@@ -12,6 +12,7 @@ import { REPO_ROOT } from './harness.mjs';
 
 export const CHROMIUM = process.env.TRAINPLANE_CHROMIUM || '/usr/bin/chromium';
 export const SHOTS = path.join(REPO_ROOT, 'build', 'console-screenshots');
+export const AXE = path.join(REPO_ROOT, 'node_modules', 'axe-core', 'axe.min.js');
 
 /** Launches headless chromium; fails with the package to install when it is missing. */
 export async function launchBrowser() {
@@ -50,6 +51,37 @@ export async function consolePage(context, { width = 1280, height = 900 } = {}) 
 export async function shot(page, name) {
   await page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true });
 }
+
+/**
+ * Runs axe-core's WCAG 2 A and AA rules (package.json's axe-core) on the page
+ * as it shows now, dialogs included; fails with each violation: its rule,
+ * impact, what it asks and the first few elements (CSS selectors). axe is
+ * put into the page once per document, by the DevTools protocol rather
+ * than a <script>: the console's Content-Security-Policy refuses inline
+ * scripts (and should), so page.addScriptTag's would not run. Returns what
+ * axe passed and the ms it took, for the test's diagnostics.
+ */
+export async function assertAccessible(page, what) {
+  if (!(await page.evaluate(() => typeof window.axe?.run === 'function'))) {
+    axeSource ??= fs.readFileSync(AXE, 'utf8');
+    await page.evaluate(axeSource);
+  }
+  const got = await page.evaluate(async () => {
+    const t0 = performance.now();
+    const r = await window.axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa'] }, resultTypes: ['violations'] });
+    return {
+      ms: performance.now() - t0,
+      passes: r.passes.length,
+      violations: r.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, count: v.nodes.length,
+        nodes: v.nodes.slice(0, 4).map((n) => `${n.target.join(' >>> ')}${n.any?.[0]?.message ? `: ${n.any[0].message}` : ''}`) })),
+    };
+  });
+  const list = got.violations.map((v) => `- ${v.id} (${v.impact}, ${v.count} element${v.count === 1 ? '' : 's'}): ${v.help}\n`
+    + v.nodes.map((n) => `    ${n}`).join('\n')).join('\n');
+  assert.equal(got.violations.length, 0, `${what}: ${got.violations.length} WCAG 2 A/AA violation(s) (axe-core):\n${list}`);
+  return got;
+}
+let axeSource;
 
 /** Waits for fn in the page (polled every animation frame) within ms; the message says what. */
 export async function until(page, fn, arg, ms, what) {

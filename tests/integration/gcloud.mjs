@@ -1,7 +1,8 @@
-// gcloud (Cloud SDK 528) and the trainplane CLI side by side against one
-// server, for the files that compare the two (cli_gcloud_format,
-// cli_hp_tuning): where gcloud is, a private gcloud configuration pointing
-// at the server, the environment both run in, and one run of either.
+// gcloud (Cloud SDK 528) against one server: where gcloud is and a private
+// gcloud configuration pointing at the server (every file that runs
+// gcloud), and for the files that compare the trainplane CLI with it
+// (cli_gcloud_format, cli_hp_tuning) the environment both run in, one run
+// of either and the same-stdout check.
 
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
@@ -17,19 +18,31 @@ export const GCLOUD = (() => {
 
 /**
  * A gcloud configuration of its own under dir: ml, aiplatform and logging
- * at the server (base), no credentials, project set, no prompts for
- * updates. Returns its path (CLOUDSDK_CONFIG).
+ * at the server (base), with storage (its storage/v1/) when asked, no
+ * credentials, project set, no prompts for updates or surveys, and what
+ * gcloud caches on its first run (gce: not on Google's cloud, so that no run
+ * asks DNS for a metadata server). sections adds properties: { ml_engine:
+ * { polling_interval: 1 } }. The file `gcloud config set` would write,
+ * written at once: a gcloud run costs a second of CPU. Returns its path
+ * (CLOUDSDK_CONFIG).
  */
-export function writeGcloudConfig(dir, base, project) {
+export function writeGcloudConfig(dir, base, project, { storage = false, sections = {} } = {}) {
   const config = path.join(dir, 'gcloud');
   fs.mkdirSync(path.join(config, 'configurations'), { recursive: true });
   fs.writeFileSync(path.join(config, 'active_config'), 'default');
+  fs.writeFileSync(path.join(config, 'gce'), 'False');
   const endpoint = `${base}/`;
-  fs.writeFileSync(path.join(config, 'configurations', 'config_default'), [
-    '[api_endpoint_overrides]', `ml = ${endpoint}`, `aiplatform = ${endpoint}`, `logging = ${endpoint}`,
-    '[auth]', 'disable_credentials = true', '[core]', `project = ${project}`, 'disable_usage_reporting = true',
-    '[component_manager]', 'disable_update_check = true', '',
-  ].join('\n'));
+  const all = {
+    api_endpoint_overrides: { ml: endpoint, aiplatform: endpoint, logging: endpoint,
+      ...(storage ? { storage: `${endpoint}storage/v1/` } : {}) },
+    auth: { disable_credentials: 'true' },
+    core: { project, disable_usage_reporting: 'true' },
+    component_manager: { disable_update_check: 'true' },
+    survey: { disable_prompts: 'true' },
+  };
+  for (const [name, props] of Object.entries(sections)) all[name] = { ...all[name], ...props };
+  fs.writeFileSync(path.join(config, 'configurations', 'config_default'), Object.entries(all)
+    .map(([name, props]) => [`[${name}]`, ...Object.entries(props).map(([k, v]) => `${k} = ${v}`), ''].join('\n')).join('\n'));
   return config;
 }
 

@@ -8,7 +8,7 @@
 #   make test SANITIZE=1   the same under AddressSanitizer + UBSan (build/san/)
 #   make test-tsan  the connection churn test against a ThreadSanitizer server (build/tsan/)
 #   make test-gcloud-format  every gcloud 528 case: the CLI-against-gcloud format and hp-tuning files (make test
-#                   runs seven of their runs), the seeds' and storage's (make test leaves three cases out)
+#                   runs seven of their runs), the seeds' and storage's (make test leaves four cases out)
 #   make bench      throughput figures as ratios against same-run baselines
 #   make fuzz       fuzz every libFuzzer target (tools/fuzz.sh), FUZZ_SECONDS=600 each
 #   make soak       kill -9 the server during creates for minutes: 0 acknowledged lost (SOAK_SECONDS=180)
@@ -414,7 +414,8 @@ TSAN_CHURN_SECONDS ?= 60
 # the hyperparameter tuning commands' (make test runs three: cli_hp_tuning),
 # and the gcloud cases make test leaves out because another case of it
 # takes their path (gcloud_seeds: a missing module, an exit status;
-# storage_gcloud: the submit, which seed 002 makes too).
+# storage_gcloud: the submit, which seed 002 makes too, and cat, which
+# sends what cp down sends).
 test-gcloud-format: all node-deps
 	$(TEST_ENV) TRAINPLANE_GCLOUD_FORMAT_FULL=1 node tests/integration/run.mjs --concurrency=4 \
 		tests/integration/gcloud_seeds.test.mjs tests/integration/cli_gcloud_format.test.mjs \

@@ -12,12 +12,17 @@
 // setup.py next to the package while it builds), so they run side by side
 // on the one agent. gcloud's stream-logs polls every ml_engine/polling_interval
 // (60 s by default: set to 1 here) and asks whether the job has ended every
-// 10 s (fixed), so a stream-logs takes at least 10 s: they run concurrently.
+// 10 s (fixed), so a stream-logs takes at least 10 s, and submit
+// --stream-logs's at least 20 (its trainer waits until gcloud has shown its
+// line, which gcloud shows 5 s old): the two tests that stream start first,
+// and the others once those two have created their jobs, so that the CPU
+// (a gcloud run is a second of it, a replica's pip install as much again)
+// goes first to the longest chains, and the rest runs while they wait.
 //
 // Without gcloud every test is reported skipped, with the reason.
 //
-// make test runs six of the eight (a gcloud run costs a second or two of
-// CPU, a replica's pip install as much again); make test-gcloud-format
+// make test runs five of the seven (the gcloud storage cp into a folder and
+// ls of it are the Vertex case's upload of its sdist); make test-gcloud-format
 // (TRAINPLANE_GCLOUD_FORMAT_FULL=1) runs all. The two it leaves out take
 // paths make test takes elsewhere: a package job whose module is missing is
 // packages.test's (the same errorMessage and log line), gcloud's
@@ -27,12 +32,13 @@
 
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import zlib from 'node:zlib';
 
+import { GCLOUD, writeGcloudConfig } from './gcloud.mjs';
 import { SERVER_BIN, makeTempDir, request, startPostgres, startServer, waitFor } from './harness.mjs';
 import {
   AGENT_BIN, killMarked, pgrep, readJobLog, startAgent, waitJobState, waitLogLine, waitNoProcesses,
@@ -42,13 +48,6 @@ const PROJECT = 'demo';
 const REGION = 'us-central1';
 const PYTHON = '/usr/bin/python3';
 const MARK = `tpmark_${process.pid}_seeds_${Date.now().toString(36)}`;
-
-/** gcloud on the PATH, else /usr/bin/gcloud (where the build machines have it); null when absent. */
-const GCLOUD = (() => {
-  const r = spawnSync('sh', ['-c', 'command -v gcloud'], { encoding: 'utf8' });
-  const found = r.status === 0 ? r.stdout.trim() : '/usr/bin/gcloud';
-  return fs.existsSync(found) ? found : null;
-})();
 
 const skip = (!GCLOUD && 'gcloud (the Google Cloud SDK) is not installed: no gcloud on the PATH or at /usr/bin/gcloud') ||
   (!SERVER_BIN && 'TRAINPLANE_SERVER_BIN is not set') ||
@@ -96,6 +95,18 @@ let root;
 let gcloudConfig;
 const STAGING = 'seeds-staging';
 const liveGcloud = new Set();
+
+/** A promise and its resolve. */
+function deferred() {
+  let resolve;
+  const promise = new Promise((r) => { resolve = r; });
+  return { promise, resolve };
+}
+// Resolved once seed 002 and submit --stream-logs have created their jobs
+// (or failed to): the other tests start then.
+const seed002Created = deferred();
+const streamCreated = deferred();
+const longestCreated = () => Promise.all([seed002Created.promise, streamCreated.promise]);
 
 /** A fresh package root with trainer/__init__.py and trainer/task.py (and setup.py when asked). */
 function packageRoot(name, { setupPy = false } = {}) {
@@ -220,28 +231,8 @@ before(async () => {
     node: 'seeds-t4', dir, region: REGION, gpuType: 'NVIDIA_TESLA_T4', gpuCount: 4,
     vcpus: 64, memoryMb: 262144, config: { storage_root: root },
   });
-  // What `gcloud config set` writes (written at once: six gcloud runs are six seconds).
-  gcloudConfig = path.join(dir, 'gcloud');
-  fs.mkdirSync(path.join(gcloudConfig, 'configurations'), { recursive: true });
-  fs.writeFileSync(path.join(gcloudConfig, 'active_config'), 'default');
-  const endpoint = `http://127.0.0.1:${server.port}/`;
-  fs.writeFileSync(path.join(gcloudConfig, 'configurations', 'config_default'), [
-    '[api_endpoint_overrides]',
-    `ml = ${endpoint}`,
-    `logging = ${endpoint}`,
-    `aiplatform = ${endpoint}`,
-    `storage = ${endpoint}storage/v1/`,
-    '[auth]',
-    'disable_credentials = true',
-    '[core]',
-    `project = ${PROJECT}`,
-    'disable_usage_reporting = true',
-    '[component_manager]',
-    'disable_update_check = true',
-    '[ml_engine]',
-    'polling_interval = 1',
-    '',
-  ].join('\n'));
+  gcloudConfig = writeGcloudConfig(dir, `http://127.0.0.1:${server.port}`, PROJECT,
+    { storage: true, sections: { ml_engine: { polling_interval: 1 } } });
   // The staging bucket of every test but the first (which makes its own with gcloud).
   const res = await request(server.base, 'POST', `/storage/v1/b?project=${PROJECT}`, { body: { name: STAGING } });
   assert.equal(res.status, 200, res.text);
@@ -261,13 +252,17 @@ describe('the seeds\' gcloud commands, end to end', { concurrency: 8 }, () => {
   it('seed 002: buckets create, submit training --package-path --scale-tier BASIC -- --user_arg value: ' +
     'SUCCEEDED, and stream-logs shows the args', { skip }, async () => {
     const cwd = packageRoot('seed002');
-    await gcloud(['storage', 'buckets', 'create', 'gs://seed002-staging'], { cwd });
     const job = 'seed002_basic';
-    await gcloud(['ai-platform', 'jobs', 'submit', 'training', job,
-      '--package-path', 'trainer', '--module-name', 'trainer.task',
-      '--staging-bucket', 'gs://seed002-staging', '--region', REGION,
-      '--runtime-version', '2.11', '--python-version', '3.7', '--scale-tier', 'BASIC',
-      '--', '--user_arg', 'value'], { cwd });
+    try {
+      await gcloud(['storage', 'buckets', 'create', 'gs://seed002-staging'], { cwd });
+      await gcloud(['ai-platform', 'jobs', 'submit', 'training', job,
+        '--package-path', 'trainer', '--module-name', 'trainer.task',
+        '--staging-bucket', 'gs://seed002-staging', '--region', REGION,
+        '--runtime-version', '2.11', '--python-version', '3.7', '--scale-tier', 'BASIC',
+        '--', '--user_arg', 'value'], { cwd });
+    } finally {
+      seed002Created.resolve();
+    }
     const done = await finished(job, 'SUCCEEDED');
     const ti = done.trainingInput;
     assert.equal(ti.pythonModule, 'trainer.task');
@@ -298,8 +293,14 @@ describe('the seeds\' gcloud commands, end to end', { concurrency: 8 }, () => {
     assert.ok(lines.includes('Successfully installed trainer-0.0.0'), logs.out);
   });
 
+  // The job the flags make is the file's (the same trainingInput, but for
+  // its args and package): it is cancelled once made, and only the file's
+  // runs (two replicas' pip installs, not four, where the cancel comes
+  // first). Its trainer waits for a gate that never opens, so that it ends
+  // CANCELLED however late the cancel comes.
   it('seed 000: --config config.yaml (CUSTOM, a T4 master and a T4 worker) SUCCEEDED, and the seed\'s flags ' +
-    'instead of the file the same', { skip }, async () => {
+    'instead of the file the same job', { skip }, async () => {
+    await longestCreated();
     const fromFile = packageRoot('seed000_config');
     fs.writeFileSync(path.join(fromFile, 'config.yaml'), [
       'trainingInput:',
@@ -318,24 +319,30 @@ describe('the seeds\' gcloud commands, end to end', { concurrency: 8 }, () => {
       '',
     ].join('\n'));
     const fromFlags = packageRoot('seed000_flags');
-    const rendezvous = (from) => {
-      const at = path.join(dir, `rendezvous-${from}`);
-      fs.mkdirSync(at);
-      return ['--from', from, '--rendezvous', at];
+    const rendezvous = path.join(dir, 'rendezvous-config');
+    fs.mkdirSync(rendezvous);
+    const argsOf = {
+      seed000_config: ['--from', 'config', '--rendezvous', rendezvous],
+      seed000_flags: ['--from', 'flags', '--gate', path.join(dir, 'seed000_flags.never')],
     };
     await Promise.all([
-      submitTraining('seed000_config', fromFile, ['--config', 'config.yaml'], rendezvous('config')),
+      submitTraining('seed000_config', fromFile, ['--config', 'config.yaml'], argsOf.seed000_config),
       submitTraining('seed000_flags', fromFlags, ['--scale-tier', 'custom',
         '--master-machine-type', 'n1-standard-4', '--master-accelerator', 'count=1,type=nvidia-tesla-t4',
         '--worker-machine-type', 'n1-standard-4', '--worker-count', '1',
-        '--worker-accelerator', 'count=1,type=nvidia-tesla-t4'], rendezvous('flags')),
+        '--worker-accelerator', 'count=1,type=nvidia-tesla-t4'], argsOf.seed000_flags).then(async () => {
+        const c = await request(server.base, 'POST', `/v1/projects/${PROJECT}/jobs/seed000_flags:cancel`, { body: {} });
+        assert.equal(c.status, 200, c.text);
+      }),
     ]);
     const inputs = [];
-    for (const [job, from] of [['seed000_config', 'config'], ['seed000_flags', 'flags']]) {
-      const done = await finished(job, 'SUCCEEDED');
+    for (const job of ['seed000_config', 'seed000_flags']) {
+      const done = await finished(job, job === 'seed000_config' ? 'SUCCEEDED' : 'CANCELLED');
       const { packageUris, args, ...input } = done.trainingInput;
-      assert.deepEqual(args, ['--from', from, '--rendezvous', path.join(dir, `rendezvous-${from}`)]);
+      assert.deepEqual(args, argsOf[job]);
+      assert.equal(packageUris?.length, 1, JSON.stringify(done.trainingInput));
       inputs.push(input);
+      if (job !== 'seed000_config') continue;
       // The master and the worker each ran the module, each with one of the node's GPUs.
       let lines = [];
       await waitFor(async () => {
@@ -363,9 +370,10 @@ describe('the seeds\' gcloud commands, end to end', { concurrency: 8 }, () => {
     const r = await submitTraining('stream_logs', cwd, ['--scale-tier', 'BASIC', '--stream-logs'],
       ['--gate', gate], {
         onOutput: (out) => {
+          if (/Job \[stream_logs\] submitted successfully/.test(out)) streamCreated.resolve();
           if (/\tTRAINER_ARGS /.test(out) && !fs.existsSync(gate)) fs.writeFileSync(gate, '');
         },
-      });
+      }).finally(() => streamCreated.resolve());
     assert.ok(fs.existsSync(gate), `gcloud never showed the trainer's line:\n${r.out}`);
     const lines = streamed(r.stderr);
     assert.ok(lines.includes(`TRAINER_ARGS ["--gate", "${gate}"]`), r.out);
@@ -378,6 +386,7 @@ describe('the seeds\' gcloud commands, end to end', { concurrency: 8 }, () => {
   });
 
   it('cancel of a running package job: CANCELLED, and the trainer process is gone', { skip }, async () => {
+    await longestCreated();
     const cwd = packageRoot('cancel');
     const job = 'cancel_running';
     const mark = `${MARK}_cancel`;
@@ -391,17 +400,30 @@ describe('the seeds\' gcloud commands, end to end', { concurrency: 8 }, () => {
     await waitNoProcesses(mark, 30_000);
   });
 
-  it('a Vertex custom job from an uploaded sdist: JOB_STATE_SUCCEEDED, its args in the log', { skip }, async () => {
+  // The sdist goes up as docs/api.md's commands would have it: gcloud
+  // storage cp into a folder (gcloud first GETs the object named "folder/":
+  // Google answers 404 for an object that is not there), and docs/api.md's
+  // `gcloud storage ls gs://demo-staging/census_1/` lists it, while the job
+  // that installs it runs.
+  it('a Vertex custom job from an sdist that gcloud storage cp FILE gs://B/folder/ uploaded (and gcloud storage ls ' +
+    'gs://B/folder/ lists): JOB_STATE_SUCCEEDED, its args in the log', { skip }, async () => {
+    await longestCreated();
     const src = packageRoot('vertex', { setupPy: true });
     const sdist = await run(PYTHON, ['setup.py', '-q', 'sdist', '-d', 'dist'], { cwd: src });
     assert.equal(sdist.code, 0, sdist.out);
-    const uri = `gs://${STAGING}/path/trainer-0.0.0.tar.gz`;
-    await gcloud(['storage', 'cp', 'dist/trainer-0.0.0.tar.gz', uri], { cwd: src });
-    const created = await gcloud(['ai', 'custom-jobs', 'create', '--region', REGION, '--display-name', 'd',
-      '--python-package-uris', uri,
-      '--worker-pool-spec', 'machine-type=n1-standard-4,replica-count=1,' +
-        'executor-image-uri=us-docker.pkg.dev/vertex-ai/training/tf-cpu.2-11.py310:latest,python-module=trainer.task',
-      '--args=--a=1', '--format=value(name)'], { cwd: src });
+    await gcloud(['storage', 'cp', 'dist/trainer-0.0.0.tar.gz', `gs://${STAGING}/folder/`], { cwd: src });
+    assert.ok(fs.readFileSync(path.join(root, STAGING, 'folder', 'trainer-0.0.0.tar.gz'))
+      .equals(fs.readFileSync(path.join(src, 'dist', 'trainer-0.0.0.tar.gz'))), 'the object under the storage root is the file');
+    const uri = `gs://${STAGING}/folder/trainer-0.0.0.tar.gz`;
+    const [ls, created] = await Promise.all([
+      gcloud(['storage', 'ls', `gs://${STAGING}/folder/`], { cwd: src }),
+      gcloud(['ai', 'custom-jobs', 'create', '--region', REGION, '--display-name', 'd',
+        '--python-package-uris', uri,
+        '--worker-pool-spec', 'machine-type=n1-standard-4,replica-count=1,' +
+          'executor-image-uri=us-docker.pkg.dev/vertex-ai/training/tf-cpu.2-11.py310:latest,python-module=trainer.task',
+        '--args=--a=1', '--format=value(name)'], { cwd: src }),
+    ]);
+    assert.equal(ls.stdout.trim(), uri);
     const name = created.stdout.trim();
     assert.match(name, new RegExp(`^projects/${PROJECT}/locations/${REGION}/customJobs/\\d+$`), created.out);
     let job;
@@ -417,6 +439,7 @@ describe('the seeds\' gcloud commands, end to end', { concurrency: 8 }, () => {
 
   it('a module the package lacks (--module-name trainer.nope): FAILED, Python\'s words in stream-logs and ' +
     'describe\'s errorMessage', { skip: fullOnly }, async () => {
+    await longestCreated();
     const cwd = packageRoot('nomodule');
     const job = 'no_module';
     await gcloud(['ai-platform', 'jobs', 'submit', 'training', job,
@@ -439,24 +462,12 @@ describe('the seeds\' gcloud commands, end to end', { concurrency: 8 }, () => {
   });
 
   it('a trainer that exits 3: FAILED, the status in errorMessage', { skip: fullOnly }, async () => {
+    await longestCreated();
     const cwd = packageRoot('exit3');
     const job = 'exit_3';
     await submitTraining(job, cwd, ['--scale-tier', 'BASIC'], ['--exit', '3']);
     const done = await finished(job, 'FAILED');
     assert.equal(done.errorMessage, 'The replica master 0 exited with a non-zero status of 3.');
     assert.ok((await printed(job)).some((l) => l.text === 'TRAINER_ARGS ["--exit", "3"]'));
-  });
-
-  // docs/api.md's `gcloud storage ls gs://demo-staging/census_1/`, and a cp
-  // into a folder: gcloud first GETs the object named "folder/" (Google
-  // answers 404 for an object that is not there).
-  it('gcloud storage cp FILE gs://B/folder/ and gcloud storage ls gs://B/folder/', { skip }, async () => {
-    const src = path.join(dir, 'src', 'storage');
-    fs.mkdirSync(src, { recursive: true });
-    fs.writeFileSync(path.join(src, 'data.txt'), 'some data\n');
-    await gcloud(['storage', 'cp', 'data.txt', `gs://${STAGING}/folder/`], { cwd: src });
-    assert.equal(fs.readFileSync(path.join(root, STAGING, 'folder', 'data.txt'), 'utf8'), 'some data\n');
-    const ls = await gcloud(['storage', 'ls', `gs://${STAGING}/folder/`], { cwd: src });
-    assert.equal(ls.stdout.trim(), `gs://${STAGING}/folder/data.txt`);
   });
 });

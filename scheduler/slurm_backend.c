@@ -57,6 +57,7 @@ struct slurm_backend {
 	bool known_complete;
 	char tag[128];			/* "<cluster id>/<backend>": in its jobs' comments */
 	int64_t active_at_us;		/* the last pass over every job's row */
+	int64_t noted_at_us;		/* the last note_unavailable() */
 	/* for /metrics (any thread reads them) */
 	_Atomic uint64_t submitted, refused, requeued, failed;
 	bool active_due;		/* a pass is due at the next turn */
@@ -507,19 +508,16 @@ int slurm_translate(const struct slurm_backend_config *cfg, const struct job_pla
 							  "scheduling"), "timeout") ?: "604800s") :
 			     minutes_of(jstr(json_object_get(spec, "scheduling"), "maxRunningTime"));
 	s->time_limit_min = limit ? limit + cfg->time_limit_margin_min : 0;
-	out->environment = json_pack("{s:s, s:s, s:s, s:I, s:s, s:s}",
+	out->environment = json_pack("{s:s, s:s, s:s, s:o, s:s, s:s}",
 				     "PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
 				     "TRAINPLANE_PILOT_SERVER", cfg->server,
 				     "TRAINPLANE_PILOT_TOKEN", pilot_token,
-				     "TRAINPLANE_PILOT_JOB", (json_int_t)id,
+				     "TRAINPLANE_PILOT_JOB", json_sprintf("%lld", (long long)id),
 				     "TRAINPLANE_PILOT_WORK_DIR", cfg->work_dir,
 				     "TRAINPLANE_AGENT_RUNTIME", cfg->runtime);
 	if (cfg->agent_ca_file)
 		json_object_set_new(out->environment, "TRAINPLANE_AGENT_SERVER_CA_FILE",
 				    json_string(cfg->agent_ca_file));
-	/* JSON numbers in the environment become strings */
-	json_object_set_new(out->environment, "TRAINPLANE_PILOT_JOB",
-			    json_sprintf("%lld", (long long)id));
 	s->environment = out->environment;
 	out->script = job_script(cfg, s, plan, first);
 	s->script = out->script;
@@ -957,6 +955,8 @@ static void update(struct slurm_backend *x, int64_t job, const json_t *fields)
 			  x->cfg.name, (long long)job);
 }
 
+static void delete_job(struct slurm_backend *x, int64_t job, int64_t sid);
+
 /*
  * Submits one claimed job (row: store_slurm_active's or new_jobs' shape,
  * with id or job). Plans it, translates it, writes a fresh secret's hash,
@@ -1016,15 +1016,8 @@ static void submit(struct slurm_backend *x, const json_t *job)
 		bgloop_drop(x->loop, why);
 		goto out_t;
 	}
-	if (sid > 0) {
-		/* accepted and pending for ever (2015): take it back */
-		char path[48];
-		json_t *r2 = NULL;
-		snprintf(path, sizeof(path), "/job/%lld", (long long)sid);
-		if (!slurm_client_call(x->client, "DELETE", path, NULL, &http, &r2, why + strlen(why),
-				       0))
-			json_decref(r2);
-	}
+	if (sid > 0)
+		delete_job(x, id, sid);	/* accepted and pending for ever (2015): take it back */
 	slurm_translation_release(&t);
 	{
 		char *m = xasprintf("The Slurm cluster that serves region %s cannot run the job: %s",
@@ -1215,8 +1208,11 @@ static void loop_turn(void *ctx, short revents, struct bgloop_wait *wait)
 	if (bgloop_stopping(x->loop))
 		return;
 	if (!bgloop_session(x->loop)) {
-		if (leader(x))
+		/* (each second: it reads the queued jobs of the backend's regions) */
+		if (leader(x) && mono_usec() - x->noted_at_us >= 1000000) {
+			x->noted_at_us = mono_usec();
 			note_unavailable(x);
+		}
 		return;
 	}
 	if (mono_usec() - x->inv_at_us >= INVENTORY_EVERY_US || !x->inv_known)

@@ -386,6 +386,16 @@ static bool fully_reported(const struct replica *r)
 	       r->acked_seq >= r->seq && !r->batch && replica_logs_pending(r) == 0;
 }
 
+/* A new replica of this agent's cluster for d, not started yet. */
+static struct replica *replica_add(struct agent *a, const struct desired_replica *d)
+{
+	struct replica *r = replica_new(a->cfg->work_dir, d->replica, d->attempt, a->cfg->runtime);
+	r->cluster = a->cluster_id[0] ? xstrdup(a->cluster_id) : NULL;
+	r->next = a->replicas;
+	a->replicas = r;
+	return r;
+}
+
 bool agent_reconcile(struct agent *a)
 {
 	const struct agent_config *cfg = a->cfg;
@@ -396,14 +406,20 @@ bool agent_reconcile(struct agent *a)
 	for (size_t i = 0; i < a->desired.n; i++) {
 		const struct desired_replica *d = &a->desired.v[i];
 		struct replica *r = agent_find(a, d->replica, d->attempt);
-		if (!d->run) {
-			if (r)
+		if (r || was_forgotten(a, d->replica, d->attempt) ||
+		    held_by_foreign(a, d->replica, d->attempt)) {
+			if (r && !d->run)
 				runtime_stop(cfg, r);
+			continue;	/* never start an attempt twice */
+		}
+		if (!d->run) {
+			/* Stopped before it was started (a cancel just after its
+			 * placement): it ends here, or the server waits for an
+			 * end no process will ever report. */
+			runtime_skip(replica_add(a, d));
+			changed = true;
 			continue;
 		}
-		if (r || was_forgotten(a, d->replica, d->attempt) ||
-		    held_by_foreign(a, d->replica, d->attempt))
-			continue;	/* never start an attempt twice */
 		bool older_alive = false;
 		for (struct replica *o = a->replicas; o; o = o->next) {
 			if (!strcmp(o->id, d->replica) && o->attempt != d->attempt && !finished(o)) {
@@ -415,11 +431,7 @@ bool agent_reconcile(struct agent *a)
 			continue;	/* start once the other attempt has ended */
 		if (agent_lease_expired(a))
 			continue;	/* past the lease the server may have moved it elsewhere */
-		r = replica_new(cfg->work_dir, d->replica, d->attempt, cfg->runtime);
-		r->cluster = a->cluster_id[0] ? xstrdup(a->cluster_id) : NULL;
-		r->next = a->replicas;
-		a->replicas = r;
-		runtime_start(cfg, r, d);
+		runtime_start(cfg, replica_add(a, d), d);
 		changed = true;
 	}
 	for (struct replica **pp = &a->replicas; *pp;) {

@@ -92,6 +92,16 @@ void runtime_start(const struct agent_config *cfg, struct replica *r,
 	save(r);
 }
 
+void runtime_skip(struct replica *r)
+{
+	if (replica_mkdir(r))
+		log_warn("replica %s.%d: cannot create %s: %s", r->id, r->attempt, r->dir,
+			 strerror(errno));
+	replica_set_final(r, REPLICA_FAILED_TO_START, 0, 0, REPLICA_SKIPPED_MESSAGE);
+	log_info("replica %s.%d: stopped before it started", r->id, r->attempt);
+	save(r);
+}
+
 /*
  * A package replica that ended non-zero before its module started (pip
  * failed, no such module): a failure to start, with the reason

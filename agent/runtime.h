@@ -62,6 +62,12 @@ int64_t runtime_next_event(const struct replica *r);
 /* Polls r; returns true when its state changed. */
 bool runtime_poll(const struct agent_config *cfg, struct replica *r);
 void runtime_stop(const struct agent_config *cfg, struct replica *r);
+/*
+ * r, told to stop before this agent ever started it (a cancel that came
+ * with or before its placement): it never will be. Saves it ended,
+ * FAILED_TO_START "stopped before it started", for the server to record.
+ */
+void runtime_skip(struct replica *r);
 /* Releases r's resources and deletes its directory; r is then freed by the caller. */
 void runtime_forget(const struct agent_config *cfg, struct replica *r);
 

@@ -70,6 +70,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+/* Why a replica told to stop before it was started ends FAILED_TO_START. */
+#define REPLICA_SKIPPED_MESSAGE "stopped before it started"
+
 enum replica_state {
 	/* No replica is in it: the create edge's origin, and what parsing an
 	 * unknown name gives. */

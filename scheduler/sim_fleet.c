@@ -32,6 +32,7 @@ struct sim_rep {
 	bool final_sent;		/* the server has its end */
 	bool news;			/* a report to send */
 	bool lost;			/* ends LOST (preempted), not EXITED */
+	bool skipped;			/* told to stop before it started: FAILED_TO_START */
 	int exit_code;
 	char *message;
 	bool has_metric;
@@ -354,10 +355,9 @@ static struct sim_rep *rep_find(struct sim_node *n, const char *id)
 	return NULL;
 }
 
-static void rep_start(struct sim_fleet *f, struct sim_node *n, const json_t *d, int64_t now_us)
+/* A new replica of n for the desired d, at now_us. */
+static struct sim_rep *rep_add(struct sim_node *n, const json_t *d, int64_t now_us)
 {
-	struct script sc;
-
 	if (n->n == n->cap) {
 		n->cap = n->cap ? n->cap * 2 : 4;
 		n->reps = xrealloc(n->reps, n->cap * sizeof(*n->reps));
@@ -366,7 +366,25 @@ static void rep_start(struct sim_fleet *f, struct sim_node *n, const json_t *d, 
 	memset(r, 0, sizeof(*r));
 	r->id = xstrdup(json_string_value(json_object_get(d, "replica")));
 	r->attempt = (int)json_integer_value(json_object_get(d, "attempt"));
-	r->start_us = now_us;
+	r->start_us = r->end_us = now_us;
+	r->news = true;
+	n->dirty = true;
+	return r;
+}
+
+/* Told to stop before it was ever played: it ends, never started (as an agent's). */
+static void rep_skip(struct sim_node *n, const json_t *d, int64_t now_us)
+{
+	struct sim_rep *r = rep_add(n, d, now_us);
+	r->ended = r->skipped = true;
+	r->message = xstrdup(REPLICA_SKIPPED_MESSAGE);
+}
+
+static void rep_start(struct sim_fleet *f, struct sim_node *n, const json_t *d, int64_t now_us)
+{
+	struct script sc;
+	struct sim_rep *r = rep_add(n, d, now_us);
+
 	script_of(json_object_get(d, "simulate"), f->replica_s, &sc);
 	bool preempt = sc.outcome == OUT_PREEMPT && r->attempt <= sc.preempt_times;
 	r->end_us = sc.outcome == OUT_HANG ? INT64_MAX : now_us + (int64_t)llround(sc.seconds * 1e6);
@@ -389,8 +407,6 @@ static void rep_start(struct sim_fleet *f, struct sim_node *n, const json_t *d, 
 	json_array_foreach(json_object_get(d, "env"), i, e)
 		if (json_is_string(e))
 			rep_log(f, r, now_us, false, "%s", json_string_value(e));
-	r->news = true;
-	n->dirty = true;
 }
 
 static void rep_end(const struct sim_fleet *f, struct sim_node *n, struct sim_rep *r, int64_t at_us,
@@ -419,14 +435,16 @@ static json_t *rep_report(const struct sim_fleet *f, struct sim_rep *r)
 	json_t *o;
 
 	report_time(f, r->start_us, start, sizeof(start));
-	o = json_pack("{s:s,s:i,s:I,s:s,s:s}", "replica", r->id, "attempt", r->attempt,
+	o = json_pack("{s:s,s:i,s:I,s:s}", "replica", r->id, "attempt", r->attempt,
 		      "seq", (json_int_t)++r->seq, "state",
 		      replica_state_name(!r->ended ? REPLICA_RUNNING : r->lost ? REPLICA_LOST :
-					 REPLICA_EXITED), "startTime", start);
+					 r->skipped ? REPLICA_FAILED_TO_START : REPLICA_EXITED));
+	if (!r->skipped)	/* never started: no start time */
+		json_object_set_new(o, "startTime", json_string(start));
 	if (r->ended) {
 		report_time(f, r->end_us, end, sizeof(end));
 		json_object_set_new(o, "endTime", json_string(end));
-		if (!r->lost)
+		if (!r->lost && !r->skipped)
 			json_object_set_new(o, "exitCode", json_integer(r->exit_code));
 		if (r->message)
 			json_object_set_new(o, "message", json_string(r->message));
@@ -474,6 +492,8 @@ static void apply_desired(struct sim_fleet *f, struct sim_node *n, const json_t 
 		}
 		if (!r && !strcmp(want, "RUN"))
 			rep_start(f, n, d, now_us);
+		else if (!r)
+			rep_skip(n, d, now_us);
 		else if (r && !r->ended && strcmp(want, "RUN"))
 			rep_end(f, n, r, now_us, true);
 	}

@@ -226,6 +226,8 @@ static const struct store_stmt stmt_sync_apply = {
 	"     WHEN upd.state = 'LOST' THEN 'warning' ELSE 'error' END, " TP_AT("clock_timestamp()") ", "
 	"   CASE WHEN upd.state = 'RUNNING' THEN format('The replica %s is running on node %s "
 	"(attempt %s).', tp_replica_label(j.api, upd.role, upd.idx), $1, upd.attempt) "
+	"     WHEN was.desired <> 'RUN' AND upd.state = 'FAILED_TO_START' THEN format('The replica %s "
+	"was stopped before it started.', tp_replica_label(j.api, upd.role, upd.idx)) "
 	"     WHEN was.desired <> 'RUN' THEN format('The replica %s stopped (%s).', "
 	"       tp_replica_label(j.api, upd.role, upd.idx), CASE WHEN upd.state = 'EXITED' "
 	"       THEN 'exit status ' || upd.exit_code ELSE lower(upd.state) END) "

@@ -500,10 +500,25 @@ static void agent__stop_and_absent_replicas_are_stopped(void **state)
 	assert_int_equal(agent_find(&f->a, "a", 1)->state, REPLICA_EXITED);
 	assert_int_equal(agent_find(&f->a, "a", 1)->exit_code, 143);
 	assert_int_equal(agent_find(&f->a, "b", 1)->state, REPLICA_EXITED);
-	/* STOP for something never started starts nothing. */
+	/* STOP for something never started starts nothing, and says so: the
+	 * server waits for its end (a job cancelled with its placement would
+	 * stay CANCELLING for ever). */
 	answer(f, "{\"desiredVersion\": \"3\", \"replicas\": ["
 		  "{\"replica\": \"c\", \"attempt\": 1, \"desired\": \"STOP\"}]}");
-	assert_null(agent_find(&f->a, "c", 1));
+	struct replica *c = agent_find(&f->a, "c", 1);
+	assert_non_null(c);
+	assert_int_equal(c->state, REPLICA_FAILED_TO_START);
+	assert_int_equal(c->start_usec, 0);
+	json_t *rep = sync_report_of(f, "c", NULL);
+	assert_non_null(rep);
+	assert_string_equal(json_string_value(json_object_get(rep, "state")), "FAILED_TO_START");
+	assert_string_equal(json_string_value(json_object_get(rep, "message")), REPLICA_SKIPPED_MESSAGE);
+	assert_true(json_is_null(json_object_get(rep, "startTime")));
+	json_decref(rep);
+	/* ... and never starts it later, even if asked to */
+	answer(f, "{\"desiredVersion\": \"4\", \"replicas\": ["
+		  "{\"replica\": \"c\", \"attempt\": 1, \"desired\": \"RUN\", \"simulate\": \"run-100s-exit-0\"}]}");
+	assert_int_equal(agent_find(&f->a, "c", 1)->state, REPLICA_FAILED_TO_START);
 }
 
 static void agent__newer_attempt_replaces_the_older(void **state)

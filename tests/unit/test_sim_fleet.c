@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "catalog.h"
+#include "replica_state.h"
 #include "sim_fleet.h"
 
 static struct catalog *cat;
@@ -269,6 +270,18 @@ static void stop_preempt_and_hang(void **state)
 	assert_true(next == t0 + 2000000);
 	assert_int_equal(sim_fleet_turn(f, NULL, &identity, t0 + 2000000, &ended, &next), STORE_OK);
 	assert_int_equal(json_integer_value(json_object_get(report_of("lbl"), "exitCode")), 7);
+	/* Told to stop before it was ever played (a cancel with its placement):
+	 * it ends never started, or its job would wait CANCELLING for ever. */
+	json_decref(desired_now);
+	desired_now = json_pack("[{s:s,s:i,s:s}]", "replica", "late", "attempt", 1, "desired", "STOP");
+	version_now++;
+	assert_int_equal(sim_fleet_turn(f, NULL, &identity, t0 + 2000000, &ended, &next), STORE_OK);
+	r = report_of("late");
+	assert_non_null(r);
+	assert_string_equal(json_string_value(json_object_get(r, "state")), "FAILED_TO_START");
+	assert_string_equal(json_string_value(json_object_get(r, "message")), REPLICA_SKIPPED_MESSAGE);
+	assert_null(json_object_get(r, "startTime"));
+	assert_null(json_object_get(r, "exitCode"));
 
 	json_decref(desired_now);
 	json_decref(last_reports);

@@ -28,6 +28,7 @@
 #include "node_state.h"
 #include "replica_state.h"
 #include "store.h"
+#include "store_job.h"
 #include "store_node.h"
 #include "store_state_edges.h"
 
@@ -271,6 +272,46 @@ static void the_agents_statements_take_edges_or_keep_the_state(void **state)
 	free(got);
 }
 
+/*
+ * A job cancelled as it was placed, before its agent started the replica:
+ * the agent's "stopped before it started" (FAILED_TO_START) ends the
+ * replica, its line says so, and the job is CANCELLED, not failed.
+ */
+static void a_replica_stopped_before_it_started_ends_the_cancel(void **state)
+{
+	char cluster[80];
+	(void)state;
+	assert_int_equal(store_node_register(fx.st, &agent_node, cluster, sizeof(cluster)), STORE_OK);
+	char *id = pg_sql1(db, "INSERT INTO jobs (api, project, job_id, region, spec, state) "
+			   "VALUES ('ml', 't', 'skip', 'r', '{}', 'QUEUED') RETURNING id", NULL);
+	pg_exec1(db, "INSERT INTO replicas (job, uid, role, idx, node, spec) "
+	      "VALUES ($1::int8, 'rep-skip', 'master', 0, 'ns', '{}')", id);
+	pg_exec1(db, "SELECT tp_job_transition(ARRAY[$1::int8], 'PREPARING', 'place')", id);
+	struct job_key key = { "ml", "t", "skip" };
+	struct job_rows *rows = NULL;
+	bool changed;
+	assert_int_equal(store_job_cancel(fx.st, &key, NULL, &changed, &rows), STORE_OK);
+	job_rows_free(rows);
+	pg_exec1(db, "SELECT tp_reconcile_job($1::int8)", id);	/* the scheduler's pass */
+	char *got = pg_sql1(db, "SELECT j.state || ':' || p.desired FROM jobs j JOIN replicas p "
+			    "ON p.job = j.id WHERE j.id = $1::int8", id);
+	assert_string_equal(got, "CANCELLING:STOP");
+	free(got);
+	agent_sync(false, "[{\"replica\": \"rep-skip\", \"attempt\": 1, \"seq\": 1, "
+		    "\"state\": \"FAILED_TO_START\", \"message\": \"" REPLICA_SKIPPED_MESSAGE "\"}]");
+	got = pg_sql1(db, "SELECT j.state || ':' || p.state || ':' || p.desired || ':' || "
+		      "(p.start_time IS NULL) FROM jobs j JOIN replicas p ON p.job = j.id "
+		      "WHERE j.id = $1::int8", id);
+	assert_string_equal(got, "CANCELLED:FAILED_TO_START:DONE:true");
+	free(got);
+	got = pg_sql1(db, "SELECT string_agg(text, ' | ' ORDER BY id) FROM log_entries "
+		      "WHERE job = $1::int8 AND task = 'service'", id);
+	assert_non_null(strstr(got, "The replica master 0 was stopped before it started. | "
+				    "Job cancelled."));
+	free(got);
+	free(id);
+}
+
 /* --- the database's copies of the tables ------------------------------------- */
 
 static void fix_with(char *sql)
@@ -353,6 +394,7 @@ int main(void)
 		cmocka_unit_test(a_replica_is_created_pending_only),
 		cmocka_unit_test(every_node_write_is_an_edge_or_refused),
 		cmocka_unit_test(the_agents_statements_take_edges_or_keep_the_state),
+		cmocka_unit_test(a_replica_stopped_before_it_started_ends_the_cancel),
 		cmocka_unit_test(a_server_refuses_a_database_whose_machines_differ),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -13,8 +13,10 @@ const struct job_state_edge job_state_edges[] = {
 	{ JOB_STATE_UNSPECIFIED, JOB_CAUSE_CREATE, JOB_QUEUED },
 	{ JOB_QUEUED, JOB_CAUSE_PLACE, JOB_PREPARING },
 	{ JOB_QUEUED, JOB_CAUSE_CANCEL, JOB_CANCELLED },	/* nothing runs yet */
-	{ JOB_QUEUED, JOB_CAUSE_TIMEOUT, JOB_FAILED },
-	{ JOB_QUEUED, JOB_CAUSE_BACKEND, JOB_FAILED },		/* maxWaitTime */
+	{ JOB_QUEUED, JOB_CAUSE_TIMEOUT, JOB_FAILED },		/* maxWaitTime */
+	{ JOB_QUEUED, JOB_CAUSE_BACKEND, JOB_FAILED },
+	/* a study whose trials exist: they stop first (schema/033) */
+	{ JOB_QUEUED, JOB_CAUSE_CANCEL_TRIALS, JOB_CANCELLING },
 	{ JOB_PREPARING, JOB_CAUSE_RUN, JOB_RUNNING },
 	/* the primary exited 0 before every other replica reported running */
 	{ JOB_PREPARING, JOB_CAUSE_SUCCEED, JOB_SUCCEEDED },
@@ -60,6 +62,7 @@ static const char *const cause_names[JOB_CAUSE_COUNT] = {
 	[JOB_CAUSE_CANCELLED] = "cancelled", [JOB_CAUSE_TIMEOUT] = "timeout",
 	[JOB_CAUSE_NODE_LOSS] = "node_loss", [JOB_CAUSE_RESTART] = "restart",
 	[JOB_CAUSE_PREEMPT] = "preempt",   [JOB_CAUSE_BACKEND] = "backend",
+	[JOB_CAUSE_CANCEL_TRIALS] = "cancel_trials",
 };
 
 bool job_state_valid(enum job_state s)

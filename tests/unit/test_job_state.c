@@ -25,7 +25,7 @@
 static const char *const pairs[JOB_STATE_COUNT] = {
 	/*                          UQPRSFGC */
 	[JOB_STATE_UNSPECIFIED] = ".x......",
-	[JOB_QUEUED] =            "..x..x.x",
+	[JOB_QUEUED] =            "..x..xxx",
 	[JOB_PREPARING] =         ".xxxxxx.",
 	[JOB_RUNNING] =           ".x.xxxx.",
 	[JOB_SUCCEEDED] =         "........",
@@ -37,18 +37,18 @@ static const char *const pairs[JOB_STATE_COUNT] = {
 /*
  * Where each cause takes each state (the letter of the state, '.' when the
  * cause does not apply). Columns: create place run succeed fail cancel
- * cancelled timeout node_loss restart preempt backend.
+ * cancelled timeout node_loss restart preempt backend cancel_trials.
  */
 static const char *const after[JOB_STATE_COUNT] = {
-	/*                          cprsfCdtnRpb */
-	[JOB_STATE_UNSPECIFIED] = "Q...........",
-	[JOB_QUEUED] =            ".P...C.F...F",
-	[JOB_PREPARING] =         "..RSFG.FFPQF",
-	[JOB_RUNNING] =           "...SFG.FFRQF",
-	[JOB_SUCCEEDED] =         "............",
-	[JOB_FAILED] =            "............",
-	[JOB_CANCELLING] =        "......C.....",
-	[JOB_CANCELLED] =         "............",
+	/*                          cprsfCdtnRpbT */
+	[JOB_STATE_UNSPECIFIED] = "Q............",
+	[JOB_QUEUED] =            ".P...C.F...FG",
+	[JOB_PREPARING] =         "..RSFG.FFPQF.",
+	[JOB_RUNNING] =           "...SFG.FFRQF.",
+	[JOB_SUCCEEDED] =         ".............",
+	[JOB_FAILED] =            ".............",
+	[JOB_CANCELLING] =        "......C......",
+	[JOB_CANCELLED] =         ".............",
 };
 
 static enum job_state state_of_letter(char c)
@@ -199,7 +199,7 @@ static void names_of_every_api_round_trip(void **state)
 
 	static const char *const causes[] = { "create", "place", "run", "succeed", "fail",
 					      "cancel", "cancelled", "timeout", "node_loss",
-					      "restart", "preempt", "backend" };
+					      "restart", "preempt", "backend", "cancel_trials" };
 	assert_int_equal(ARRAY_SIZE(causes), JOB_CAUSE_COUNT);
 	for (unsigned c = 0; c < JOB_CAUSE_COUNT; c++) {
 		enum job_cause got;

@@ -64,6 +64,8 @@ static void find_paths(void)
 		enum job_state s = queue[head++];
 		for (unsigned c = 0; c < JOB_CAUSE_COUNT; c++) {
 			enum job_state to = job_state_after(s, c);
+			if (c == JOB_CAUSE_CANCEL_TRIALS)
+				continue;	/* a study's, with trials: not the way a job goes */
 			if (to == JOB_STATE_UNSPECIFIED || seen[to])
 				continue;
 			seen[to] = true;
@@ -434,6 +436,52 @@ static void cancel_takes_the_cancel_edge_or_changes_nothing(void **state)
 			assert_unchanged(&a, &b, "cancel");
 		job_rows_free(rows);
 	}
+}
+
+/*
+ * A tuning study is QUEUED until its study pass sees a trial placed: a
+ * cancel then takes cancel_trials to CANCELLING, its trials are cancelled,
+ * and the study pass ends it. A study with no trial yet is CANCELLED at once.
+ */
+static void a_queued_study_with_trials_is_cancelling_until_they_stop(void **state)
+{
+	(void)state;
+	char *study = pg_sql1(db, "INSERT INTO jobs (api, project, job_id, region, spec, state) VALUES "
+			      "('ml', 't', $1, 'r', '{\"hyperparameters\": {}}', 'QUEUED') RETURNING id",
+			      "study_q");
+	char *trial = pg_sql1(db, "INSERT INTO jobs (api, project, job_id, region, spec, state, parent, "
+			      "trial) VALUES ('ml', 't', 'study_q_1', 'r', '{}', 'QUEUED', $1::int8, 1) "
+			      "RETURNING id", study);
+	pg_exec1(db, "SELECT tp_job_transition(ARRAY[$1::int8], 'PREPARING', 'place')", trial);
+	struct job_key key = { "ml", "t", "study_q" };
+	struct job_rows *rows = NULL;
+	struct job got;
+	bool changed;
+	assert_int_equal(store_job_cancel(st, &key, NULL, &changed, &rows), STORE_OK);
+	job_rows_get(rows, 0, &got);
+	assert_true(changed);
+	assert_int_equal(got.state, JOB_CANCELLING);
+	job_rows_free(rows);
+	char *t = pg_sql1(db, "SELECT state FROM jobs WHERE id = $1::int8", trial);
+	assert_string_equal(t, "CANCELLING");	/* schema/017's cascade */
+	free(t);
+	t = pg_sql1(db, "SELECT string_agg(text, ' | ' ORDER BY id) FROM log_entries "
+		    "WHERE job = $1::int8 AND task = 'service' AND trial IS NULL", study);
+	assert_string_equal(t, "Job cancellation requested: stopping its trials.");
+	free(t);
+	free(trial);
+	free(study);
+
+	/* no trial yet: nothing to stop */
+	study = pg_sql1(db, "INSERT INTO jobs (api, project, job_id, region, spec, state) VALUES "
+			"('ml', 't', $1, 'r', '{\"hyperparameters\": {}}', 'QUEUED') RETURNING id",
+			"study_e");
+	key.job_id = "study_e";
+	assert_int_equal(store_job_cancel(st, &key, NULL, &changed, &rows), STORE_OK);
+	job_rows_get(rows, 0, &got);
+	assert_int_equal(got.state, JOB_CANCELLED);
+	job_rows_free(rows);
+	free(study);
 }
 
 struct racing_cancel {
@@ -815,6 +863,7 @@ int main(void)
 		cmocka_unit_test(every_state_and_cause_through_store_job_transition),
 		cmocka_unit_test(every_pair_through_a_raw_update_and_insert),
 		cmocka_unit_test(cancel_takes_the_cancel_edge_or_changes_nothing),
+		cmocka_unit_test(a_queued_study_with_trials_is_cancelling_until_they_stop),
 		cmocka_unit_test(a_cancel_that_loses_a_race_sees_the_winner),
 		cmocka_unit_test(placement_skips_a_job_cancelled_meanwhile),
 		cmocka_unit_test(a_running_job_that_times_out_fails_with_its_units),

@@ -2,11 +2,13 @@
 -- pass, scheduler/study.c, moves it on at its next pass), so a cancel can
 -- find it QUEUED while its trials run. The cancel edge took it straight to
 -- CANCELLED: its output never got its trials, and it said CANCELLED while
--- its trials were still being stopped. Now such a study takes the
--- cancel_trials edge to CANCELLING, as it does from PREPARING: its trials
--- are cancelled (schema/017's cascade), and the study pass ends it
--- CANCELLED once they have stopped, with their last states in its output.
--- A study with no trial yet, like any QUEUED job, is CANCELLED at once.
+-- its trials were still being stopped. Now a QUEUED study with a trial
+-- placed (PREPARING or RUNNING) takes the cancel_trials edge to
+-- CANCELLING, as it does from PREPARING: its trials are cancelled
+-- (schema/017's cascade), and the study pass ends it CANCELLED once they
+-- have stopped, with their last states in its output. A study whose trials
+-- all wait unplaced, like any QUEUED job, is CANCELLED at once: nothing
+-- runs, and its trials are CANCELLED with it.
 -- spec/job_state.c has the edge too.
 
 INSERT INTO job_state_edges (from_state, cause, to_state) VALUES
@@ -31,7 +33,7 @@ CREATE OR REPLACE FUNCTION tp_service_line(p_state text, p_cause text, p_error t
         ELSE format('Job is %s.', p_state) END;
 $$;
 
--- 022's entry point; "cancel" of a QUEUED study with trials takes
+-- 022's entry point; "cancel" of a QUEUED study with a trial placed takes
 -- cancel_trials (p_to NULL: the edge decides; callers that name the
 -- target get exactly it, as before).
 CREATE OR REPLACE FUNCTION tp_job_transition(p_jobs bigint[], p_to text, p_cause text,
@@ -55,7 +57,8 @@ BEGIN
         UPDATE jobs j SET state = coalesce(p_to, (SELECT e.to_state FROM job_state_edges e
                               WHERE e.from_state = j.state AND e.cause =
                                 CASE WHEN p_cause = 'cancel' AND j.study AND j.state = 'QUEUED'
-                                      AND EXISTS (SELECT 1 FROM jobs c WHERE c.parent = j.id)
+                                      AND EXISTS (SELECT 1 FROM jobs c WHERE c.parent = j.id
+                                                  AND c.state IN ('PREPARING', 'RUNNING'))
                                      THEN 'cancel_trials' ELSE p_cause END)),
                           error_message = coalesce(m.message, j.error_message)
           FROM unnest(p_jobs, p_messages) AS m(id, message)

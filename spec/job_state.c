@@ -15,7 +15,7 @@ const struct job_state_edge job_state_edges[] = {
 	{ JOB_QUEUED, JOB_CAUSE_CANCEL, JOB_CANCELLED },	/* nothing runs yet */
 	{ JOB_QUEUED, JOB_CAUSE_TIMEOUT, JOB_FAILED },		/* maxWaitTime */
 	{ JOB_QUEUED, JOB_CAUSE_BACKEND, JOB_FAILED },
-	/* a study whose trials exist: they stop first (schema/033) */
+	/* a study with a trial placed: its trials stop first (schema/033) */
 	{ JOB_QUEUED, JOB_CAUSE_CANCEL_TRIALS, JOB_CANCELLING },
 	{ JOB_PREPARING, JOB_CAUSE_RUN, JOB_RUNNING },
 	/* the primary exited 0 before every other replica reported running */

@@ -113,9 +113,9 @@ enum job_cause {
 	JOB_CAUSE_BACKEND,	/* "backend": the cluster behind the region (a Slurm backend,
 				 * docs/slurm.md) ended the job before its replicas did: a time
 				 * limit, a lost node, a cancel by its administrator, a purge */
-	JOB_CAUSE_CANCEL_TRIALS,/* "cancel_trials": a cancel of a tuning study still QUEUED whose
-				 * trials exist: it is CANCELLING until they stopped, as from
-				 * PREPARING (tp_job_transition takes it for "cancel") */
+	JOB_CAUSE_CANCEL_TRIALS,/* "cancel_trials": a cancel of a tuning study still QUEUED with
+				 * a trial placed: it is CANCELLING until its trials stopped, as
+				 * from PREPARING (tp_job_transition takes it for "cancel") */
 };
 #define JOB_CAUSE_COUNT 13
 

@@ -440,8 +440,9 @@ static void cancel_takes_the_cancel_edge_or_changes_nothing(void **state)
 
 /*
  * A tuning study is QUEUED until its study pass sees a trial placed: a
- * cancel then takes cancel_trials to CANCELLING, its trials are cancelled,
- * and the study pass ends it. A study with no trial yet is CANCELLED at once.
+ * cancel meanwhile takes cancel_trials to CANCELLING, its trials are
+ * cancelled, and the study pass ends it. A study whose trials all wait
+ * unplaced is CANCELLED at once, with them.
  */
 static void a_queued_study_with_trials_is_cancelling_until_they_stop(void **state)
 {
@@ -472,15 +473,22 @@ static void a_queued_study_with_trials_is_cancelling_until_they_stop(void **stat
 	free(trial);
 	free(study);
 
-	/* no trial yet: nothing to stop */
+	/* its trials all wait unplaced: nothing runs, all CANCELLED at once */
 	study = pg_sql1(db, "INSERT INTO jobs (api, project, job_id, region, spec, state) VALUES "
 			"('ml', 't', $1, 'r', '{\"hyperparameters\": {}}', 'QUEUED') RETURNING id",
 			"study_e");
+	trial = pg_sql1(db, "INSERT INTO jobs (api, project, job_id, region, spec, state, parent, "
+			"trial) VALUES ('ml', 't', 'study_e_1', 'r', '{}', 'QUEUED', $1::int8, 1) "
+			"RETURNING id", study);
 	key.job_id = "study_e";
 	assert_int_equal(store_job_cancel(st, &key, NULL, &changed, &rows), STORE_OK);
 	job_rows_get(rows, 0, &got);
 	assert_int_equal(got.state, JOB_CANCELLED);
 	job_rows_free(rows);
+	t = pg_sql1(db, "SELECT state FROM jobs WHERE id = $1::int8", trial);
+	assert_string_equal(t, "CANCELLED");
+	free(t);
+	free(trial);
 	free(study);
 }
 

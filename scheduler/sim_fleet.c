@@ -452,7 +452,7 @@ static json_t *rep_report(const struct sim_fleet *f, struct sim_rep *r)
 			json_object_set_new(o, "metrics", json_pack("[{s:i,s:f}]", "step", 1, "value",
 								    r->metric));
 	}
-	json_object_set(o, "logs", r->logs ? r->logs : json_array());
+	json_object_set_new(o, "logs", r->logs ? json_incref(r->logs) : json_array());
 	return o;
 }
 

@@ -87,13 +87,22 @@ describe('one listening connection per server', () => {
     const cb = client(b.base);
     assert.equal((await register(cb, 'hub1')).status, 200);
     const v = (await sync(cb, 'hub1', { waitSeconds: 0 })).json.desiredVersion;
-    const held = park(cb, 'hub1', v);
+    let held = park(cb, 'hub1', v);
     await new Promise((r) => setTimeout(r, 200));
     // b forwards its wake-up to a (tp_sched), a places the job, the commit
-    // notifies b (tp_node), b answers the parked poll.
+    // notifies b (tp_node), b answers the parked poll. A poll may be
+    // answered early with nothing new (agent/PROTOCOL.md: "after at most
+    // waitSeconds"; a notice for hub1 heard late by b's hub under load, as
+    // its register's, wakes it): the agent then parks again with the version
+    // it got, and so does this test, within the same 5 s.
+    const t0 = Date.now();
     await createJob(cb, 'hub_first');
-    const woke = await held;
-    assert.ok(woke.ms < 5000, `answered after ${woke.ms} ms`);
+    let woke = await held;
+    while (woke.json.replicas.length === 0 && Date.now() - t0 < 5000) {
+      held = park(cb, 'hub1', woke.json.desiredVersion);
+      woke = await held;
+    }
+    assert.ok(Date.now() - t0 < 5000, `answered after ${Date.now() - t0} ms`);
     assert.equal(woke.json.replicas.length, 1, JSON.stringify(woke.json));
     // Both hubs heard it: a the forwarded wake-up, b the placement.
     for (const s of [a, b]) {
